@@ -1,0 +1,11 @@
+/* gpukit: find the right NVIDIA GPU and put work on it, with the CPU as the
+ * fallback. This umbrella header includes the whole public API. */
+#ifndef GPUKIT_GPUKIT_H
+#define GPUKIT_GPUKIT_H
+
+#include <gpukit/probe.h>
+#include <gpukit/status.h>
+#include <gpukit/version.h>
+#include <gpukit/visible.h>
+
+#endif

@@ -1,0 +1,57 @@
+/* The CUDA view: which physical GPU a CUDA program will see as cuda:0,
+ * cuda:1, ..., given CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER.
+ *
+ * The rules follow the CUDA runtime's behaviour:
+ *  - unset: every GPU; "" (or no valid first entry): none;
+ *  - entries are indices (read like strtoul: "1abc" is 1, "+1" is 1, " 1" is
+ *    1; a negative number ends the list) or, when the first entry starts with
+ *    "GPU-"/"MIG-", UUIDs or unique UUID prefixes, including MIG-<uuid> and the
+ *    old MIG-GPU-<uuid>/<gi>/<ci> form; an entry of the other kind ends the list;
+ *  - an invalid entry (unknown, ambiguous, out of range) ends the list: only
+ *    the devices before it are visible;
+ *  - a device named twice makes the whole variable invalid: no device;
+ *  - indices count in CUDA_DEVICE_ORDER: PCI_BUS_ID is nvidia-smi's order;
+ *    FASTEST_FIRST (the default) is an undocumented heuristic which gpukit
+ *    approximates as higher compute capability first, then PCI bus order;
+ *    `order_guessed` says when that guess matters (GPUs of different kinds);
+ *  - one process sees at most one MIG device (CUDA 11 and 12).
+ * GPUs that are lost or not accessible are not part of the view. */
+#ifndef GPUKIT_VISIBLE_H
+#define GPUKIT_VISIBLE_H
+
+#include <gpukit/probe.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GK_CUDA_VIEW_MAX 128
+
+typedef struct gk_cuda_device {
+    size_t gpu; /* position in gk_snapshot.gpus */
+    int mig;    /* position in that GPU's mig_devices, or -1 for the whole GPU */
+} gk_cuda_device;
+
+typedef struct gk_cuda_view {
+    gk_cuda_device devices[GK_CUDA_VIEW_MAX]; /* devices[k] is cuda:k */
+    size_t count;
+    bool restricted;    /* CUDA_VISIBLE_DEVICES was set */
+    bool pci_bus_order; /* CUDA_DEVICE_ORDER=PCI_BUS_ID */
+    bool order_guessed; /* FASTEST_FIRST over GPUs of different kinds */
+    /* What cut the list short, e.g. "entry 3 (\"7\") is not a visible GPU". */
+    char note[256];
+} gk_cuda_view;
+
+/* Resolves `visible` (the value of CUDA_VISIBLE_DEVICES, NULL when unset) and
+ * `order` (CUDA_DEVICE_ORDER, NULL when unset) against a snapshot. Pure: reads
+ * no environment. */
+gk_status gk_cuda_view_resolve(const gk_snapshot *snapshot, const char *visible,
+                               const char *order, gk_cuda_view *view);
+
+/* The same, with the values from this process's environment. */
+gk_status gk_cuda_view_from_env(const gk_snapshot *snapshot, gk_cuda_view *view);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

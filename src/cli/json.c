@@ -1,0 +1,175 @@
+/* The JSON form of a snapshot: a superset of gpustat's --json schema (same key
+ * names and units: memory in MiB, power in whole watts), so tools written for
+ * gpustat read it unchanged; gpukit's extra fields sit beside them. Values the
+ * driver could not give are null. */
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static json_t *field_json(gk_field field, uint64_t divisor)
+{
+    return field.known ? json_integer((json_int_t)(field.value / divisor)) : json_null();
+}
+
+static json_t *bool_json(gk_field field)
+{
+    return field.known ? json_boolean(field.value != 0) : json_null();
+}
+
+/* Command lines and names come from other programs and may not be UTF-8,
+ * which JSON strings must be: invalid bytes become '?'. */
+static json_t *string_json(const char *text)
+{
+    json_t *value = json_string(text);
+    if (value)
+        return value;
+    char *copy = strdup(text);
+    if (!copy)
+        return NULL;
+    for (char *c = copy; *c; c++)
+        if ((unsigned char)*c >= 0x80)
+            *c = '?';
+    value = json_string(copy);
+    free(copy);
+    return value;
+}
+
+static json_t *text_json(const char *text)
+{
+    return text[0] ? string_json(text) : json_null();
+}
+
+static json_t *process_json(const gk_process *p)
+{
+    json_t *args = json_array();
+    for (size_t at = 0; at < p->cmdline_len; at += strlen(p->cmdline + at) + 1)
+        json_array_append_new(args, string_json(p->cmdline + at));
+    static const char *const types[] = {"?", "C", "G", "C+G"};
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o}",
+                     "pid", (json_int_t)p->pid,
+                     "username", text_json(p->user),
+                     "command", text_json(p->command),
+                     "full_command", args,
+                     "gpu_memory_usage", field_json(p->gpu_memory, CLI_MIB),
+                     "cpu_memory_usage", field_json(p->host_memory, CLI_MIB),
+                     "type", types[p->type & 3],
+                     "gpu_instance_id", field_json(p->gpu_instance, 1),
+                     "compute_instance_id", field_json(p->compute_instance, 1));
+}
+
+static json_t *mig_json(const gk_mig_device *m)
+{
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+                     "index", (json_int_t)m->index,
+                     "uuid", text_json(m->uuid),
+                     "name", text_json(m->name),
+                     "gpu_instance_id", field_json(m->gpu_instance, 1),
+                     "compute_instance_id", field_json(m->compute_instance, 1),
+                     "memory.used", field_json(m->memory_used, CLI_MIB),
+                     "memory.total", field_json(m->memory_total, CLI_MIB));
+}
+
+static json_t *gpu_json(const gk_gpu *gpu, int cuda_index, bool processes)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer(gpu->index));
+    json_object_set_new(o, "uuid", text_json(gpu->uuid));
+    json_object_set_new(o, "name", text_json(gpu->name));
+    json_object_set_new(o, "temperature.gpu", field_json(gpu->temperature, 1));
+    json_object_set_new(o, "fan.speed", field_json(gpu->fan_speed, 1));
+    json_object_set_new(o, "utilization.gpu", field_json(gpu->utilization_gpu, 1));
+    json_object_set_new(o, "power.draw", field_json(gpu->power_draw, 1000));
+    json_object_set_new(o, "enforced.power.limit", field_json(gpu->power_limit, 1000));
+    json_object_set_new(o, "memory.used", field_json(gpu->memory_used, CLI_MIB));
+    json_object_set_new(o, "memory.total", field_json(gpu->memory_total, CLI_MIB));
+    /* gpukit's additions */
+    json_object_set_new(o, "state", json_string(cli_state_name(gpu->state)));
+    json_object_set_new(o, "error", text_json(gpu->error));
+    json_object_set_new(o, "pci.bus_id", text_json(gpu->pci_bus_id));
+    json_object_set_new(o, "memory.free", field_json(gpu->memory_free, CLI_MIB));
+    json_object_set_new(o, "memory.reserved", field_json(gpu->memory_reserved, CLI_MIB));
+    json_object_set_new(o, "utilization.memory", field_json(gpu->utilization_memory, 1));
+    json_object_set_new(o, "power.draw.mw", field_json(gpu->power_draw, 1));
+    json_object_set_new(o, "clocks.sm", field_json(gpu->clock_sm, 1));
+    json_object_set_new(o, "clocks.mem", field_json(gpu->clock_memory, 1));
+    json_object_set_new(o, "clocks.max.sm", field_json(gpu->clock_max_sm, 1));
+    json_object_set_new(o, "clocks.max.mem", field_json(gpu->clock_max_memory, 1));
+    if (gpu->compute_major.known)
+        json_object_set_new(o, "compute_capability",
+                            json_sprintf("%u.%u", (unsigned)gpu->compute_major.value,
+                                         (unsigned)gpu->compute_minor.value));
+    else
+        json_object_set_new(o, "compute_capability", json_null());
+    json_object_set_new(o, "persistence_mode", bool_json(gpu->persistence_mode));
+    json_object_set_new(o, "mig.mode", bool_json(gpu->mig_mode));
+    json_t *migs = json_array();
+    for (size_t i = 0; i < gpu->mig_count; i++)
+        json_array_append_new(migs, mig_json(&gpu->mig_devices[i]));
+    json_object_set_new(o, "mig_devices", migs);
+    json_object_set_new(o, "cuda_index", cuda_index >= 0 ? json_integer(cuda_index) : json_null());
+    if (processes) {
+        json_t *list = gpu->processes_known ? json_array() : json_null();
+        for (size_t i = 0; i < gpu->process_count; i++)
+            json_array_append_new(list, process_json(&gpu->processes[i]));
+        json_object_set_new(o, "processes", list);
+    }
+    return o;
+}
+
+json_t *cli_cpu_json(const gk_cpu *cpu)
+{
+    return json_pack("{s:o, s:I, s:I, s:o, s:o}",
+                     "model", text_json(cpu->model),
+                     "logical_cores", (json_int_t)cpu->logical_cores,
+                     "usable_cores", (json_int_t)cpu->usable_cores,
+                     "memory.total", field_json(cpu->memory_total, CLI_MIB),
+                     "memory.available", field_json(cpu->memory_available, CLI_MIB));
+}
+
+/* Local time without a zone, with microseconds, as gpustat writes it
+ * (Python's datetime.now().isoformat()). */
+static json_t *query_time_json(struct timespec when)
+{
+    struct tm local;
+    localtime_r(&when.tv_sec, &local);
+    char text[64];
+    size_t n = strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &local);
+    snprintf(text + n, sizeof text - n, ".%06ld", when.tv_nsec / 1000);
+    return json_string(text);
+}
+
+json_t *cli_snapshot_json(const gk_snapshot *snapshot, const gk_cuda_view *view,
+                          bool processes)
+{
+    char cuda[32];
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    json_t *o = json_object();
+    json_object_set_new(o, "hostname", string_json(snapshot->hostname));
+    json_object_set_new(o, "driver_version", text_json(snapshot->driver_version));
+    json_object_set_new(o, "query_time", query_time_json(snapshot->query_time));
+    json_t *gpus = json_array();
+    for (size_t i = 0; i < snapshot->gpu_count; i++)
+        json_array_append_new(gpus, gpu_json(&snapshot->gpus[i], cli_cuda_index(view, i),
+                                             processes));
+    json_object_set_new(o, "gpus", gpus);
+    json_object_set_new(o, "cuda_driver_version",
+                        text_json(cli_cuda_version(cuda, sizeof cuda,
+                                                   snapshot->cuda_driver_version)));
+    json_object_set_new(o, "nvml_version", text_json(snapshot->nvml_version));
+    json_object_set_new(o, "source", json_string(gk_probe_source_name(snapshot->source)));
+    json_object_set_new(o, "diagnosis", text_json(snapshot->diagnosis));
+    json_object_set_new(o, "cuda_visible_devices", visible ? string_json(visible) : json_null());
+    json_object_set_new(o, "cpu", cli_cpu_json(&snapshot->cpu));
+    return o;
+}
+
+bool cli_print_json(json_t *value)
+{
+    if (!value)
+        return false;
+    int failed = json_dumpf(value, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    json_decref(value);
+    return failed == 0 && fputc('\n', stdout) != EOF;
+}

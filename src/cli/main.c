@@ -1,0 +1,74 @@
+/* The gpukit command: dispatches to one file per subcommand. */
+#include "cli/cli.h"
+
+#include <locale.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"ls", cmd_ls, "list every GPU with its state (--json, --csv for scripts)"},
+    {"info", cmd_info, "is a GPU usable, and which device should programs use"},
+};
+
+static void print_help(FILE *out)
+{
+    fprintf(out,
+            "Usage: gpukit [OPTIONS]          live overview of every GPU and its processes\n"
+            "       gpukit COMMAND [OPTIONS]\n"
+            "\n"
+            "Commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n"
+            "Overview options:\n"
+            "  -i, --interval=SECONDS  redraw every SECONDS until interrupted (watch mode)\n"
+            "      --no-processes      do not list the processes on each GPU\n"
+            "      --color=WHEN        auto (default: only on a terminal), always or never\n"
+            "  -h, --help              show this help;  gpukit COMMAND --help for a command\n"
+            "  -V, --version           show the version\n"
+            "\n"
+            "Exit status:\n"
+            "  0  GPUs found and every one answered\n"
+            "  1  gpukit itself failed (out of memory, cannot write output)\n"
+            "  2  bad command line\n"
+            "  3  no NVIDIA GPU on this machine: work will run on the CPU\n"
+            "  4  NVIDIA driver problem, or a GPU is lost or not accessible\n"
+            "     (everything that could be read is still printed)\n"
+            "\n"
+            "Environment:\n"
+            "  GPUKIT_NVML_LIBRARY   path of libnvidia-ml.so.1 to use instead of the default\n"
+            "  CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER   resolved to show cuda:N numbering\n"
+            "  NO_COLOR              disables color\n");
+}
+
+int main(int argc, char **argv)
+{
+    setlocale(LC_CTYPE, "");
+    if (argc >= 2) {
+        const char *first = argv[1];
+        if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0 ||
+            strcmp(first, "help") == 0) {
+            print_help(stdout);
+            return GK_EXIT_OK;
+        }
+        if (strcmp(first, "-V") == 0 || strcmp(first, "--version") == 0) {
+            printf("gpukit %s\n", GPUKIT_VERSION);
+            return GK_EXIT_OK;
+        }
+        if (first[0] != '-') {
+            for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+                if (strcmp(first, commands[i].name) == 0)
+                    return commands[i].run(argc - 1, argv + 1);
+            fprintf(stderr, "gpukit: '%s' is not a gpukit command; see 'gpukit --help'\n",
+                    first);
+            return GK_EXIT_USAGE;
+        }
+    }
+    return cmd_overview(argc, argv);
+}

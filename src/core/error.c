@@ -1,0 +1,37 @@
+/* Per-thread error messages: the only state here is thread-local, so calls
+ * from different threads never see each other's messages. */
+#include "core/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char last_message[1024];
+
+gk_status gk_fail(gk_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+const char *gk_last_error(void)
+{
+    return last_message;
+}
+
+const char *gk_status_string(gk_status status)
+{
+    switch (status) {
+    case GK_OK: return "success";
+    case GK_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case GK_ERR_OUT_OF_MEMORY: return "out of memory";
+    case GK_ERR_NOT_FOUND: return "not found";
+    case GK_ERR_DRIVER: return "driver error";
+    case GK_ERR_PERMISSION: return "permission denied";
+    case GK_ERR_IO: return "input/output error";
+    case GK_ERR_TIMEOUT: return "timed out";
+    }
+    return "unknown status";
+}

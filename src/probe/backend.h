@@ -1,0 +1,44 @@
+/* Internal: the interface every discovery backend implements (NVML, the
+ * nvidia-smi program), and the helpers they share. */
+#ifndef GK_PROBE_BACKEND_H
+#define GK_PROBE_BACKEND_H
+
+#include <gpukit/probe.h>
+
+typedef struct gk_probe_backend {
+    const char *name;
+    gk_probe_source source;
+    /* Connects to the driver. Returns GK_ERR_NOT_FOUND when this backend is
+     * not present on the machine (the next one is tried), another error when
+     * it is present but failing (then `snapshot->absence` and `diagnosis` say
+     * why and no other backend is tried), GK_OK with *state set otherwise. */
+    gk_status (*open)(void **state, gk_snapshot *snapshot);
+    /* Fills the driver fields and `gpus` of an otherwise empty snapshot: each
+     * GPU's identity and live state. */
+    gk_status (*devices)(void *state, gk_snapshot *snapshot);
+    /* Attaches the running processes to each GPU of the snapshot. */
+    gk_status (*processes)(void *state, gk_snapshot *snapshot);
+    void (*close)(void *state);
+} gk_probe_backend;
+
+extern const gk_probe_backend gk_probe_nvml_backend;
+extern const gk_probe_backend gk_probe_smi_backend;
+
+/* Fills a process's user, command and command line from /proc; leaves them
+ * empty when the process is not visible here (gone, other PID namespace). */
+void gk_process_describe(gk_process *process);
+
+/* Reads the CPU model, core counts and memory of this machine. */
+void gk_cpu_read(gk_cpu *cpu);
+
+/* Sets a snapshot's absence and diagnosis in one step. */
+void gk_snapshot_set_absence(gk_snapshot *snapshot, gk_absence absence, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline gk_field gk_known(uint64_t value)
+{
+    gk_field field = {value, true};
+    return field;
+}
+
+#endif

@@ -1,0 +1,67 @@
+/* The CPU: the device that device-agnostic work falls back to. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include "probe/backend.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+static void read_model(gk_cpu *cpu)
+{
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            /* x86 says "model name", some ARM kernels only "Hardware". */
+            if (strncmp(line, "model name", 10) != 0 && strncmp(line, "Hardware", 8) != 0)
+                continue;
+            const char *value = strchr(line, ':');
+            if (!value)
+                continue;
+            value++;
+            value += strspn(value, " \t");
+            snprintf(cpu->model, sizeof cpu->model, "%s", value);
+            cpu->model[strcspn(cpu->model, "\n")] = '\0';
+            break;
+        }
+        fclose(f);
+    }
+    if (!cpu->model[0]) {
+        struct utsname names;
+        if (uname(&names) == 0)
+            snprintf(cpu->model, sizeof cpu->model, "%s", names.machine);
+    }
+}
+
+static void read_memory(gk_cpu *cpu)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (!f)
+        return;
+    char line[256];
+    unsigned long long kib;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "MemTotal: %llu kB", &kib) == 1)
+            cpu->memory_total = gk_known(kib * 1024);
+        else if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            cpu->memory_available = gk_known(kib * 1024);
+    }
+    fclose(f);
+}
+
+void gk_cpu_read(gk_cpu *cpu)
+{
+    memset(cpu, 0, sizeof *cpu);
+    read_model(cpu);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu->logical_cores = online > 0 ? (unsigned)online : 0;
+    /* Slurm, containers and taskset restrict the cores a job may use. */
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        cpu->usable_cores = (unsigned)CPU_COUNT(&set);
+    else
+        cpu->usable_cores = cpu->logical_cores;
+    read_memory(cpu);
+}
