@@ -47,9 +47,15 @@ gk_status gk_run_capture(char *const argv[], int timeout_ms, char **output, int 
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    /* Its own process group, so that a timeout kills what it started too. */
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
     pid_t pid;
-    int spawn_error = posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ);
+    int spawn_error = posix_spawnp(&pid, argv[0], &actions, &attributes, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
     close(fds[1]);
     if (spawn_error != 0) {
         close(fds[0]);
@@ -89,7 +95,7 @@ gk_status gk_run_capture(char *const argv[], int timeout_ms, char **output, int 
     }
     close(fds[0]);
     if (status != GK_OK)
-        kill(pid, SIGKILL);
+        kill(-pid, SIGKILL);
     int wait_status;
     while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
     }

@@ -31,6 +31,11 @@ void gk_process_describe(gk_process *process);
 /* Reads the CPU model, core counts and memory of this machine. */
 void gk_cpu_read(gk_cpu *cpu);
 
+/* Copies a PCI bus id in the 8-digit-domain form NVML's v2+ calls and
+ * nvidia-smi print ("00000000:3B:00.0"), also when given the short form of
+ * old drivers ("0000:3B:00.0"). Text that is not a bus id is copied as is. */
+void gk_format_bus_id(char *dst, size_t size, const char *bus_id);
+
 /* Sets a snapshot's absence and diagnosis in one step. */
 void gk_snapshot_set_absence(gk_snapshot *snapshot, gk_absence absence, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -220,8 +220,9 @@ static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
         if (ret == NVML_SUCCESS) {
             const char *bus_id = lib->pci_info_version >= 2 && pci.busId[0] ? pci.busId
                                                                             : pci.busIdLegacy;
-            snprintf(gpu->pci_bus_id, sizeof gpu->pci_bus_id, "%.*s",
-                     (int)sizeof pci.busId, bus_id);
+            char text[sizeof pci.busId + 1];
+            snprintf(text, sizeof text, "%.*s", (int)sizeof pci.busId, bus_id);
+            gk_format_bus_id(gpu->pci_bus_id, sizeof gpu->pci_bus_id, text);
         } else if (!note_failure(lib, gpu, ret, "PCI information", false)) {
             return;
         }

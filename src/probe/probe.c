@@ -34,6 +34,16 @@ void gk_snapshot_set_absence(gk_snapshot *snapshot, gk_absence absence, const ch
     va_end(ap);
 }
 
+void gk_format_bus_id(char *dst, size_t size, const char *bus_id)
+{
+    unsigned domain, bus, device, function;
+    char tail;
+    if (sscanf(bus_id, "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &tail) == 4)
+        snprintf(dst, size, "%08X:%02X:%02X.%X", domain, bus, device, function);
+    else
+        snprintf(dst, size, "%s", bus_id);
+}
+
 gk_status gk_probe_open(gk_probe **out)
 {
     *out = NULL;

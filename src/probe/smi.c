@@ -14,7 +14,16 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { SMI_TIMEOUT_MS = 15000 };
+/* How long nvidia-smi may take: GPUKIT_SMI_TIMEOUT seconds, default 15. */
+static int smi_timeout_ms(void)
+{
+    const char *text = getenv("GPUKIT_SMI_TIMEOUT");
+    char *end;
+    double seconds = text ? strtod(text, &end) : 0;
+    if (!text || end == text || *end != '\0' || seconds <= 0 || seconds > 3600)
+        return 15000;
+    return (int)(seconds * 1000);
+}
 
 typedef enum column {
     COL_INDEX, COL_NAME, COL_UUID, COL_PCI, COL_MEM_TOTAL, COL_MEM_USED, COL_MEM_FREE,
@@ -112,7 +121,7 @@ static void fill_gpu(gk_gpu *gpu, char *fields[], size_t columns)
     const double mib = 1024.0 * 1024.0;
     copy_text(gpu->name, sizeof gpu->name, fields[COL_NAME]);
     copy_text(gpu->uuid, sizeof gpu->uuid, fields[COL_UUID]);
-    copy_text(gpu->pci_bus_id, sizeof gpu->pci_bus_id, fields[COL_PCI]);
+    gk_format_bus_id(gpu->pci_bus_id, sizeof gpu->pci_bus_id, fields[COL_PCI]);
     gpu->memory_total = parse_number(fields[COL_MEM_TOTAL], mib);
     gpu->memory_used = parse_number(fields[COL_MEM_USED], mib);
     gpu->memory_free = parse_number(fields[COL_MEM_FREE], mib);
@@ -201,7 +210,7 @@ static gk_status query_gpus(size_t columns, char **output, int *exit_status)
             strcat(query, ",");
     }
     char *argv[] = {"nvidia-smi", query, "--format=csv,noheader,nounits", NULL};
-    return gk_run_capture(argv, SMI_TIMEOUT_MS, output, exit_status);
+    return gk_run_capture(argv, smi_timeout_ms(), output, exit_status);
 }
 
 static gk_status smi_devices(void *state, gk_snapshot *snapshot)
@@ -275,7 +284,7 @@ static gk_status smi_processes(void *state, gk_snapshot *snapshot)
                     "--format=csv,noheader,nounits", NULL};
     char *output;
     int exit_status;
-    if (gk_run_capture(argv, SMI_TIMEOUT_MS, &output, &exit_status) != GK_OK)
+    if (gk_run_capture(argv, smi_timeout_ms(), &output, &exit_status) != GK_OK)
         return GK_OK; /* processes stay unknown */
     if (exit_status == 0)
         for (size_t i = 0; i < snapshot->gpu_count; i++)

@@ -1,0 +1,43 @@
+"""Command-line conventions: --help, --version, usage errors and exit codes."""
+import re
+
+import pytest
+
+from conftest import EXIT_OK, EXIT_USAGE
+
+
+def test_help_documents_commands_and_exit_codes(gk):
+    result = gk(["--help"])
+    assert result.returncode == EXIT_OK
+    for word in ("ls", "info", "--interval", "Exit status", "GPUKIT_NVML_LIBRARY"):
+        assert word in result.stdout
+    for code in range(5):
+        assert re.search(rf"^\s+{code}\s", result.stdout, re.M)
+
+
+@pytest.mark.parametrize("command", ["ls", "info"])
+def test_command_help(gk, command):
+    result = gk([command, "--help"])
+    assert result.returncode == EXIT_OK and "Usage: gpukit " + command in result.stdout
+
+
+def test_version(gk):
+    result = gk(["--version"])
+    assert result.returncode == EXIT_OK
+    assert re.fullmatch(r"gpukit \d+\.\d+\.\d+\n", result.stdout)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["frobnicate"], "not a gpukit command"),
+    (["ls", "--bogus"], "Usage: gpukit ls"),
+    (["ls", "--json", "--csv"], "cannot be used together"),
+    (["ls", "extra"], "unexpected argument"),
+    (["info", "--json", "--quiet"], "cannot be used together"),
+    (["--bogus"], "gpukit --help"),
+    (["-i"], "gpukit --help"),
+])
+def test_usage_errors(gk, args, words):
+    result = gk(args, scenario="laptop")
+    assert result.returncode == EXIT_USAGE
+    assert words in result.stderr
+    assert result.stdout == ""
