@@ -51,7 +51,7 @@ const char *cli_state_name(gk_gpu_state state);
 /* The cuda:N index of a GPU in the view, or -1. */
 int cli_cuda_index(const gk_cuda_view *view, size_t gpu);
 
-/* The CPU as "MODEL, N cores usable of M, X GiB memory (Y GiB available)". */
+/* The CPU as "MODEL, N cores usable of M, X GiB memory, Y GiB available". */
 void cli_describe_cpu(char *buf, size_t size, const gk_cpu *cpu);
 
 /* --- JSON (json.c) --- */

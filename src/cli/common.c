@@ -103,7 +103,7 @@ void cli_describe_cpu(char *buf, size_t size, const gk_cpu *cpu)
 {
     char memory[96] = "";
     if (cpu->memory_total.known && cpu->memory_available.known)
-        snprintf(memory, sizeof memory, ", %.1f GiB memory (%.1f GiB available)",
+        snprintf(memory, sizeof memory, ", %.1f GiB memory, %.1f GiB available",
                  (double)cpu->memory_total.value / (1u << 30),
                  (double)cpu->memory_available.value / (1u << 30));
     snprintf(buf, size, "%s, %u cores usable of %u%s", cpu->model[0] ? cpu->model : "unknown CPU",

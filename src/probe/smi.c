@@ -5,6 +5,7 @@
 #include "probe/backend.h"
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "core/subprocess.h"
 
 #include <ctype.h>
@@ -72,16 +73,6 @@ static gk_status smi_open(void **state, gk_snapshot *snapshot)
 static void smi_close(void *state)
 {
     (void)state;
-}
-
-static char *trim(char *text)
-{
-    while (isspace((unsigned char)*text))
-        text++;
-    size_t length = strlen(text);
-    while (length > 0 && isspace((unsigned char)text[length - 1]))
-        text[--length] = '\0';
-    return text;
 }
 
 /* nvidia-smi writes "[N/A]", "[Not Supported]", "[Unknown Error]" or "N/A"
@@ -156,7 +147,7 @@ static size_t split_row(char *line, char *fields[], size_t max)
         char *comma = strchr(cursor, ',');
         if (comma)
             *comma = '\0';
-        fields[n++] = trim(cursor);
+        fields[n++] = gk_trim(cursor);
         if (!comma)
             break;
         cursor = comma + 1;
@@ -249,7 +240,7 @@ static gk_status smi_devices(void *state, gk_snapshot *snapshot)
         if (lost) {
             gpu->index = (unsigned)snapshot->gpu_count++;
             gpu->state = strstr(line, "lost") ? GK_GPU_LOST : GK_GPU_ERROR;
-            snprintf(gpu->error, sizeof gpu->error, "nvidia-smi: %s", trim(line));
+            snprintf(gpu->error, sizeof gpu->error, "nvidia-smi: %s", gk_trim(line));
             continue;
         }
         char *fields[COLUMN_COUNT];

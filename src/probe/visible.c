@@ -2,6 +2,7 @@
 #include <gpukit/visible.h>
 
 #include "core/error.h"
+#include "core/strings.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -150,30 +151,20 @@ static bool parse_index(const char *entry, unsigned long *index)
     return true;
 }
 
-static char *trim(char *text)
-{
-    while (isspace((unsigned char)*text))
-        text++;
-    size_t length = strlen(text);
-    while (length > 0 && isspace((unsigned char)text[length - 1]))
-        text[--length] = '\0';
-    return text;
-}
-
 static void apply_list(const gk_snapshot *snapshot, const ordering *order, const char *visible,
                        gk_cuda_view *view)
 {
     char *copy = strdup(visible);
     if (!copy)
         return;
-    char *first = trim(copy);
+    char *first = gk_trim(copy);
     bool by_uuid = has_prefix(first, "GPU-") || has_prefix(first, "MIG-");
     char *cursor = copy;
     for (size_t position = 1;; position++) {
         char *comma = strchr(cursor, ',');
         if (comma)
             *comma = '\0';
-        char *entry = trim(cursor);
+        char *entry = gk_trim(cursor);
         gk_cuda_device device = {0, -1};
         const char *problem = NULL;
         if (by_uuid) {

@@ -7,52 +7,18 @@ import sys
 
 import pytest
 
-from conftest import FAKE_NVML, SCENARIOS
+from conftest import FAKE_NVML, SCENARIOS, SOURCE
 
-# Runs in a child interpreter: pynvml finds libnvidia-ml.so.1 through
-# LD_LIBRARY_PATH, the way it finds a real driver.
-READER = r"""
-import json, pynvml as N
-MIB = 1024 * 1024
-def get(fn, *args):
-    try:
-        return fn(*args)
-    except N.NVMLError:
-        return None
-N.nvmlInit()
-out = {"driver_version": N.nvmlSystemGetDriverVersion(), "gpus": []}
-for i in range(N.nvmlDeviceGetCount()):
-    h = N.nvmlDeviceGetHandleByIndex(i)
-    mem = N.nvmlDeviceGetMemoryInfo(h, version=N.nvmlMemory_v2)
-    util = get(N.nvmlDeviceGetUtilizationRates, h)
-    power = get(N.nvmlDeviceGetPowerUsage, h)
-    limit = get(N.nvmlDeviceGetEnforcedPowerLimit, h)
-    procs = (get(N.nvmlDeviceGetComputeRunningProcesses, h) or []) + \
-            (get(N.nvmlDeviceGetGraphicsRunningProcesses, h) or [])
-    out["gpus"].append({
-        "index": i, "name": N.nvmlDeviceGetName(h), "uuid": N.nvmlDeviceGetUUID(h),
-        "pci.bus_id": N.nvmlDeviceGetPciInfo(h).busId,
-        "memory.total": mem.total // MIB, "memory.used": mem.used // MIB,
-        "memory.free": mem.free // MIB,
-        "utilization.gpu": util.gpu if util else None,
-        "utilization.memory": util.memory if util else None,
-        "temperature.gpu": get(N.nvmlDeviceGetTemperature, h, N.NVML_TEMPERATURE_GPU),
-        "fan.speed": get(N.nvmlDeviceGetFanSpeed, h),
-        "power.draw": power // 1000 if power is not None else None,
-        "enforced.power.limit": limit // 1000 if limit is not None else None,
-        "clocks.sm": get(N.nvmlDeviceGetClockInfo, h, N.NVML_CLOCK_SM),
-        "clocks.max.mem": get(N.nvmlDeviceGetMaxClockInfo, h, N.NVML_CLOCK_MEM),
-        "pids": sorted({p.pid for p in procs}),
-    })
-N.nvmlShutdown()
-print(json.dumps(out))
-"""
+# The reference is the benchmark's peer, bench/pynvml_ls.py: an nvidia-ml-py
+# script reading the fields gpukit reads. It runs in a child interpreter and
+# finds libnvidia-ml.so.1 through LD_LIBRARY_PATH, as it finds a real driver.
+READER = SOURCE / "bench" / "pynvml_ls.py"
 
 
 def pynvml_view(scenario):
     env = dict(os.environ, LD_LIBRARY_PATH=str(FAKE_NVML.parent),
                FAKE_NVML_SCENARIO=str(SCENARIOS / f"{scenario}.scn"))
-    result = subprocess.run([sys.executable, "-c", READER], env=env, capture_output=True,
+    result = subprocess.run([sys.executable, str(READER)], env=env, capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -66,7 +32,10 @@ def test_gpukit_and_nvidia_ml_py_agree(gk, scenario):
     assert len(ours["gpus"]) == len(reference["gpus"])
     for mine, theirs in zip(ours["gpus"], reference["gpus"]):
         for key, value in theirs.items():
-            if key == "pids":
-                assert sorted(p["pid"] for p in mine["processes"]) == value
+            if key == "processes":
+                assert sorted((p["pid"], p["gpu_memory_usage"]) for p in mine[key]) == \
+                    sorted((p["pid"], p["gpu_memory_usage"]) for p in value)
+            elif key == "persistence_mode" or key == "mig.mode":
+                assert mine[key] == (None if value is None else bool(value)), key
             else:
                 assert mine[key] == value, f"GPU {theirs['index']} {key}"

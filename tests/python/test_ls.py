@@ -250,6 +250,38 @@ def test_overview_lines(gk):
     assert "\x1b[" not in result.stdout, "no color when not on a terminal"
 
 
+def run_on_terminal(env):
+    """Runs `gpukit` with its output on a pseudo-terminal; returns the bytes."""
+    import pty
+    from conftest import GPUKIT
+    main, child = pty.openpty()
+    proc = subprocess.Popen([str(GPUKIT)], env=env, stdout=child, stderr=child)
+    os.close(child)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # EIO: the terminal's other end is closed
+            break
+        if not chunk:
+            break
+        output += chunk
+    proc.wait(timeout=10)
+    os.close(main)
+    return output
+
+
+def test_color_by_default_only_on_a_terminal(tmp_path):
+    from conftest import base_env
+    env = base_env(tmp_path)
+    env.update(GPUKIT_NVML_LIBRARY=str(FAKE_NVML),
+               FAKE_NVML_SCENARIO=str(SCENARIOS / "laptop.scn"))
+    output = run_on_terminal(env)
+    assert b"\x1b[" in output and b"RTX 4050" in output
+    output = run_on_terminal(dict(env, NO_COLOR="1"))
+    assert b"\x1b[" not in output and b"RTX 4050" in output
+
+
 def test_color(gk):
     assert "\x1b[" in gk(["--color=always"], scenario="laptop").stdout
     assert "\x1b[" not in gk(["--color=never"], scenario="laptop").stdout
