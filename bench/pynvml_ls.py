@@ -32,6 +32,8 @@ def gpu(index):
         "temperature.gpu": get(N.nvmlDeviceGetTemperature, h, N.NVML_TEMPERATURE_GPU),
         "fan.speed": get(N.nvmlDeviceGetFanSpeed, h),
         "utilization.gpu": util.gpu if util else None,
+        "utilization.enc": (get(N.nvmlDeviceGetEncoderUtilization, h) or [None])[0],
+        "utilization.dec": (get(N.nvmlDeviceGetDecoderUtilization, h) or [None])[0],
         "power.draw": power // 1000 if power is not None else None,
         "enforced.power.limit": limit // 1000 if limit is not None else None,
         "memory.used": mem.used // MIB if mem else None,

@@ -43,6 +43,8 @@ typedef struct gk_process {
     gk_field gpu_instance;      /* MIG GPU instance id */
     gk_field compute_instance;  /* MIG compute instance id */
     gk_field host_memory;       /* resident CPU memory, bytes */
+    gk_field cpu_percent;       /* tenths of a percent of one core, averaged over
+                                   the process's life (1234 is 123.4 %) */
     char user[64];              /* "" when unknown (e.g. another PID namespace) */
     char command[128];          /* program name, "" when unknown */
     /* The full command line as NUL-separated arguments, cmdline_len bytes. */
@@ -76,6 +78,7 @@ typedef struct gk_gpu {
     char pci_bus_id[32];
     gk_field memory_total, memory_used, memory_free, memory_reserved; /* bytes */
     gk_field utilization_gpu, utilization_memory;                     /* percent */
+    gk_field utilization_encoder, utilization_decoder;                /* percent */
     gk_field temperature;                                             /* Celsius */
     gk_field fan_speed;                                               /* percent */
     gk_field power_draw, power_limit;                                 /* milliwatts */

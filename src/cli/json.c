@@ -47,12 +47,15 @@ static json_t *process_json(const gk_process *p)
     for (size_t at = 0; at < p->cmdline_len; at += strlen(p->cmdline + at) + 1)
         json_array_append_new(args, string_json(p->cmdline + at));
     static const char *const types[] = {"?", "C", "G", "C+G"};
-    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o}",
+    json_t *cpu_percent = p->cpu_percent.known ? json_real((double)p->cpu_percent.value / 10)
+                                               : json_null();
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o}",
                      "pid", (json_int_t)p->pid,
                      "username", text_json(p->user),
                      "command", text_json(p->command),
                      "full_command", args,
                      "gpu_memory_usage", field_json(p->gpu_memory, CLI_MIB),
+                     "cpu_percent", cpu_percent,
                      "cpu_memory_usage", field_json(p->host_memory, CLI_MIB),
                      "type", types[p->type & 3],
                      "gpu_instance_id", field_json(p->gpu_instance, 1),
@@ -80,6 +83,8 @@ static json_t *gpu_json(const gk_gpu *gpu, int cuda_index, bool processes)
     json_object_set_new(o, "temperature.gpu", field_json(gpu->temperature, 1));
     json_object_set_new(o, "fan.speed", field_json(gpu->fan_speed, 1));
     json_object_set_new(o, "utilization.gpu", field_json(gpu->utilization_gpu, 1));
+    json_object_set_new(o, "utilization.enc", field_json(gpu->utilization_encoder, 1));
+    json_object_set_new(o, "utilization.dec", field_json(gpu->utilization_decoder, 1));
     json_object_set_new(o, "power.draw", field_json(gpu->power_draw, 1000));
     json_object_set_new(o, "enforced.power.limit", field_json(gpu->power_limit, 1000));
     json_object_set_new(o, "memory.used", field_json(gpu->memory_used, CLI_MIB));

@@ -43,8 +43,7 @@ gk_status gk_nvml_load(gk_nvml *nvml, const char *path)
         return gk_fail(GK_ERR_NOT_FOUND, "%s", dlerror());
     snprintf(nvml->path, sizeof nvml->path, "%s", target);
 
-    int unused;
-    LOAD(Init, "nvmlInit", 2, &unused);
+    LOAD(Init, "nvmlInit", 2, NULL);
     LOAD(Shutdown, "nvmlShutdown", 1, NULL);
     LOAD(ErrorString, "nvmlErrorString", 1, NULL);
     LOAD(SystemGetDriverVersion, "nvmlSystemGetDriverVersion", 1, NULL);
@@ -63,6 +62,8 @@ gk_status gk_nvml_load(gk_nvml *nvml, const char *path)
     LOAD(DeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates", 1, NULL);
     LOAD(DeviceGetTemperature, "nvmlDeviceGetTemperature", 1, NULL);
     LOAD(DeviceGetFanSpeed, "nvmlDeviceGetFanSpeed", 1, NULL);
+    LOAD(DeviceGetEncoderUtilization, "nvmlDeviceGetEncoderUtilization", 1, NULL);
+    LOAD(DeviceGetDecoderUtilization, "nvmlDeviceGetDecoderUtilization", 1, NULL);
     LOAD(DeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", 1, NULL);
     LOAD(DeviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", 1, NULL);
     LOAD(DeviceGetClockInfo, "nvmlDeviceGetClockInfo", 1, NULL);

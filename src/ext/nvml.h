@@ -92,6 +92,8 @@ typedef struct gk_nvml {
     nvmlReturn_t (*DeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t *);
     nvmlReturn_t (*DeviceGetTemperature)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*DeviceGetFanSpeed)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*DeviceGetEncoderUtilization)(nvmlDevice_t, unsigned int *, unsigned int *);
+    nvmlReturn_t (*DeviceGetDecoderUtilization)(nvmlDevice_t, unsigned int *, unsigned int *);
     nvmlReturn_t (*DeviceGetPowerUsage)(nvmlDevice_t, unsigned int *);
     nvmlReturn_t (*DeviceGetEnforcedPowerLimit)(nvmlDevice_t, unsigned int *);
     nvmlReturn_t (*DeviceGetClockInfo)(nvmlDevice_t, int, unsigned int *);

@@ -136,6 +136,18 @@ static bool note_failure(const gk_nvml *lib, gk_gpu *gpu, nvmlReturn_t ret, cons
             return;                                                          \
     } while (0)
 
+/* Reads encoder or decoder utilization (the sampling period is not kept). */
+#define READ_CODEC(fn, field)                                                \
+    do {                                                                     \
+        unsigned int percent_, period_;                                      \
+        nvmlReturn_t ret_ = lib->fn ? lib->fn(dev, &percent_, &period_)      \
+                                    : NVML_ERROR_FUNCTION_NOT_FOUND;         \
+        if (ret_ == NVML_SUCCESS)                                            \
+            gpu->field = gk_known(percent_);                                 \
+        else if (!note_failure(lib, gpu, ret_, "codec utilization", false))  \
+            return;                                                          \
+    } while (0)
+
 /* Reads total/used/free memory, v2 first (it separates reserved memory, as
  * nvidia-smi does since R510), v1 for older drivers. */
 static nvmlReturn_t read_memory(const gk_nvml *lib, nvmlDevice_t dev, gk_field *total,
@@ -249,6 +261,8 @@ static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
     }
 
     READ_UINT(DeviceGetFanSpeed, fan_speed, "fan speed");
+    READ_CODEC(DeviceGetEncoderUtilization, utilization_encoder);
+    READ_CODEC(DeviceGetDecoderUtilization, utilization_decoder);
     READ_UINT(DeviceGetPowerUsage, power_draw, "power draw");
     READ_UINT(DeviceGetEnforcedPowerLimit, power_limit, "power limit");
     READ_CLOCK(DeviceGetClockInfo, NVML_CLOCK_SM, clock_sm);

@@ -76,8 +76,42 @@ static void describe_command(gk_process *process)
     }
 }
 
+/* CPU use since the process started, from /proc/PID/stat and /proc/uptime:
+ * a single snapshot has no interval to measure over. */
+static void describe_cpu_use(gk_process *process)
+{
+    char path[64], stat[1024], uptime_text[64];
+    snprintf(path, sizeof path, "/proc/%u/stat", process->pid);
+    ssize_t n = read_small_file(path, stat, sizeof stat - 1);
+    ssize_t m = read_small_file("/proc/uptime", uptime_text, sizeof uptime_text - 1);
+    if (n <= 0 || m <= 0)
+        return;
+    stat[n] = '\0';
+    uptime_text[m] = '\0';
+    /* The command name (field 2) is in parentheses and may hold spaces. */
+    const char *after_name = strrchr(stat, ')');
+    unsigned long long utime, stime, start_ticks;
+    if (!after_name || sscanf(after_name + 1,
+                              " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
+                              "%*d %*d %*d %*d %llu",
+                              &utime, &stime, &start_ticks) != 3)
+        return;
+    long ticks_per_second = sysconf(_SC_CLK_TCK);
+    double uptime = strtod(uptime_text, NULL);
+    if (ticks_per_second <= 0)
+        return;
+    /* Both clocks tick in hundredths: a process started just now can appear
+     * to have lived for no time at all. */
+    double alive = uptime - (double)start_ticks / (double)ticks_per_second;
+    if (alive < 0.01)
+        alive = 0.01;
+    double busy = (double)(utime + stime) / (double)ticks_per_second;
+    process->cpu_percent = gk_known((uint64_t)(busy / alive * 1000.0 + 0.5));
+}
+
 void gk_process_describe(gk_process *process)
 {
     describe_status(process);
+    describe_cpu_use(process);
     describe_command(process);
 }

@@ -46,6 +46,7 @@
  *       util_gpu util_mem     percent; !N on either fails the whole query
  *       temp                  Celsius
  *       fan                   percent
+ *       enc dec               encoder / decoder utilization, percent
  *       power power_limit     watts (decimals allowed); served in milliwatts
  *       clock_sm clock_mem clock_max_sm clock_max_mem   MHz
  *       cc                    compute capability, e.g. 9.0
@@ -193,7 +194,7 @@ struct dev {
     unsigned pci_domain, pci_bus, pci_device, cc_major, cc_minor;
     char bus_id[32], bus_id_legacy[16];     /* derived from pci */
     struct num mem_total, mem_used, mem_reserved, util_gpu, util_mem;
-    struct num temp, fan, power, power_limit;
+    struct num temp, fan, enc, dec, power, power_limit;
     struct num clock_sm, clock_mem, clock_max_sm, clock_max_mem;
     struct num persistence, mig, mig_max, gi, ci;
     unsigned nmig;
@@ -295,7 +296,7 @@ static const struct key gpu_keys[] = {
     DEV_KEY(name, K_TEXT), DEV_KEY(uuid, K_TEXT), DEV_KEY(pci, K_TEXT),
     DEV_KEY(mem_total, K_NUM), DEV_KEY(mem_used, K_NUM), DEV_KEY(mem_reserved, K_NUM),
     DEV_KEY(util_gpu, K_NUM), DEV_KEY(util_mem, K_NUM), DEV_KEY(temp, K_NUM),
-    DEV_KEY(fan, K_NUM), DEV_KEY(power, K_NUM), DEV_KEY(power_limit, K_NUM),
+    DEV_KEY(fan, K_NUM), DEV_KEY(enc, K_NUM), DEV_KEY(dec, K_NUM), DEV_KEY(power, K_NUM), DEV_KEY(power_limit, K_NUM),
     DEV_KEY(clock_sm, K_NUM), DEV_KEY(clock_mem, K_NUM),
     DEV_KEY(clock_max_sm, K_NUM), DEV_KEY(clock_max_mem, K_NUM),
     DEV_KEY(cc, K_TEXT), DEV_KEY(persistence, K_NUM), DEV_KEY(mig, K_NUM),
@@ -1023,6 +1024,27 @@ NVML_API nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t dev, unsigned int *spee
 {
     TRACE();
     return query_uint(dev, GPU_ONLY, FIELD(fan), 1, speed);
+}
+
+/* Encoder and decoder utilization come with the sampling period they cover. */
+NVML_API nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t dev, unsigned int *percent,
+                                                      unsigned int *period_us)
+{
+    TRACE();
+    if (!period_us)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *period_us = 167000;
+    return query_uint(dev, GPU_ONLY, FIELD(enc), 1, percent);
+}
+
+NVML_API nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t dev, unsigned int *percent,
+                                                      unsigned int *period_us)
+{
+    TRACE();
+    if (!period_us)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *period_us = 167000;
+    return query_uint(dev, GPU_ONLY, FIELD(dec), 1, percent);
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t dev, unsigned int *milliwatts)

@@ -14,9 +14,10 @@ from conftest import (EXIT_DRIVER, EXIT_NO_GPU, EXIT_OK, FAKE_NVML, SCENARIOS, e
                       ls_json, parse_scenario)
 
 GPUSTAT_GPU_KEYS = ["index", "uuid", "name", "temperature.gpu", "fan.speed", "utilization.gpu",
-                    "power.draw", "enforced.power.limit", "memory.used", "memory.total",
+                    "utilization.enc", "utilization.dec", "power.draw", "enforced.power.limit", "memory.used", "memory.total",
                     "processes"]
-GPUSTAT_PROCESS_KEYS = ["pid", "username", "command", "gpu_memory_usage"]
+GPUSTAT_PROCESS_KEYS = ["pid", "username", "command", "full_command", "gpu_memory_usage",
+                        "cpu_percent", "cpu_memory_usage"]
 
 
 @pytest.mark.parametrize("scenario", ["h100x8", "laptop", "notsupported", "mig"])
@@ -39,6 +40,8 @@ def test_json_matches_scenario(gk, scenario):
         assert got["fan.speed"] == expected_int(want, "fan")
         assert got["utilization.gpu"] == expected_int(want, "util_gpu")
         assert got["utilization.memory"] == expected_int(want, "util_mem")
+        assert got["utilization.enc"] == expected_int(want, "enc")
+        assert got["utilization.dec"] == expected_int(want, "dec")
         assert got["power.draw"] == expected_int(want, "power")            # whole watts
         assert got["enforced.power.limit"] == expected_int(want, "power_limit")
         assert got["clocks.sm"] == expected_int(want, "clock_sm")
@@ -141,11 +144,34 @@ def test_real_process_gets_user_and_command(gk, tmp_path):
         assert proc["command"] == "sleep"
         assert proc["full_command"] == ["sleep", "30"]
         assert proc["cpu_memory_usage"] is not None
+        assert 0 <= proc["cpu_percent"] < 100  # sleep(1) is idle
         overview = gk([], scenario=str(scenario)).stdout
         assert f"sleep/{sleeper.pid}(512M)" in overview
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_cpu_percent_tells_busy_from_idle(gk, tmp_path):
+    busy = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    idle = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(1.0)
+        scenario = tmp_path / "cpu.scn"
+        scenario.write_text(
+            'gpu name="G" uuid=GPU-11111111-2222-3333-4444-555555555555 mem_total=100 '
+            'mem_used=2\n'
+            f"proc type=compute pid={busy.pid} mem=1\nproc type=compute pid={idle.pid} mem=1\n")
+        _, data = ls_json(gk, str(scenario))
+        usage = {p["pid"]: p["cpu_percent"] for p in data["gpus"][0]["processes"]}
+        # A spinning shell uses most of a core, a sleeping process almost none;
+        # the bounds are loose because the test machine may be busy.
+        assert usage[busy.pid] > 10, usage
+        assert usage[idle.pid] < 5, usage
+    finally:
+        for p in (busy, idle):
+            p.kill()
+            p.wait()
 
 
 def test_laptop_gpu(gk):
