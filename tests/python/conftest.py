@@ -43,15 +43,21 @@ def run(args, env, timeout=60):
                           timeout=timeout, stdin=subprocess.DEVNULL)
 
 
+def scenario_env(tmp_path, scenario, old=False):
+    """base_env() with the fake NVML serving `scenario` (a name in
+    tests/scenarios or a path)."""
+    env = base_env(tmp_path)
+    env["GPUKIT_NVML_LIBRARY"] = str(FAKE_NVML_OLD if old else FAKE_NVML)
+    env["FAKE_NVML_SCENARIO"] = str(scenario if os.sep in str(scenario)
+                                    else SCENARIOS / f"{scenario}.scn")
+    return env
+
+
 @pytest.fixture
 def gk(tmp_path):
     """gk(args, scenario=..., old=False, smi=None, **env) -> CompletedProcess"""
     def call(args, scenario=None, old=False, smi=None, env=None):
-        e = base_env(tmp_path)
-        if scenario is not None:
-            e["GPUKIT_NVML_LIBRARY"] = str(FAKE_NVML_OLD if old else FAKE_NVML)
-            e["FAKE_NVML_SCENARIO"] = str(scenario if os.sep in str(scenario)
-                                          else SCENARIOS / f"{scenario}.scn")
+        e = scenario_env(tmp_path, scenario, old) if scenario is not None else base_env(tmp_path)
         if smi is not None:
             e["PATH"] = str(FAKE_SMI)
             e["FAKE_SMI_DIR"] = str(FAKE_SMI / smi)

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import (EXIT_DRIVER, EXIT_NO_GPU, EXIT_OK, FAKE_NVML, SCENARIOS, expected_int,
-                      ls_json, parse_scenario)
+                      ls_json, parse_scenario, scenario_env)
 
 GPUSTAT_GPU_KEYS = ["index", "uuid", "name", "temperature.gpu", "fan.speed", "utilization.gpu",
                     "utilization.enc", "utilization.dec", "power.draw", "enforced.power.limit", "memory.used", "memory.total",
@@ -298,10 +298,7 @@ def run_on_terminal(env):
 
 
 def test_color_by_default_only_on_a_terminal(tmp_path):
-    from conftest import base_env
-    env = base_env(tmp_path)
-    env.update(GPUKIT_NVML_LIBRARY=str(FAKE_NVML),
-               FAKE_NVML_SCENARIO=str(SCENARIOS / "laptop.scn"))
+    env = scenario_env(tmp_path, "laptop")
     output = run_on_terminal(env)
     assert b"\x1b[" in output and b"RTX 4050" in output
     output = run_on_terminal(dict(env, NO_COLOR="1"))
@@ -316,11 +313,9 @@ def test_color(gk):
 
 
 def test_watch_mode_redraws_until_interrupted(gk, tmp_path):
-    from conftest import GPUKIT, base_env
-    env = base_env(tmp_path)
-    env["GPUKIT_NVML_LIBRARY"] = str(FAKE_NVML)
-    env["FAKE_NVML_SCENARIO"] = str(SCENARIOS / "laptop.scn")
-    proc = subprocess.Popen([str(GPUKIT), "--interval", "0.2"], env=env, text=True,
+    from conftest import GPUKIT
+    proc = subprocess.Popen([str(GPUKIT), "--interval", "0.2"],
+                            env=scenario_env(tmp_path, "laptop"), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(1.5)
     proc.send_signal(signal.SIGINT)
