@@ -15,6 +15,8 @@ typedef enum gk_status {
     GK_ERR_PERMISSION,
     GK_ERR_IO,
     GK_ERR_TIMEOUT,
+    GK_ERR_BUSY,             /* not enough devices are free for the request */
+    GK_ERR_UNSAFE,           /* a shared file or directory could have been tampered with */
 } gk_status;
 
 /* Short fixed name of a status ("out of memory"). Never NULL. */

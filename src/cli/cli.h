@@ -15,11 +15,19 @@ enum {
     GK_EXIT_USAGE = 2,   /* bad command line */
     GK_EXIT_NO_GPU = 3,  /* no NVIDIA GPU here: the CPU is reported instead */
     GK_EXIT_DRIVER = 4,  /* driver problem, or a GPU is lost or not accessible */
+    GK_EXIT_BUSY = 5,    /* pick/run: not enough GPUs fit the request */
+    GK_EXIT_TIMEOUT = 6, /* run --wait: still nothing fits when the time is up */
+    GK_EXIT_LEASES = 7,  /* the lease directory is unsafe or unusable */
+    GK_EXIT_CANNOT_RUN = 126,    /* run: the command is not executable */
+    GK_EXIT_COMMAND_MISSING = 127, /* run: no such command */
 };
 
 int cmd_overview(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_pick(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_leases(int argc, char **argv);
 
 /* --- shared helpers (common.c) --- */
 
@@ -53,6 +61,57 @@ int cli_cuda_index(const gk_cuda_view *view, size_t gpu);
 
 /* The CPU as "MODEL, N cores usable of M, X GiB memory, Y GiB available". */
 void cli_describe_cpu(char *buf, size_t size, const gk_cpu *cpu);
+
+/* --- selection options shared by pick and run (request.c) --- */
+
+/* Long options of the selection flags; ids from CLI_REQUEST_FIRST up. */
+enum { CLI_REQUEST_FIRST = 1000, CLI_REQUEST_LAST = 1020 };
+#define CLI_REQUEST_OPTIONS                                                      \
+    {"count", required_argument, NULL, 'n'},                                    \
+    {"order", required_argument, NULL, CLI_REQUEST_FIRST + 0},                  \
+    {"min-free", required_argument, NULL, CLI_REQUEST_FIRST + 1},               \
+    {"min-free-ratio", required_argument, NULL, CLI_REQUEST_FIRST + 2},         \
+    {"max-util", required_argument, NULL, CLI_REQUEST_FIRST + 3},               \
+    {"min-total", required_argument, NULL, CLI_REQUEST_FIRST + 4},              \
+    {"max-procs", required_argument, NULL, CLI_REQUEST_FIRST + 5},              \
+    {"gpus", required_argument, NULL, CLI_REQUEST_FIRST + 6},                   \
+    {"exclude", required_argument, NULL, CLI_REQUEST_FIRST + 7},                \
+    {"share", no_argument, NULL, CLI_REQUEST_FIRST + 8},                        \
+    {"exclusive", no_argument, NULL, CLI_REQUEST_FIRST + 9},                    \
+    {"seed", required_argument, NULL, CLI_REQUEST_FIRST + 10}
+#define CLI_REQUEST_HELP                                                                    \
+    "Selection:\n"                                                                          \
+    "  -n, --count=N           how many GPUs (default 1)\n"                                 \
+    "      --order=ORDER       free (most free memory, the default), free-ratio, power\n"   \
+    "                          (lowest draw/limit), util (least busy), index (first that\n"  \
+    "                          fits), random; ties go to the lower index\n"                  \
+    "      --min-free=SIZE     at least SIZE free on each GPU: 512M, 20G, 20GiB, 1.5T,\n"   \
+    "                          bytes (K/M/G/T are binary, kB/MB/GB/TB decimal)\n"            \
+    "      --min-free-ratio=R  at least R of the memory free: 0.5 or 50%%\n"                \
+    "      --max-util=PCT      at most PCT %% busy\n"                                        \
+    "      --min-total=SIZE    at least SIZE of memory in all\n"                            \
+    "      --max-procs=N       at most N processes already running there\n"                \
+    "      --gpus=LIST         only these GPUs: indices (0,1; 0:1 is MIG device 1 of\n"     \
+    "                          GPU 0) or GPU-/MIG- UUIDs (unique prefixes are enough)\n"    \
+    "      --exclude=LIST      never these GPUs\n"                                         \
+    "      --exclusive         skip GPUs another job has reserved (the default)\n"          \
+    "      --share             share GPUs with other --share jobs; their --min-free is\n"   \
+    "                          set aside, less what their processes already use\n"          \
+    "      --seed=N            the shuffle of --order=random\n"                              \
+    "GPUs in MIG mode offer their MIG devices (for --count=1). CUDA_VISIBLE_DEVICES,\n"     \
+    "when set (by Slurm or a container), limits the choice to the GPUs it names.\n"
+
+/* Applies one selection option to `request`; returns GK_EXIT_OK when it was
+ * one, -1 when `opt` is not a selection option, GK_EXIT_USAGE (after saying
+ * why) for a bad value. */
+int cli_request_option(const char *command, int opt, const char *arg, gk_request *request);
+
+/* The exit code and message for a failed gk_reserve(). */
+int cli_reserve_failed(const char *command, gk_status status);
+
+/* Prints every candidate, chosen ones first, with why the others were
+ * skipped (pick -v, run -v). */
+void cli_print_candidates(FILE *out, const gk_reservation *reservation, unsigned count);
 
 /* --- JSON (json.c) --- */
 json_t *cli_snapshot_json(const gk_snapshot *snapshot, const gk_cuda_view *view,

@@ -13,6 +13,9 @@ typedef struct command {
 static const command commands[] = {
     {"ls", cmd_ls, "list every GPU with its state (--json, --csv for scripts)"},
     {"info", cmd_info, "is a GPU usable, and which device should programs use"},
+    {"pick", cmd_pick, "print the GPU(s) that fit a request best now"},
+    {"run", cmd_run, "reserve GPU(s) and run a command on them (--wait to queue)"},
+    {"leases", cmd_leases, "list the GPUs reserved by running jobs, and who waits"},
 };
 
 static void print_help(FILE *out)
@@ -40,9 +43,14 @@ static void print_help(FILE *out)
             "  3  no NVIDIA GPU on this machine: work will run on the CPU\n"
             "  4  NVIDIA driver problem, or a GPU is lost or not accessible\n"
             "     (everything that could be read is still printed)\n"
+            "  5  pick/run: not enough GPUs fit the request\n"
+            "  6  run --wait: the time was up before they did\n"
+            "  7  the lease directory is unsafe or unusable\n"
+            "  run exits with its command's status (126/127: it could not be started)\n"
             "\n"
             "Environment:\n"
             "  GPUKIT_NVML_LIBRARY   path of libnvidia-ml.so.1 to use instead of the default\n"
+            "  GPUKIT_LEASE_DIR      where reservations live (default /tmp/gpukit-leases)\n"
             "  CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER   resolved to show cuda:N numbering\n"
             "  NO_COLOR              disables color\n");
 }

@@ -32,6 +32,8 @@ const char *gk_status_string(gk_status status)
     case GK_ERR_PERMISSION: return "permission denied";
     case GK_ERR_IO: return "input/output error";
     case GK_ERR_TIMEOUT: return "timed out";
+    case GK_ERR_BUSY: return "not enough devices free";
+    case GK_ERR_UNSAFE: return "unsafe file or directory";
     }
     return "unknown status";
 }

@@ -1,8 +1,9 @@
 /* Who runs a GPU process and what it is, from /proc. NVML only gives pids. */
 #include "probe/backend.h"
 
+#include "core/users.h"
+
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +42,7 @@ static void describe_status(gk_process *process)
     if (!line)
         return;
     uid_t uid = (uid_t)strtoul(line + 5, NULL, 10); /* the real uid comes first */
-    struct passwd entry, *found = NULL;
-    char buffer[1024];
-    if (getpwuid_r(uid, &entry, buffer, sizeof buffer, &found) == 0 && found)
-        snprintf(process->user, sizeof process->user, "%s", found->pw_name);
-    else
-        snprintf(process->user, sizeof process->user, "%lu", (unsigned long)uid);
+    gk_user_name(uid, process->user, sizeof process->user);
 }
 
 static void describe_command(gk_process *process)

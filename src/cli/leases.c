@@ -1,0 +1,154 @@
+/* `gpukit leases`: the GPUs reserved by running jobs, and the jobs waiting in
+ * line for GPUs. Stale reservations (their job is gone) are not shown. */
+#include "cli/cli.h"
+
+#include "core/units.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void print_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: gpukit leases [--json]\n"
+            "\n"
+            "List the live GPU reservations made by 'gpukit run' (GPU, pid, user, since\n"
+            "when, reserved memory, command) and the jobs waiting in line (--wait).\n"
+            "Reservations whose job has ended are skipped, and your own are removed.\n"
+            "\n"
+            "  --json       machine-readable output\n"
+            "  -h, --help   show this help\n"
+            "\n"
+            "Exit status: 0 listed, 2 bad usage, 7 the lease directory is unsafe or\n"
+            "unreadable. Environment: GPUKIT_LEASE_DIR (default /tmp/gpukit-leases).\n");
+}
+
+static void format_since(char *buf, size_t size, const struct timespec *since)
+{
+    struct tm local;
+    time_t seconds = since->tv_sec;
+    localtime_r(&seconds, &local);
+    strftime(buf, size, "%Y-%m-%d %H:%M:%S", &local);
+}
+
+static json_t *lease_json(const gk_lease *lease)
+{
+    char since[64];
+    format_since(since, sizeof since, &lease->since);
+    json_t *devices = json_array();
+    for (size_t d = 0; d < lease->device_count; d++)
+        json_array_append_new(devices, json_pack("{s:I, s:s}", "index",
+                                                 (json_int_t)lease->indices[d], "uuid",
+                                                 lease->uuids[d]));
+    json_t *o = json_object();
+    json_object_set_new(o, "state", json_string(lease->waiting ? "waiting" : "holding"));
+    json_object_set_new(o, "devices", devices);
+    json_object_set_new(o, "pid", json_integer(lease->pid));
+    json_object_set_new(o, "user", json_string(lease->user));
+    json_object_set_new(o, "uid", json_integer(lease->uid));
+    json_object_set_new(o, "since", json_string(since));
+    json_object_set_new(o, "since_epoch", json_real((double)lease->since.tv_sec +
+                                                    (double)lease->since.tv_nsec / 1e9));
+    json_object_set_new(o, "share", json_boolean(lease->share));
+    json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)lease->reserved));
+    json_object_set_new(o, "command", json_string(lease->command));
+    json_object_set_new(o, "request", lease->waiting ? json_string(lease->request) : json_null());
+    json_object_set_new(o, "file", json_string(lease->name));
+    return o;
+}
+
+static void print_table(const gk_lease *leases, size_t count)
+{
+    char since[64], reserved[32], gpus[256];
+    size_t holding = 0;
+    for (size_t i = 0; i < count; i++)
+        holding += !leases[i].waiting;
+    if (holding == 0)
+        printf("No GPU is reserved.\n");
+    else
+        printf("%-10s %8s %-12s %-19s %-10s %-6s %s\n", "GPU", "PID", "USER", "SINCE",
+               "RESERVED", "MODE", "COMMAND");
+    for (size_t i = 0; i < count; i++) {
+        const gk_lease *lease = &leases[i];
+        if (lease->waiting)
+            continue;
+        size_t used = 0;
+        gpus[0] = '\0';
+        for (size_t d = 0; d < lease->device_count && used < sizeof gpus; d++)
+            used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%s%u", d ? "," : "",
+                                     lease->indices[d]);
+        format_since(since, sizeof since, &lease->since);
+        printf("%-10s %8u %-12s %-19s %-10s %-6s %s\n", gpus, lease->pid, lease->user, since,
+               lease->reserved ? gk_format_size(reserved, sizeof reserved, lease->reserved) : "-",
+               lease->share ? "shared" : "excl", lease->command);
+    }
+    size_t waiting = count - holding;
+    if (waiting) {
+        printf("\n%zu job(s) waiting, first come first served:\n", waiting);
+        size_t place = 0;
+        for (size_t i = 0; i < count; i++) {
+            if (!leases[i].waiting)
+                continue;
+            format_since(since, sizeof since, &leases[i].since);
+            printf("  %zu. pid %u (%s) since %s: %s  [%s]\n", ++place, leases[i].pid,
+                   leases[i].user, since, leases[i].command, leases[i].request);
+        }
+    }
+}
+
+int cmd_leases(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        switch (opt) {
+        case 'j':
+            json = true;
+            break;
+        case 'h':
+            print_usage(stdout);
+            return GK_EXIT_OK;
+        default:
+            print_usage(stderr);
+            return GK_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gpukit leases: unexpected argument '%s'\n", argv[optind]);
+        return GK_EXIT_USAGE;
+    }
+    gk_lease_dir *dir = NULL;
+    gk_lease *leases = NULL;
+    size_t count = 0;
+    gk_status status = gk_lease_dir_open(NULL, false, &dir);
+    if (status == GK_OK && (status = gk_lease_dir_lock(dir)) == GK_OK) {
+        status = gk_lease_list(dir, &leases, &count);
+        gk_lease_dir_unlock(dir);
+        if (gk_lease_dir_warnings(dir)[0])
+            fprintf(stderr, "gpukit leases: warning: %s", gk_lease_dir_warnings(dir));
+    }
+    gk_lease_dir_close(dir);
+    if (status != GK_OK) {
+        fprintf(stderr, "gpukit leases: %s\n", gk_last_error());
+        return status == GK_ERR_OUT_OF_MEMORY ? GK_EXIT_FAILURE : GK_EXIT_LEASES;
+    }
+    int code = GK_EXIT_OK;
+    if (json) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < count; i++)
+            json_array_append_new(list, lease_json(&leases[i]));
+        if (!cli_print_json(list))
+            code = GK_EXIT_FAILURE;
+    } else {
+        print_table(leases, count);
+    }
+    free(leases);
+    return fflush(stdout) == 0 ? code : GK_EXIT_FAILURE;
+}

@@ -1,0 +1,183 @@
+/* `gpukit pick`: which GPU(s) a job should use now, by policy, skipping the
+ * ones other jobs have reserved. It only reads: `gpukit run` reserves. */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void print_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: gpukit pick [SELECTION] [--format=FORMAT] [-v]\n"
+            "\n"
+            "Print the GPU(s) that fit best now, skipping GPUs reserved by running\n"
+            "'gpukit run' jobs. Picking does not reserve: between 'pick' and the start of\n"
+            "your job another job may take the GPU; 'gpukit run' picks and reserves in one\n"
+            "step (and 'gpukit run -- $SHELL' gives a shell with the GPU reserved).\n"
+            "\n"
+            CLI_REQUEST_HELP
+            "\n"
+            "Output:\n"
+            "      --format=FORMAT     index (default: 3 or 1,5; MIG devices as 0:1), uuid,\n"
+            "                          env (an 'export CUDA_VISIBLE_DEVICES=...' line), json\n"
+            "  -v, --verbose           also list every candidate and why it was skipped (stderr)\n"
+            "  -h, --help              show this help\n"
+            "\n"
+            "Exit status: 0 picked, 2 bad usage, 3 no GPU here, 4 driver problem,\n"
+            "5 not enough GPUs fit, 7 the lease directory is unsafe or unreadable.\n");
+}
+
+typedef enum format { FORMAT_INDEX, FORMAT_UUID, FORMAT_ENV, FORMAT_JSON } format;
+
+static bool parse_format(const char *name, format *out)
+{
+    static const char *const names[] = {"index", "uuid", "env", "json"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(name, names[i]) == 0) {
+            *out = (format)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+static json_t *candidate_json(const gk_snapshot *snapshot, const gk_candidate *c)
+{
+    const gk_gpu *gpu = &snapshot->gpus[c->gpu];
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer(c->index));
+    json_object_set_new(o, "mig_index", c->mig >= 0 ? json_integer(c->mig) : json_null());
+    json_object_set_new(o, "uuid", json_string(c->uuid));
+    json_object_set_new(o, "name", json_string(c->mig >= 0 ? gpu->mig_devices[c->mig].name
+                                                           : gpu->name));
+    json_object_set_new(o, "memory.total", c->total.known
+                                               ? json_integer((json_int_t)(c->total.value / CLI_MIB))
+                                               : json_null());
+    json_object_set_new(o, "memory.free", c->free.known
+                                              ? json_integer((json_int_t)(c->free.value / CLI_MIB))
+                                              : json_null());
+    json_object_set_new(o, "reservations", json_integer(c->claims));
+    json_object_set_new(o, "rejected", c->rejected[0] ? json_string(c->rejected) : json_null());
+    return o;
+}
+
+static bool print_choice(const gk_reservation *r, const gk_request *request, format how)
+{
+    const gk_selection *selection = &r->selection;
+    if (how == FORMAT_JSON) {
+        json_t *chosen = json_array(), *all = json_array();
+        for (size_t i = 0; i < selection->count; i++) {
+            json_t *c = candidate_json(r->snapshot, &selection->candidates[i]);
+            if (selection->fits && i < request->count)
+                json_array_append(chosen, c);
+            json_array_append_new(all, c);
+        }
+        json_t *o = json_object();
+        json_object_set_new(o, "fits", json_boolean(selection->fits));
+        json_object_set_new(o, "order", json_string(gk_order_name(request->order)));
+        json_object_set_new(o, "devices", chosen);
+        json_object_set_new(o, "candidates", all);
+        json_object_set_new(o, "why", selection->fits ? json_null() : json_string(selection->why));
+        return cli_print_json(o);
+    }
+    if (!selection->fits)
+        return true;
+    char visible[GK_LEASE_MAX_DEVICES * 100];
+    if (how == FORMAT_ENV) {
+        gk_launch_visible_devices(r, request->count, visible, sizeof visible);
+        printf("export CUDA_VISIBLE_DEVICES=%s\n", visible);
+        return true;
+    }
+    for (unsigned k = 0; k < request->count; k++) {
+        const gk_candidate *c = &selection->candidates[k];
+        if (k)
+            putchar(',');
+        if (how == FORMAT_UUID)
+            printf("%s", c->uuid);
+        else if (c->mig >= 0)
+            printf("%u:%d", c->index, c->mig);
+        else
+            printf("%u", c->index);
+    }
+    putchar('\n');
+    return true;
+}
+
+int cmd_pick(int argc, char **argv)
+{
+    static const struct option options[] = {
+        CLI_REQUEST_OPTIONS,
+        {"format", required_argument, NULL, 'f'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    gk_request request;
+    gk_request_init(&request);
+    request.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    format how = FORMAT_INDEX;
+    bool verbose = false;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "n:f:vh", options, NULL)) != -1) {
+        int handled = cli_request_option("pick", opt, optarg, &request);
+        if (handled == GK_EXIT_OK)
+            continue;
+        if (handled == GK_EXIT_USAGE)
+            return GK_EXIT_USAGE;
+        switch (opt) {
+        case 'f':
+            if (!parse_format(optarg, &how)) {
+                fprintf(stderr, "gpukit pick: --format must be index, uuid, env or json\n");
+                return GK_EXIT_USAGE;
+            }
+            break;
+        case 'v':
+            verbose = true;
+            break;
+        case 'h':
+            print_usage(stdout);
+            return GK_EXIT_OK;
+        default:
+            print_usage(stderr);
+            return GK_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gpukit pick: unexpected argument '%s'\n", argv[optind]);
+        return GK_EXIT_USAGE;
+    }
+
+    gk_probe *probe = NULL;
+    gk_lease_dir *dir = NULL;
+    if (gk_probe_open(&probe) != GK_OK) {
+        fprintf(stderr, "gpukit pick: %s\n", gk_last_error());
+        return GK_EXIT_FAILURE;
+    }
+    gk_status status = gk_lease_dir_open(NULL, false, &dir);
+    gk_reservation reservation = {0};
+    gk_reserve_options reserve = {.lease = false};
+    if (status == GK_OK)
+        status = gk_reserve(probe, dir, &request, &reserve, &reservation);
+    if (reservation.warnings[0])
+        fprintf(stderr, "gpukit pick: warning: %s", reservation.warnings);
+    int code = GK_EXIT_OK;
+    if (status != GK_OK && status != GK_ERR_BUSY) {
+        code = cli_reserve_failed("pick", status);
+    } else {
+        if (verbose)
+            cli_print_candidates(stderr, &reservation, request.count);
+        if (!print_choice(&reservation, &request, how))
+            code = GK_EXIT_FAILURE;
+        if (status == GK_ERR_BUSY)
+            code = cli_reserve_failed("pick", status);
+    }
+    gk_reservation_free(&reservation);
+    gk_lease_dir_close(dir);
+    gk_probe_close(probe);
+    if (fflush(stdout) != 0)
+        return GK_EXIT_FAILURE;
+    return code;
+}

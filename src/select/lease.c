@@ -1,0 +1,386 @@
+/* Lease records: writing them, reading them back (skipping anything that is
+ * not ours), and turning them into claims for selection. The file format is
+ * a few "key value" lines:
+ *
+ *   gpukit-lease 1
+ *   state holding            (or "waiting" for a job in line)
+ *   pid 1234
+ *   uid 1000
+ *   since 1763800000.123456789
+ *   share 0
+ *   reserved 21474836480
+ *   device GPU-2bdfff79-... 0   (UUID and index, one line per device)
+ *   command python train.py
+ *   request 1 device, --min-free 20.0 GiB
+ */
+#define _GNU_SOURCE
+#include "select/lease_dir.h"
+
+#include "core/error.h"
+#include "core/users.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RECORD_MAX 8192
+
+void gk_lease_stamp(gk_lease *lease)
+{
+    uint64_t now = gk_wall_ns();
+    lease->pid = (uint32_t)getpid();
+    lease->uid = (uint32_t)geteuid();
+    gk_user_name(geteuid(), lease->user, sizeof lease->user);
+    lease->since.tv_sec = (time_t)(now / 1000000000ull);
+    lease->since.tv_nsec = (long)(now % 1000000000ull);
+}
+
+/* One line of text without newlines, so a command cannot forge records. */
+static void put_text(FILE *out, const char *key, const char *text)
+{
+    fprintf(out, "%s ", key);
+    for (; *text; text++)
+        fputc(*text == '\n' || *text == '\r' ? ' ' : *text, out);
+    fputc('\n', out);
+}
+
+static size_t format_record(const gk_lease *lease, char *buf, size_t size)
+{
+    FILE *out = fmemopen(buf, size, "w");
+    if (!out)
+        return 0;
+    fprintf(out, "gpukit-lease 1\nstate %s\npid %" PRIu32 "\nuid %" PRIu32
+                 "\nsince %lld.%09ld\nshare %d\nreserved %" PRIu64 "\n",
+            lease->waiting ? "waiting" : "holding", lease->pid, lease->uid,
+            (long long)lease->since.tv_sec, lease->since.tv_nsec, lease->share ? 1 : 0,
+            lease->reserved);
+    for (size_t i = 0; i < lease->device_count; i++)
+        fprintf(out, "device %s %u\n", lease->uuids[i], lease->indices[i]);
+    put_text(out, "command", lease->command);
+    if (lease->request[0])
+        put_text(out, "request", lease->request);
+    long length = ftell(out);
+    bool ok = !ferror(out) && length > 0 && (size_t)length < size;
+    fclose(out);
+    return ok ? (size_t)length : 0;
+}
+
+gk_status gk_lease_write(gk_lease_dir *dir, const char *name, const gk_lease *lease,
+                         bool cloexec, int *fd_out)
+{
+    char record[RECORD_MAX];
+    size_t length = format_record(lease, record, sizeof record);
+    if (length == 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "the lease record is too long");
+    if (dir->fd < 0)
+        return gk_fail(GK_ERR_IO, "the lease directory %s does not exist", dir->path);
+    int fd = openat(dir->fd, name,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | (cloexec ? O_CLOEXEC : 0), 0644);
+    if (fd < 0) {
+        int err = errno;
+        gk_status status = gk_fail(err == EACCES || err == EPERM || err == EROFS ? GK_ERR_PERMISSION
+                                                                      : GK_ERR_IO,
+                       "cannot create a lease in %s: %s; ask an admin to make it writable for "
+                       "everyone (chmod 1777 %s) or set GPUKIT_LEASE_DIR to a directory you "
+                       "can write", dir->path, strerror(err), dir->path);
+        errno = err; /* EEXIST tells gk_lease_create to pick another name */
+        return status;
+    }
+    /* Locked before anything else can see it: readers hold the directory
+     * lock, and so do we. */
+    gk_status status = GK_OK;
+    if (flock(fd, LOCK_SH) != 0)
+        status = gk_fail(GK_ERR_IO, "cannot lock the lease %s/%s: %s", dir->path, name,
+                         strerror(errno));
+    else if (fchmod(fd, 0644) != 0 || write(fd, record, length) != (ssize_t)length)
+        status = gk_fail(GK_ERR_IO, "cannot write the lease %s/%s: %s", dir->path, name,
+                         strerror(errno));
+    if (status != GK_OK) {
+        unlinkat(dir->fd, name, 0);
+        close(fd);
+        return status;
+    }
+    *fd_out = fd;
+    return GK_OK;
+}
+
+gk_status gk_lease_create(gk_lease_dir *dir, gk_lease *lease, int *fd)
+{
+    gk_lease_stamp(lease);
+    lease->waiting = false;
+    /* A random part makes the name unguessable, so nobody can plant
+     * something under it beforehand; O_EXCL refuses whatever is there. */
+    for (int attempt = 0; attempt < 8; attempt++) {
+        uint32_t nonce = 0;
+        if (getrandom(&nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce)
+            nonce = (uint32_t)gk_now_ns() ^ (uint32_t)attempt;
+        snprintf(lease->name, sizeof lease->name, "lease-%" PRIu32 "-%08" PRIx32, lease->pid,
+                 nonce);
+        gk_status status = gk_lease_write(dir, lease->name, lease, false, fd);
+        if (status == GK_OK || errno != EEXIST)
+            return status;
+    }
+    return gk_fail(GK_ERR_IO, "cannot find a free lease name in %s", dir->path);
+}
+
+void gk_lease_release(gk_lease_dir *dir, const char *name, int fd)
+{
+    if (dir && dir->fd >= 0 && name && name[0])
+        unlinkat(dir->fd, name, 0);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* --- reading --- */
+
+static bool parse_record(char *text, gk_lease *lease)
+{
+    bool header = false, has_pid = false, has_uid = false;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *value = strchr(line, ' ');
+        if (!value)
+            return false;
+        *value++ = '\0';
+        if (strcmp(line, "gpukit-lease") == 0) {
+            header = strcmp(value, "1") == 0;
+        } else if (strcmp(line, "state") == 0) {
+            lease->waiting = strcmp(value, "waiting") == 0;
+        } else if (strcmp(line, "pid") == 0) {
+            lease->pid = (uint32_t)strtoul(value, NULL, 10);
+            has_pid = true;
+        } else if (strcmp(line, "uid") == 0) {
+            lease->uid = (uint32_t)strtoul(value, NULL, 10);
+            has_uid = true;
+        } else if (strcmp(line, "since") == 0) {
+            char *dot;
+            lease->since.tv_sec = (time_t)strtoll(value, &dot, 10);
+            lease->since.tv_nsec = *dot == '.' ? strtol(dot + 1, NULL, 10) : 0;
+        } else if (strcmp(line, "share") == 0) {
+            lease->share = strcmp(value, "1") == 0;
+        } else if (strcmp(line, "reserved") == 0) {
+            lease->reserved = strtoull(value, NULL, 10);
+        } else if (strcmp(line, "device") == 0) {
+            if (lease->device_count == GK_LEASE_MAX_DEVICES)
+                return false;
+            char *index = strchr(value, ' ');
+            if (index)
+                *index++ = '\0';
+            size_t k = lease->device_count++;
+            snprintf(lease->uuids[k], sizeof lease->uuids[k], "%s", value);
+            lease->indices[k] = index ? (unsigned)strtoul(index, NULL, 10) : 0;
+        } else if (strcmp(line, "command") == 0) {
+            snprintf(lease->command, sizeof lease->command, "%s", value);
+        } else if (strcmp(line, "request") == 0) {
+            snprintf(lease->request, sizeof lease->request, "%s", value);
+        }
+    }
+    return header && has_pid && has_uid;
+}
+
+static bool is_record_name(const char *name)
+{
+    return strncmp(name, "lease-", 6) == 0 || strncmp(name, "wait-", 5) == 0;
+}
+
+/* Reads one entry; returns true and fills *lease for a live record. Stale
+ * records of this user are removed; anything odd becomes a warning. */
+static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
+{
+    char where[4200];
+    snprintf(where, sizeof where, "%s/%s", dir->path, name);
+    int fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            gk_lease_dir_warn(dir, "ignored %s: a symbolic link, not a gpukit lease (remove it)",
+                              where);
+        else if (errno != ENOENT)
+            gk_lease_dir_warn(dir, "ignored %s: %s", where, strerror(errno));
+        return false;
+    }
+    bool live = false;
+    struct stat st;
+    char record[RECORD_MAX];
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+        st.st_size >= (off_t)sizeof record) {
+        gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease (not a plain file)", where);
+    } else if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        /* Nobody holds it: its job has ended. Only its owner (or root) may
+         * remove it from the sticky directory. */
+        if (st.st_uid == geteuid() || geteuid() == 0)
+            unlinkat(dir->fd, name, 0);
+    } else if (errno != EWOULDBLOCK) {
+        gk_lease_dir_warn(dir, "ignored %s: cannot check its lock: %s", where, strerror(errno));
+    } else {
+        ssize_t n = pread(fd, record, sizeof record - 1, 0);
+        memset(lease, 0, sizeof *lease);
+        record[n > 0 ? n : 0] = '\0';
+        if (n <= 0 || !parse_record(record, lease)) {
+            gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease", where);
+        } else if (lease->uid != st.st_uid) {
+            gk_lease_dir_warn(dir, "ignored %s: it claims uid %" PRIu32 " but belongs to uid "
+                              "%lu (planted by another user?)", where, lease->uid,
+                              (unsigned long)st.st_uid);
+        } else if (lease->waiting != (name[0] == 'w')) {
+            gk_lease_dir_warn(dir, "ignored %s: its state does not match its name", where);
+        } else {
+            snprintf(lease->name, sizeof lease->name, "%s", name);
+            gk_user_name(st.st_uid, lease->user, sizeof lease->user);
+            live = true;
+        }
+    }
+    close(fd);
+    return live;
+}
+
+/* Oldest first; waiting jobs by their place in line (their name). */
+static int compare_leases(const void *pa, const void *pb)
+{
+    const gk_lease *a = pa, *b = pb;
+    if (a->waiting && b->waiting)
+        return strcmp(a->name, b->name);
+    if (a->since.tv_sec != b->since.tv_sec)
+        return a->since.tv_sec < b->since.tv_sec ? -1 : 1;
+    if (a->since.tv_nsec != b->since.tv_nsec)
+        return a->since.tv_nsec < b->since.tv_nsec ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+gk_status gk_lease_list(gk_lease_dir *dir, gk_lease **leases, size_t *count)
+{
+    *leases = NULL;
+    *count = 0;
+    dir->warnings[0] = '\0';
+    if (dir->fd < 0)
+        return GK_OK;
+    int fd = dup(dir->fd);
+    DIR *stream = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!stream) {
+        if (fd >= 0)
+            close(fd);
+        return gk_fail(GK_ERR_IO, "cannot read the lease directory %s: %s", dir->path,
+                       strerror(errno));
+    }
+    rewinddir(stream);
+    size_t capacity = 0;
+    gk_lease *list = NULL;
+    gk_status status = GK_OK;
+    struct dirent *entry;
+    while ((entry = readdir(stream))) {
+        if (!is_record_name(entry->d_name))
+            continue; /* not ours (an admin's README, say): left alone */
+        if (*count == capacity) {
+            capacity = capacity ? capacity * 2 : 16;
+            gk_lease *bigger = realloc(list, capacity * sizeof *list);
+            if (!bigger) {
+                status = gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory");
+                break;
+            }
+            list = bigger;
+        }
+        if (read_entry(dir, entry->d_name, &list[*count]))
+            (*count)++;
+    }
+    closedir(stream);
+    if (status != GK_OK) {
+        free(list);
+        *count = 0;
+        return status;
+    }
+    if (*count)
+        qsort(list, *count, sizeof *list, compare_leases);
+    *leases = list;
+    return GK_OK;
+}
+
+/* --- claims --- */
+
+/* Is `pid` the job `root` or one of its descendants? Walks the parent chain
+ * in /proc, a few dozen steps at most. */
+static bool in_job(uint32_t pid, uint32_t root)
+{
+    for (int depth = 0; depth < 64 && pid > 1; depth++) {
+        if (pid == root)
+            return true;
+        char path[64], stat[512];
+        snprintf(path, sizeof path, "/proc/%" PRIu32 "/stat", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return false;
+        ssize_t n = read(fd, stat, sizeof stat - 1);
+        close(fd);
+        if (n <= 0)
+            return false;
+        stat[n] = '\0';
+        /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+        const char *end = strrchr(stat, ')');
+        unsigned long parent;
+        char state;
+        if (!end || sscanf(end + 1, " %c %lu", &state, &parent) != 2)
+            return false;
+        pid = (uint32_t)parent;
+    }
+    return false;
+}
+
+/* Memory the job's processes use on the device `uuid`. */
+static uint64_t held_by_job(const gk_snapshot *snapshot, const char *uuid, uint32_t job)
+{
+    uint64_t held = 0;
+    for (size_t g = 0; g < snapshot->gpu_count; g++) {
+        const gk_gpu *gpu = &snapshot->gpus[g];
+        const gk_mig_device *mig = NULL;
+        for (size_t m = 0; m < gpu->mig_count; m++)
+            if (strcmp(gpu->mig_devices[m].uuid, uuid) == 0)
+                mig = &gpu->mig_devices[m];
+        if (!mig && strcmp(gpu->uuid, uuid) != 0)
+            continue;
+        for (size_t p = 0; p < gpu->process_count; p++) {
+            const gk_process *process = &gpu->processes[p];
+            if (mig && !(process->gpu_instance.known && mig->gpu_instance.known &&
+                         process->gpu_instance.value == mig->gpu_instance.value))
+                continue;
+            if (process->gpu_memory.known && in_job(process->pid, job))
+                held += process->gpu_memory.value;
+        }
+    }
+    return held;
+}
+
+gk_status gk_lease_claims(const gk_snapshot *snapshot, const gk_lease *leases, size_t count,
+                          gk_claim **claims, size_t *claim_count)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < count; i++)
+        if (!leases[i].waiting)
+            total += leases[i].device_count;
+    *claim_count = 0;
+    *claims = calloc(total ? total : 1, sizeof **claims);
+    if (!*claims)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < count; i++) {
+        const gk_lease *lease = &leases[i];
+        if (lease->waiting)
+            continue;
+        for (size_t d = 0; d < lease->device_count; d++) {
+            gk_claim *claim = &(*claims)[(*claim_count)++];
+            snprintf(claim->uuid, sizeof claim->uuid, "%s", lease->uuids[d]);
+            claim->share = lease->share;
+            claim->reserved = lease->reserved;
+            claim->held = lease->share && lease->reserved
+                              ? held_by_job(snapshot, lease->uuids[d], lease->pid)
+                              : 0;
+            claim->pid = lease->pid;
+            snprintf(claim->user, sizeof claim->user, "%s", lease->user);
+        }
+    }
+    return GK_OK;
+}

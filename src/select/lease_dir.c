@@ -1,0 +1,207 @@
+/* The lease directory: finding it, refusing it when another user could
+ * tamper with it, and the machine-wide lock (an flock on the directory
+ * itself, which nobody can delete or replace while it is in use). */
+#include "select/lease_dir.h"
+
+#include "core/error.h"
+#include "core/users.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GK_LEASE_DEFAULT_DIR "/tmp/gpukit-leases"
+
+uint64_t gk_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+uint64_t gk_wall_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+void gk_lease_dir_warn(gk_lease_dir *dir, const char *fmt, ...)
+{
+    char line[512];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(line, sizeof line, fmt, args);
+    va_end(args);
+    if (strstr(dir->warnings, line))
+        return;
+    size_t used = strlen(dir->warnings);
+    snprintf(dir->warnings + used, sizeof dir->warnings - used, "%s\n", line);
+}
+
+/* Checks an opened directory; the message says what is wrong and the fix. */
+static gk_status check_directory(const char *path, const struct stat *st)
+{
+    static const char fix[] = "an admin can create a safe one with 'sudo install -d -m 1777 -o "
+                              "root -g root %s', or set GPUKIT_LEASE_DIR to a directory of "
+                              "your own";
+    char message[256], owner[64];
+    if (!S_ISDIR(st->st_mode))
+        return gk_fail(GK_ERR_UNSAFE, "the lease directory %s is not a directory", path);
+    if (st->st_uid != 0 && st->st_uid != geteuid()) {
+        gk_user_name(st->st_uid, owner, sizeof owner);
+        snprintf(message, sizeof message, fix, path);
+        return gk_fail(GK_ERR_UNSAFE,
+                       "refusing the lease directory %s: it belongs to %s, who could delete "
+                       "other users' reservations; %s", path, owner, message);
+    }
+    if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
+        return gk_fail(GK_ERR_UNSAFE,
+                       "refusing the lease directory %s: others may write to it but it lacks "
+                       "the sticky bit, so any user could delete reservations; fix: chmod +t %s",
+                       path, path);
+    }
+    return GK_OK;
+}
+
+static gk_status create_directory(const char *path)
+{
+    /* Created private first, then opened without following links and made
+     * shared, so nobody can swap something in between. */
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        int err = errno;
+        return gk_fail(err == EACCES ? GK_ERR_PERMISSION : GK_ERR_IO,
+                       "cannot create the lease directory %s: %s; create it with 'install -d "
+                       "-m 1777 %s' or set GPUKIT_LEASE_DIR to a directory you can write",
+                       path, strerror(err), path);
+    }
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return GK_OK; /* the checks on open report what is there */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 07777) == 0700)
+        fchmod(fd, 01777);
+    close(fd);
+    return GK_OK;
+}
+
+gk_status gk_lease_dir_open(const char *path, bool create, gk_lease_dir **out)
+{
+    if (!path)
+        path = getenv("GPUKIT_LEASE_DIR");
+    if (!path || !*path)
+        path = GK_LEASE_DEFAULT_DIR;
+    gk_lease_dir *dir = calloc(1, sizeof *dir);
+    if (!dir)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory");
+    dir->fd = -1;
+    snprintf(dir->path, sizeof dir->path, "%s", path);
+
+    struct stat before, after;
+    if (lstat(path, &before) != 0 && errno == ENOENT) {
+        if (!create) {
+            *out = dir; /* nothing leased yet */
+            return GK_OK;
+        }
+        gk_status status = create_directory(path);
+        if (status != GK_OK) {
+            free(dir);
+            return status;
+        }
+    }
+    if (lstat(path, &before) != 0) {
+        int err = errno;
+        free(dir);
+        return gk_fail(err == EACCES ? GK_ERR_PERMISSION : GK_ERR_IO,
+                       "cannot use the lease directory %s: %s", path, strerror(err));
+    }
+    if (S_ISLNK(before.st_mode)) {
+        free(dir);
+        return gk_fail(GK_ERR_UNSAFE,
+                       "refusing the lease directory %s: it is a symbolic link, which another "
+                       "user could point anywhere; remove it (rm %s) or set GPUKIT_LEASE_DIR "
+                       "to a real directory", path, path);
+    }
+    dir->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir->fd < 0) {
+        int err = errno;
+        free(dir);
+        if (err == ENOTDIR)
+            return gk_fail(GK_ERR_UNSAFE, "the lease directory %s is not a directory; remove "
+                           "it or set GPUKIT_LEASE_DIR", path);
+        return gk_fail(err == EACCES ? GK_ERR_PERMISSION : GK_ERR_IO,
+                       "cannot open the lease directory %s: %s; it must be readable by every "
+                       "user (chmod 1777 %s)", path, strerror(err), path);
+    }
+    gk_status status = GK_OK;
+    if (fstat(dir->fd, &after) != 0 || after.st_dev != before.st_dev ||
+        after.st_ino != before.st_ino)
+        status = gk_fail(GK_ERR_UNSAFE, "the lease directory %s changed while it was opened; "
+                         "try again", path);
+    else
+        status = check_directory(path, &after);
+    if (status != GK_OK) {
+        gk_lease_dir_close(dir);
+        return status;
+    }
+    *out = dir;
+    return GK_OK;
+}
+
+void gk_lease_dir_close(gk_lease_dir *dir)
+{
+    if (!dir)
+        return;
+    if (dir->fd >= 0)
+        close(dir->fd); /* also drops the lock if it is held */
+    free(dir);
+}
+
+const char *gk_lease_dir_path(const gk_lease_dir *dir)
+{
+    return dir->path;
+}
+
+const char *gk_lease_dir_warnings(const gk_lease_dir *dir)
+{
+    return dir->warnings;
+}
+
+gk_status gk_lease_dir_lock(gk_lease_dir *dir)
+{
+    dir->lock_wanted_ns = gk_now_ns();
+    if (dir->fd >= 0) {
+        while (flock(dir->fd, LOCK_EX) != 0) {
+            if (errno != EINTR)
+                return gk_fail(GK_ERR_IO, "cannot lock the lease directory %s: %s", dir->path,
+                               strerror(errno));
+        }
+    }
+    dir->locked = true;
+    dir->lock_taken_ns = gk_now_ns();
+    return GK_OK;
+}
+
+void gk_lease_dir_unlock(gk_lease_dir *dir)
+{
+    if (!dir->locked)
+        return;
+    if (dir->fd >= 0)
+        flock(dir->fd, LOCK_UN);
+    dir->locked = false;
+    dir->lock_released_ns = gk_now_ns();
+}
+
+void gk_lease_dir_lock_times(const gk_lease_dir *dir, double *waited, double *held)
+{
+    *waited = (double)(dir->lock_taken_ns - dir->lock_wanted_ns) / 1e9;
+    *held = dir->lock_released_ns >= dir->lock_taken_ns
+                ? (double)(dir->lock_released_ns - dir->lock_taken_ns) / 1e9
+                : 0;
+}
