@@ -67,18 +67,22 @@ gk_status gk_parse_size(const char *text, uint64_t *bytes)
         if (fractional && size_units[i].factor == 1)
             return gk_fail(GK_ERR_INVALID_ARGUMENT,
                            "'%s': a number of bytes must be whole; %s", text, fix);
+        if (size_units[i].factor == 1) {
+            /* Whole bytes, read exactly: doubles lose digits above 2^53. */
+            uint64_t exact = 0;
+            for (const char *p = text; isdigit((unsigned char)*p); p++) {
+                if (exact > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+                    return gk_fail(GK_ERR_INVALID_ARGUMENT, "'%s' is too large", text);
+                exact = exact * 10 + (uint64_t)(*p - '0');
+            }
+            *bytes = exact;
+            return GK_OK;
+        }
         double total = value * (double)size_units[i].factor;
         /* 2^64 is exactly representable; anything at or above it overflows. */
         if (total >= 18446744073709551616.0)
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "'%s' is too large", text);
         *bytes = (uint64_t)llround(total);
-        if (size_units[i].factor == 1) {
-            /* Whole bytes: re-read exactly, doubles lose digits above 2^53. */
-            uint64_t exact = 0;
-            for (const char *p = text; isdigit((unsigned char)*p); p++)
-                exact = exact * 10 + (uint64_t)(*p - '0');
-            *bytes = exact;
-        }
         return GK_OK;
     }
     return gk_fail(GK_ERR_INVALID_ARGUMENT, "'%s' has an unknown unit '%s'; %s", text, suffix,

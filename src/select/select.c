@@ -397,14 +397,22 @@ static void apply_filters(gk_candidate *c, const gk_gpu *gpu, const gk_request *
     }
 }
 
-/* Could the device ever fit, once every job has ended? */
-static bool could_fit(const gk_candidate *c, const gk_request *request)
+/* Could the device ever fit, once every job has ended? Values the driver
+ * cannot give now (N/A) are taken to stay unknown. */
+static bool could_fit(const gk_candidate *c, const gk_gpu *gpu, const gk_request *request)
 {
     if (c->mig >= 0 && request->count > 1)
         return false;
-    if (request->min_total.known && (!c->total.known || c->total.value < request->min_total.value))
+    if ((request->min_total.known || request->min_free.known || request->min_free_ratio > 0) &&
+        !c->total.known)
         return false;
-    if (request->min_free.known && c->total.known && c->total.value < request->min_free.value)
+    if (request->min_total.known && c->total.value < request->min_total.value)
+        return false;
+    if (request->min_free.known && c->total.value < request->min_free.value)
+        return false;
+    if (request->max_util >= 0 && !gpu->utilization_gpu.known)
+        return false;
+    if (request->max_procs >= 0 && !gpu->processes_known)
         return false;
     return true;
 }
@@ -525,7 +533,7 @@ gk_status gk_select(const gk_snapshot *snapshot, const gk_cuda_view *allowed,
         selection->candidates[i] = list[i].candidate;
         if (!list[i].candidate.rejected[0])
             selection->fitting++;
-        if (could_fit(&list[i].candidate, request))
+        if (could_fit(&list[i].candidate, &snapshot->gpus[list[i].candidate.gpu], request))
             possible++;
     }
     free(list);

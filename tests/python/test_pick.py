@@ -1,0 +1,172 @@
+"""`gpukit pick`: orders, filters, N/A values, the CUDA_VISIBLE_DEVICES
+restriction, MIG, output formats and bad input, on the fake NVML."""
+import json
+
+import pytest
+
+from conftest import (EXIT_DRIVER, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, run,
+                      scenario_env, base_env)
+
+EXIT_BUSY = 5
+H100 = {3: "GPU-e184d64f-6a57-4c38-bb05-774e6080de8b",
+        6: "GPU-41f31581-2ed2-4822-b893-267c7ee27b7b"}
+
+
+@pytest.fixture
+def pick(tmp_path):
+    def call(args, scenario="h100x8", **env):
+        e = scenario_env(tmp_path, scenario) if scenario else base_env(tmp_path)
+        e["GPUKIT_LEASE_DIR"] = str(tmp_path / "leases")
+        e.update(env)
+        return run(["pick", *args], e)
+    return call
+
+
+# h100x8 free memory (GiB): 0: 40.4, 1: 40.4, 2: 8.8, 3: 79.1, 4: 64.1,
+# 5: 64.1, 6: 71.7, 7: 20.5; utilization 87 85 100 0 34 31 12 99; power
+# draw/limit lowest on 3, then 6; processes 1 1 2 0 1 1 1 2.
+@pytest.mark.parametrize("args, expected", [
+    ([], "3"),
+    (["--count", "3"], "3,6,4"),
+    (["-n", "8"], "3,6,4,5,0,1,7,2"),
+    (["--order", "free-ratio", "-n", "2"], "3,6"),
+    (["--order", "util", "-n", "4"], "3,6,5,4"),
+    (["--order", "power", "-n", "2"], "3,6"),
+    (["--order", "index"], "0"),
+    (["--order", "index", "--min-free", "50G"], "3"),
+    (["--min-free", "75G"], "3"),
+    (["--min-free", "60GiB", "-n", "4"], "3,6,4,5"),
+    (["--min-free-ratio", "50%", "-n", "4"], "3,6,4,5"),
+    (["--max-util", "40", "-n", "4"], "3,6,4,5"),
+    (["--max-procs", "0"], "3"),
+    (["--max-procs", "1", "-n", "6"], "3,6,4,5,0,1"),
+    (["--min-total", "79G"], "3"),
+    (["--gpus", "0,1,2", "--order", "index"], "0"),
+    (["--gpus", "GPU-41f3"], "6"),
+    (["--exclude", "3,6"], "4"),
+    (["--exclude", "GPU-e184d64f"], "6"),
+])
+def test_orders_and_filters(pick, args, expected):
+    result = pick(args)
+    assert result.returncode == EXIT_OK, result.stderr
+    assert result.stdout.strip() == expected
+
+
+def test_random_order_is_seeded_and_varies(pick):
+    picks = {pick(["--order", "random", "--seed", str(seed)]).stdout for seed in range(12)}
+    assert len(picks) > 1
+    assert pick(["--order", "random", "--seed", "5"]).stdout == \
+        pick(["--order", "random", "--seed", "5"]).stdout
+
+
+def test_not_enough_gpus(pick):
+    result = pick(["--min-free", "80G"])
+    assert result.returncode == EXIT_BUSY
+    assert result.stdout == ""
+    assert "not enough GPUs" in result.stderr
+    assert "GPU 3: 79.1 GiB free, less than --min-free 80.0 GiB" in result.stderr
+    result = pick(["-n", "3", "--max-util", "20"])
+    assert result.returncode == EXIT_BUSY
+    assert "wanted 3 device(s), 2 fit" in result.stderr
+
+
+def test_unavailable_fields_sort_last_and_fail_filters(pick):
+    # The vGPU has no utilization, power or temperature: it is still picked,
+    # but a filter that needs utilization cannot pass.
+    for order in ("free", "free-ratio", "power", "util", "index", "random"):
+        result = pick(["--order", order], scenario="notsupported")
+        assert result.returncode == EXIT_OK, result.stderr
+        assert result.stdout.strip() == "0"
+    result = pick(["--max-util", "50"], scenario="notsupported")
+    assert result.returncode == EXIT_BUSY
+    assert "utilization is unknown" in result.stderr
+
+
+def test_lost_gpus_are_never_picked(pick):
+    result = pick(["-n", "2", "--order", "index"], scenario="lost")
+    assert result.stdout.strip() == "0,2"
+    assert pick(["-n", "3"], scenario="lost").returncode == EXIT_BUSY
+
+
+def test_cuda_visible_devices_limits_the_choice(pick):
+    assert pick([], CUDA_VISIBLE_DEVICES="1,2").stdout.strip() == "1"
+    assert pick([], CUDA_VISIBLE_DEVICES=H100[6]).stdout.strip() == "6"
+    assert pick(["-n", "2"], CUDA_VISIBLE_DEVICES="7,2,0").stdout.strip() == "0,7"
+    result = pick(["-n", "3"], CUDA_VISIBLE_DEVICES="1,2")
+    assert result.returncode == EXIT_BUSY
+    result = pick([], CUDA_VISIBLE_DEVICES="")
+    assert result.returncode == EXIT_BUSY
+    assert "no device is usable" in result.stderr
+
+
+def test_mig_devices_are_candidates(pick):
+    # GPU 1 (MIG off, 19.6 GiB free) beats the biggest MIG slice (9.9 GiB).
+    assert pick([], scenario="mig").stdout.strip() == "1"
+    assert pick(["--gpus", "0"], scenario="mig").stdout.strip() == "0:0"
+    assert pick(["--gpus", "0", "--order", "free", "--exclude", "0:0"],
+                scenario="mig").stdout.strip() == "0:1"
+    uuid = pick(["--gpus", "0", "--format", "uuid"], scenario="mig").stdout.strip()
+    assert uuid == "MIG-ae01685a-5cec-43d1-baa4-e3e9ec71e542"
+    result = pick(["-n", "2"], scenario="mig")
+    assert result.returncode == EXIT_BUSY
+    assert "only one MIG device" in result.stderr
+
+
+def test_formats(pick):
+    assert pick(["--format", "uuid"]).stdout.strip() == H100[3]
+    assert pick(["--format", "uuid", "-n", "2"]).stdout.strip() == f"{H100[3]},{H100[6]}"
+    assert pick(["--format", "env"]).stdout == f"export CUDA_VISIBLE_DEVICES={H100[3]}\n"
+    data = json.loads(pick(["--format", "json", "-n", "2", "--min-free", "70G"]).stdout)
+    assert data["fits"] is True
+    assert [d["index"] for d in data["devices"]] == [3, 6]
+    assert data["devices"][0]["memory.free"] == 81559 - 531
+    assert len(data["candidates"]) == 8
+    assert data["candidates"][7]["rejected"].startswith("8.8 GiB free")
+    failed = pick(["--format", "json", "--min-free", "80G"])
+    assert failed.returncode == EXIT_BUSY
+    data = json.loads(failed.stdout)
+    assert data["fits"] is False and data["devices"] == [] and "80.0 GiB" in data["why"]
+
+
+def test_verbose_lists_every_candidate(pick):
+    result = pick(["-v", "--min-free", "30G"])
+    assert result.stdout.strip() == "3"
+    lines = result.stderr.splitlines()
+    assert len(lines) == 8
+    assert "chosen" in lines[0] and "GPU 3" in lines[0]
+    assert "less than --min-free 30.0 GiB" in lines[-1]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--min-free", "20X"], "unknown unit"),
+    (["--min-free", "-1G"], "not a size"),
+    (["--min-free", ""], "empty size"),
+    (["--min-free", "1.5"], "must be whole"),
+    (["--min-total", "lots"], "not a size"),
+    (["--count", "0"], "--count"),
+    (["--count", "two"], "--count"),
+    (["--order", "fastest"], "unknown order"),
+    (["--max-util", "101"], "--max-util"),
+    (["--max-procs", "-1"], "--max-procs"),
+    (["--min-free-ratio", "150%"], "more than 100%"),
+    (["--gpus", "9"], "no GPU 9"),
+    (["--exclude", "GPU-ffff"], "not the UUID"),
+    (["--gpus", "3:1"], "no MIG device"),
+    (["--format", "xml"], "--format"),
+    (["--frobnicate"], "Usage"),
+    (["extra"], "unexpected argument"),
+])
+def test_bad_usage(pick, args, message):
+    result = pick(args)
+    assert result.returncode == EXIT_USAGE
+    assert message in result.stderr
+    assert result.stdout == ""
+
+
+def test_no_gpu_and_driver_problems(pick):
+    result = pick([], scenario=None)
+    assert result.returncode == EXIT_NO_GPU
+    assert "no GPU" in result.stderr
+    result = pick([], scenario="driver_not_loaded")
+    assert result.returncode == EXIT_DRIVER
+    assert result.stderr.strip()
