@@ -3,7 +3,12 @@
 #ifndef GPUKIT_GPUKIT_H
 #define GPUKIT_GPUKIT_H
 
+#include <gpukit/launch.h>
+#include <gpukit/lease.h>
+#include <gpukit/optimus.h>
 #include <gpukit/probe.h>
+#include <gpukit/reserve.h>
+#include <gpukit/select.h>
 #include <gpukit/status.h>
 #include <gpukit/version.h>
 #include <gpukit/visible.h>

@@ -33,6 +33,11 @@ def base_env(tmp_path):
            and k not in ("LD_LIBRARY_PATH",)}
     env["PATH"] = str(empty)
     env["GPUKIT_NVML_LIBRARY"] = str(tmp_path / "no-such-dir" / "libnvidia-ml.so.1")
+    # Nor the Optimus view of this machine: a sleeping laptop GPU in the real
+    # /sys would change what `gpukit info` does (test_optimus.py builds fakes).
+    env["GPUKIT_SYSFS_ROOT"] = str(tmp_path / "no-such-dir" / "sys")
+    env["GPUKIT_PROC_ROOT"] = str(tmp_path / "no-such-dir" / "proc")
+    env["GPUKIT_BUMBLEBEE_SOCKET"] = str(tmp_path / "no-such-dir" / "bumblebee.socket")
     env["LC_ALL"] = "C.UTF-8"
     env["TERM"] = "xterm"
     return env

@@ -21,6 +21,7 @@ static gk_snapshot snapshot;
 static void make_gpu(unsigned i, gk_field free_bytes, gk_field util, gk_field draw, size_t procs)
 {
     gk_gpu *g = &gpus[i];
+    free(g->processes); /* setup() runs again to undo a test's changes */
     memset(g, 0, sizeof *g);
     g->index = i;
     snprintf(g->uuid, sizeof g->uuid, "GPU-%u%u%u%u0000-aaaa", i, i, i, i);
