@@ -38,6 +38,8 @@ def base_env(tmp_path):
     env["GPUKIT_SYSFS_ROOT"] = str(tmp_path / "no-such-dir" / "sys")
     env["GPUKIT_PROC_ROOT"] = str(tmp_path / "no-such-dir" / "proc")
     env["GPUKIT_BUMBLEBEE_SOCKET"] = str(tmp_path / "no-such-dir" / "bumblebee.socket")
+    # A private lease directory, never the machine's shared one.
+    env["GPUKIT_LEASE_DIR"] = str(tmp_path / "leases")
     env["LC_ALL"] = "C.UTF-8"
     env["TERM"] = "xterm"
     return env
