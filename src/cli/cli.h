@@ -109,6 +109,9 @@ int cli_request_option(const char *command, int opt, const char *arg, gk_request
 /* The exit code and message for a failed gk_reserve(). */
 int cli_reserve_failed(const char *command, gk_status status);
 
+/* Prints each line of a lease directory's warnings with the command's prefix. */
+void cli_print_warnings(const char *command, const char *warnings);
+
 /* Prints every candidate, chosen ones first, with why the others were
  * skipped (pick -v, run -v). */
 void cli_print_candidates(FILE *out, const gk_reservation *reservation, unsigned count);

@@ -131,8 +131,7 @@ int cmd_leases(int argc, char **argv)
     if (status == GK_OK && (status = gk_lease_dir_lock(dir)) == GK_OK) {
         status = gk_lease_list(dir, &leases, &count);
         gk_lease_dir_unlock(dir);
-        if (gk_lease_dir_warnings(dir)[0])
-            fprintf(stderr, "gpukit leases: warning: %s", gk_lease_dir_warnings(dir));
+        cli_print_warnings("leases", gk_lease_dir_warnings(dir));
     }
     gk_lease_dir_close(dir);
     if (status != GK_OK) {

@@ -161,8 +161,7 @@ int cmd_pick(int argc, char **argv)
     gk_reserve_options reserve = {.lease = false};
     if (status == GK_OK)
         status = gk_reserve(probe, dir, &request, &reserve, &reservation);
-    if (reservation.warnings[0])
-        fprintf(stderr, "gpukit pick: warning: %s", reservation.warnings);
+    cli_print_warnings("pick", reservation.warnings);
     int code = GK_EXIT_OK;
     if (status != GK_OK && status != GK_ERR_BUSY) {
         code = cli_reserve_failed("pick", status);

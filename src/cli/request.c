@@ -116,6 +116,17 @@ int cli_reserve_failed(const char *command, gk_status status)
     }
 }
 
+void cli_print_warnings(const char *command, const char *warnings)
+{
+    const char *line = warnings;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        int length = end ? (int)(end - line) : (int)strlen(line);
+        fprintf(stderr, "gpukit %s: warning: %.*s\n", command, length, line);
+        line += length + (end ? 1 : 0);
+    }
+}
+
 void cli_print_candidates(FILE *out, const gk_reservation *reservation, unsigned count)
 {
     const gk_selection *selection = &reservation->selection;

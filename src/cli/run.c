@@ -207,8 +207,7 @@ int cmd_run(int argc, char **argv)
     gk_status status = gk_lease_dir_open(NULL, reserve.lease, &dir);
     if (status == GK_OK)
         status = gk_reserve(probe, dir, &request, &reserve, &reservation);
-    if (reservation.warnings[0])
-        fprintf(stderr, "gpukit run: warning: %s", reservation.warnings);
+    cli_print_warnings("run", reservation.warnings);
     gk_probe_close(probe);
     if (status != GK_OK) {
         int code = cli_reserve_failed("run", status);

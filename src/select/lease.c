@@ -163,7 +163,15 @@ static bool parse_record(char *text, gk_lease *lease)
         } else if (strcmp(line, "since") == 0) {
             char *dot;
             lease->since.tv_sec = (time_t)strtoll(value, &dot, 10);
-            lease->since.tv_nsec = *dot == '.' ? strtol(dot + 1, NULL, 10) : 0;
+            /* The fraction as nanoseconds: ".5" is 500000000. */
+            long nsec = 0;
+            int digits = 0;
+            if (*dot == '.')
+                for (const char *p = dot + 1; *p >= '0' && *p <= '9' && digits < 9; p++, digits++)
+                    nsec = nsec * 10 + (*p - '0');
+            for (; digits < 9; digits++)
+                nsec *= 10;
+            lease->since.tv_nsec = nsec;
         } else if (strcmp(line, "share") == 0) {
             lease->share = strcmp(value, "1") == 0;
         } else if (strcmp(line, "reserved") == 0) {
@@ -209,9 +217,24 @@ static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
     bool live = false;
     struct stat st;
     char record[RECORD_MAX];
+    memset(lease, 0, sizeof *lease);
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
         st.st_size >= (off_t)sizeof record) {
         gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease (not a plain file)", where);
+        close(fd);
+        return false;
+    }
+    ssize_t n = pread(fd, record, sizeof record - 1, 0);
+    record[n > 0 ? n : 0] = '\0';
+    if (n <= 0 || !parse_record(record, lease)) {
+        /* Only what is certainly a lease may ever be removed. */
+        gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease", where);
+    } else if (lease->uid != st.st_uid) {
+        gk_lease_dir_warn(dir, "ignored %s: it claims uid %" PRIu32 " but belongs to uid %lu "
+                          "(planted by another user?)", where, lease->uid,
+                          (unsigned long)st.st_uid);
+    } else if (lease->waiting != (name[0] == 'w')) {
+        gk_lease_dir_warn(dir, "ignored %s: its state does not match its name", where);
     } else if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
         /* Nobody holds it: its job has ended. Only its owner (or root) may
          * remove it from the sticky directory. */
@@ -220,22 +243,9 @@ static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
     } else if (errno != EWOULDBLOCK) {
         gk_lease_dir_warn(dir, "ignored %s: cannot check its lock: %s", where, strerror(errno));
     } else {
-        ssize_t n = pread(fd, record, sizeof record - 1, 0);
-        memset(lease, 0, sizeof *lease);
-        record[n > 0 ? n : 0] = '\0';
-        if (n <= 0 || !parse_record(record, lease)) {
-            gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease", where);
-        } else if (lease->uid != st.st_uid) {
-            gk_lease_dir_warn(dir, "ignored %s: it claims uid %" PRIu32 " but belongs to uid "
-                              "%lu (planted by another user?)", where, lease->uid,
-                              (unsigned long)st.st_uid);
-        } else if (lease->waiting != (name[0] == 'w')) {
-            gk_lease_dir_warn(dir, "ignored %s: its state does not match its name", where);
-        } else {
-            snprintf(lease->name, sizeof lease->name, "%s", name);
-            gk_user_name(st.st_uid, lease->user, sizeof lease->user);
-            live = true;
-        }
+        snprintf(lease->name, sizeof lease->name, "%s", name);
+        gk_user_name(st.st_uid, lease->user, sizeof lease->user);
+        live = true;
     }
     close(fd);
     return live;

@@ -102,6 +102,20 @@ gk_status gk_lease_dir_open(const char *path, bool create, gk_lease_dir **out)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory");
     dir->fd = -1;
     snprintf(dir->path, sizeof dir->path, "%s", path);
+    /* "link/" and "link/." would make lstat and O_NOFOLLOW look through a
+     * symbolic link: the last component must name the directory itself. */
+    size_t length = strlen(dir->path);
+    while (length > 1 && dir->path[length - 1] == '/')
+        dir->path[--length] = '\0';
+    const char *last = strrchr(dir->path, '/');
+    last = last ? last + 1 : dir->path;
+    if (strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
+        gk_status status = gk_fail(GK_ERR_UNSAFE, "refusing the lease directory %s: give its "
+                                   "path without a final '.' or '..'", dir->path);
+        free(dir);
+        return status;
+    }
+    path = dir->path;
 
     struct stat before, after;
     if (lstat(path, &before) != 0 && errno == ENOENT) {

@@ -12,10 +12,9 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -111,21 +110,14 @@ def record(uuid, index, uid, pid=1, state="holding"):
 
 @contextmanager
 def held(path):
-    """A process that keeps a shared flock on `path`, as a lease's job does."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import fcntl, os, sys\n"
-         "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
-         "fcntl.flock(fd, fcntl.LOCK_SH)\n"
-         "print('locked', flush=True)\n"
-         "sys.stdin.read()\n", str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    """Keeps a shared flock on `path`, as a lease's job does (this process
+    holds it: gpukit opens the file itself, so it sees the lock as taken)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        assert holder.stdout.readline().strip() == "locked"
-        yield holder
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield fd
     finally:
-        holder.kill()
-        holder.wait()
+        os.close(fd)  # drops the lock
 
 
 def sticky_dir(path, mode=0o1777, uid=None):
@@ -139,7 +131,8 @@ def sticky_dir(path, mode=0o1777, uid=None):
 # --- the directory itself ---------------------------------------------------
 
 
-@pytest.mark.parametrize("command", [["run", "--", TRUE], ["pick"], ["leases"]])
+@pytest.mark.parametrize("command", [["run", "--", TRUE], ["pick"], ["leases"]],
+                         ids=["run", "pick", "leases"])
 def test_symlinked_directory_is_refused(tmp_path, command):
     target = sticky_dir(tmp_path / "real")
     link = tmp_path / "leases"
@@ -153,6 +146,20 @@ def test_symlinked_directory_is_refused(tmp_path, command):
     assert link.is_symlink()
 
 
+@pytest.mark.parametrize("suffix", ["/", "/."], ids=["slash", "slash-dot"])
+def test_symlinked_directory_is_refused_however_spelled(tmp_path, suffix):
+    """GPUKIT_LEASE_DIR=/path/link/ names the same link: lstat() of a path
+    ending in a slash follows the link, so the check must not rely on it."""
+    target = sticky_dir(tmp_path / "real")
+    link = tmp_path / "leases"
+    link.symlink_to(target)
+    result = run(["run", "--", TRUE], lease_env(tmp_path, f"{link}{suffix}"))
+    assert result.returncode == EXIT_LEASES, "a lease was created through the link"
+    # "link/" is the link itself; "link/." is refused for its final ".".
+    assert ("symbolic link" if suffix == "/" else "without a final '.'") in result.stderr
+    assert list(target.iterdir()) == []
+
+
 def test_a_file_in_place_of_the_directory_is_refused(tmp_path):
     impostor = tmp_path / "leases"
     impostor.write_text("not a directory\n")
@@ -163,8 +170,9 @@ def test_a_file_in_place_of_the_directory_is_refused(tmp_path):
 
 
 @needs_root
-@pytest.mark.parametrize("owner,shown", [(STRANGER, str(STRANGER)), (NOBODY, "nobody")])
-@pytest.mark.parametrize("command", [["run", "--", TRUE], ["pick"]])
+@pytest.mark.parametrize("owner,shown", [(STRANGER, str(STRANGER)), (NOBODY, "nobody")],
+                         ids=["uid-12345", "nobody"])
+@pytest.mark.parametrize("command", [["run", "--", TRUE], ["pick"]], ids=["run", "pick"])
 def test_directory_of_another_user_is_refused(tmp_path, owner, shown, command):
     leases = sticky_dir(tmp_path / "leases", uid=owner)
     result = run(command, lease_env(tmp_path, leases))
@@ -174,7 +182,7 @@ def test_directory_of_another_user_is_refused(tmp_path, owner, shown, command):
     assert list(leases.iterdir()) == []
 
 
-@pytest.mark.parametrize("mode", [0o777, 0o770, 0o757])
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o757], ids=oct)
 def test_shared_directory_without_sticky_bit_is_refused(tmp_path, mode):
     leases = sticky_dir(tmp_path / "leases", mode=mode)
     for command in (["run", "--", TRUE], ["pick"], ["leases"]):
@@ -210,7 +218,7 @@ def test_missing_directory_is_created_sticky_by_run_only(tmp_path):
 
 @needs_users
 def test_directory_created_by_a_user_is_refused_to_others(tmp_path, shared):
-    leases = shared / "leases"
+    leases = sticky_dir(shared / "tmp") / "leases"  # a /tmp-like parent
     env = lease_env(tmp_path, leases, reachable=shared)
     result = gpukit_as(NOBODY, ["run", "--", TRUE], env)
     assert result.returncode == EXIT_OK, result.stderr
@@ -225,7 +233,8 @@ def test_directory_created_by_a_user_is_refused_to_others(tmp_path, shared):
 # --- what others plant inside it --------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["lease-1-deadbeef", "wait-00000000000000000001-1"])
+@pytest.mark.parametrize("name", ["lease-1-deadbeef", "wait-00000000000000000001-1"],
+                         ids=["lease", "wait"])
 def test_planted_symlink_is_neither_followed_nor_removed(tmp_path, name):
     leases = sticky_dir(tmp_path / "leases")
     victim = tmp_path / "victim"
@@ -280,15 +289,13 @@ def test_genuine_lease_held_the_same_way_counts(tmp_path):
     best, _ = picked_uuid(env)
     genuine = leases / "lease-4242-0badf00d"
     genuine.write_text(record(best, UUIDS.index(best), uid=os.geteuid()))
-    with held(genuine) as holder:
+    with held(genuine):
         uuid, stderr = picked_uuid(env)
         assert uuid != best and "warning" not in stderr
         listed = leases_json(env)
         assert [(entry["file"], entry["devices"][0]["uuid"]) for entry in listed] == \
             [(genuine.name, best)]
-        holder.kill()
-        holder.wait()
-        assert picked_uuid(env)[0] == best, "once nobody holds it, the lease is stale"
+    assert picked_uuid(env)[0] == best, "once nobody holds it, the lease is stale"
 
 
 @pytest.mark.parametrize("locked", [True, False], ids=["held", "not-held"])
@@ -296,7 +303,7 @@ def test_genuine_lease_held_the_same_way_counts(tmp_path):
     ("lease-2-00000000", "hello, I am not a lease\n"),
     ("lease-2-00000001", ""),
     ("wait-00000000000000000002-2", "gpukit-lease 2\nstate waiting\n"),
-])
+], ids=["text", "empty", "wrong-version"])
 def test_garbage_file_is_left_alone(tmp_path, name, content, locked):
     """Files that are not gpukit leases are skipped with a warning and never
     deleted, whether or not some process holds a lock on them."""
@@ -305,7 +312,7 @@ def test_garbage_file_is_left_alone(tmp_path, name, content, locked):
     garbage.write_text(content)
     before = snapshot(garbage)
     env = lease_env(tmp_path, leases)
-    with held(garbage) if locked else contextmanager(lambda: (yield None))():
+    with held(garbage) if locked else nullcontext():
         for command in (["leases", "--json"], ["pick"], ["run", "--", TRUE]):
             result = run(command, env)
             assert result.returncode == EXIT_OK, (command, result.stderr)
@@ -349,7 +356,7 @@ def test_hard_link_to_a_lease_is_skipped(tmp_path):
 
 
 @needs_users
-@pytest.mark.parametrize("mode", [0o755, 0o1755])
+@pytest.mark.parametrize("mode", [0o755, 0o1755], ids=oct)
 def test_unwritable_directory(tmp_path, shared, mode):
     leases = sticky_dir(shared / "leases", mode=mode, uid=0)
     env = lease_env(tmp_path, leases, reachable=shared)
@@ -384,7 +391,7 @@ def test_nobody_else_can_remove_a_live_lease(tmp_path, shared):
         before = snapshot(lease)
 
         removal = subprocess.run(as_user(OTHER, [RM, "-f", str(lease)]), capture_output=True,
-                                 text=True, timeout=30)
+                                 text=True, timeout=30, env={"LC_ALL": "C"})
         assert removal.returncode != 0 and "not permitted" in removal.stderr
         overwrite = subprocess.run(as_user(OTHER, ["/bin/sh", "-c", 'echo forged > "$0"',
                                                    str(lease)]),
