@@ -101,21 +101,23 @@ gk_status gk_lease_dir_open(const char *path, bool create, gk_lease_dir **out)
     if (!dir)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory");
     dir->fd = -1;
-    snprintf(dir->path, sizeof dir->path, "%s", path);
     /* "link/" and "link/." would make lstat and O_NOFOLLOW look through a
-     * symbolic link: the last component must name the directory itself. */
-    size_t length = strlen(dir->path);
-    while (length > 1 && dir->path[length - 1] == '/')
-        dir->path[--length] = '\0';
-    const char *last = strrchr(dir->path, '/');
-    last = last ? last + 1 : dir->path;
+     * symbolic link: the last component must name the directory itself. A
+     * local copy, since messages use it after dir is freed. */
+    char clean[sizeof dir->path];
+    snprintf(clean, sizeof clean, "%s", path);
+    size_t length = strlen(clean);
+    while (length > 1 && clean[length - 1] == '/')
+        clean[--length] = '\0';
+    const char *last = strrchr(clean, '/');
+    last = last ? last + 1 : clean;
     if (strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
-        gk_status status = gk_fail(GK_ERR_UNSAFE, "refusing the lease directory %s: give its "
-                                   "path without a final '.' or '..'", dir->path);
         free(dir);
-        return status;
+        return gk_fail(GK_ERR_UNSAFE, "refusing the lease directory %s: give its path without "
+                       "a final '.' or '..'", clean);
     }
-    path = dir->path;
+    path = clean;
+    snprintf(dir->path, sizeof dir->path, "%s", clean);
 
     struct stat before, after;
     if (lstat(path, &before) != 0 && errno == ENOENT) {
