@@ -62,11 +62,10 @@ static gk_status lease_choice(gk_lease_dir *dir, const gk_request *request,
 {
     gk_lease *lease = &r->lease;
     memset(lease, 0, sizeof *lease);
-    const gk_snapshot *snapshot = r->snapshot;
     for (unsigned k = 0; k < request->count && k < GK_LEASE_MAX_DEVICES; k++) {
         const gk_candidate *c = &r->selection.candidates[k];
         snprintf(lease->uuids[k], sizeof lease->uuids[k], "%s", c->uuid);
-        lease->indices[k] = snapshot->gpus[c->gpu].index;
+        lease->indices[k] = c->index;
         lease->device_count++;
     }
     lease->share = request->share;
