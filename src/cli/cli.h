@@ -18,6 +18,7 @@ enum {
     GK_EXIT_BUSY = 5,    /* pick/run: not enough GPUs fit the request */
     GK_EXIT_TIMEOUT = 6, /* run --wait: still nothing fits when the time is up */
     GK_EXIT_LEASES = 7,  /* the lease directory is unsafe or unusable */
+    GK_EXIT_PYTHON = 8,  /* kernel: no usable Python (missing, or without ipykernel) */
     GK_EXIT_CANNOT_RUN = 126,    /* run: the command is not executable */
     GK_EXIT_COMMAND_MISSING = 127, /* run: no such command */
 };
@@ -28,6 +29,7 @@ int cmd_info(int argc, char **argv);
 int cmd_pick(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_leases(int argc, char **argv);
+int cmd_kernel(int argc, char **argv);
 
 /* --- shared helpers (common.c) --- */
 

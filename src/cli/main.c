@@ -16,6 +16,7 @@ static const command commands[] = {
     {"pick", cmd_pick, "print the GPU(s) that fit a request best now"},
     {"run", cmd_run, "reserve GPU(s) and run a command on them (--wait to queue)"},
     {"leases", cmd_leases, "list the GPUs reserved by running jobs, and who waits"},
+    {"kernel", cmd_kernel, "install Jupyter kernels that start on a GPU (list, remove)"},
 };
 
 static void print_help(FILE *out)
@@ -46,6 +47,7 @@ static void print_help(FILE *out)
             "  5  pick/run: not enough GPUs fit the request\n"
             "  6  run --wait: the time was up before they did\n"
             "  7  the lease directory is unsafe or unusable\n"
+            "  8  kernel: no usable Python (missing, or without ipykernel)\n"
             "  run exits with its command's status (126/127: it could not be started)\n"
             "\n"
             "Environment:\n"

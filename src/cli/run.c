@@ -33,6 +33,10 @@ static void print_usage(FILE *out)
             "      --offload           run on the discrete GPU of an Optimus laptop (PRIME\n"
             "                          render offload, or bumblebee without an X server)\n"
             "      --tf-allow-growth   set TF_FORCE_GPU_ALLOW_GROWTH=true for TensorFlow\n"
+            "      --cpu-fallback      when this machine has no usable GPU (none, no driver,\n"
+            "                          a driver failing), run COMMAND on the CPU anyway, with\n"
+            "                          CUDA_VISIBLE_DEVICES empty, and say so on stderr (busy\n"
+            "                          GPUs still mean waiting or failing)\n"
             "      --env               print the variables COMMAND would get and exit\n"
             "                          (reserves nothing)\n"
             "  -v, --verbose           say what was chosen and why, on stderr\n"
@@ -46,7 +50,7 @@ static void print_usage(FILE *out)
             "Environment: GPUKIT_LEASE_DIR (default /tmp/gpukit-leases, shared by all users)\n");
 }
 
-enum { OPT_WAIT = 1, OPT_OFFLOAD, OPT_TF, OPT_ENV };
+enum { OPT_WAIT = 1, OPT_OFFLOAD, OPT_TF, OPT_ENV, OPT_CPU_FALLBACK };
 
 /* The command line as one string, for the lease record. */
 static void join_command(char **argv, char *buf, size_t size)
@@ -120,6 +124,27 @@ static int prepare_offload(job_env *env, int *bumblebee_fd, bool verbose)
     return GK_EXIT_OK;
 }
 
+/* The exit code and message when COMMAND could not be started. */
+static int launch_failed(gk_status status)
+{
+    fprintf(stderr, "gpukit run: %s\n", gk_last_error());
+    return status == GK_ERR_NOT_FOUND ? GK_EXIT_COMMAND_MISSING : GK_EXIT_CANNOT_RUN;
+}
+
+/* --cpu-fallback: no usable GPU here, so the job runs without one, and says
+ * so once (a notebook's kernel log shows it). */
+static int run_on_cpu(char **command, const char *why, bool env_only)
+{
+    if (env_only) {
+        print_export("CUDA_VISIBLE_DEVICES", "");
+        return fflush(stdout) == 0 ? GK_EXIT_OK : GK_EXIT_FAILURE;
+    }
+    fprintf(stderr, "gpukit run: no usable GPU (%s); running on the CPU\n", why);
+    /* Empty: CUDA programs see no device, rather than one nobody reserved. */
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    return launch_failed(gk_launch_exec(command));
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -128,6 +153,7 @@ int cmd_run(int argc, char **argv)
         {"offload", no_argument, NULL, OPT_OFFLOAD},
         {"tf-allow-growth", no_argument, NULL, OPT_TF},
         {"env", no_argument, NULL, OPT_ENV},
+        {"cpu-fallback", no_argument, NULL, OPT_CPU_FALLBACK},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -137,6 +163,7 @@ int cmd_run(int argc, char **argv)
     request.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     gk_reserve_options reserve = {.lease = true, .progress = show_progress};
     bool offload = false, tf_growth = false, env_only = false, verbose = false;
+    bool cpu_fallback = false;
     int opt;
     /* "+": the first non-option starts COMMAND, whose own options stay its own. */
     while ((opt = getopt_long(argc, argv, "+n:vh", options, NULL)) != -1) {
@@ -166,6 +193,9 @@ int cmd_run(int argc, char **argv)
         case OPT_ENV:
             env_only = true;
             break;
+        case OPT_CPU_FALLBACK:
+            cpu_fallback = true;
+            break;
         case 'v':
             verbose = true;
             break;
@@ -192,6 +222,8 @@ int cmd_run(int argc, char **argv)
     int bumblebee_fd = -1;
     if (offload) {
         int code = prepare_offload(&env, &bumblebee_fd, verbose);
+        if (code != GK_EXIT_OK && cpu_fallback)
+            return run_on_cpu(command, "the discrete GPU cannot be powered on", env_only);
         if (code != GK_EXIT_OK)
             return code;
     }
@@ -210,11 +242,14 @@ int cmd_run(int argc, char **argv)
     cli_print_warnings("run", reservation.warnings);
     gk_probe_close(probe);
     if (status != GK_OK) {
-        int code = cli_reserve_failed("run", status);
+        bool no_gpu = status == GK_ERR_NOT_FOUND || status == GK_ERR_DRIVER;
+        int code = no_gpu && cpu_fallback ? GK_EXIT_OK : cli_reserve_failed("run", status);
+        char why[1024];
+        snprintf(why, sizeof why, "%s", gk_last_error());
         gk_reservation_free(&reservation);
         gk_lease_dir_close(dir);
         gk_bumblebee_disconnect(bumblebee_fd);
-        return code;
+        return code == GK_EXIT_OK ? run_on_cpu(command, why, env_only) : code;
     }
 
     char visible[GK_LEASE_MAX_DEVICES * 100];
@@ -254,13 +289,9 @@ int cmd_run(int argc, char **argv)
         gk_bumblebee_disconnect(bumblebee_fd);
         gk_lease_release(dir, lease_name, lease_fd);
         gk_lease_dir_close(dir);
-    } else {
-        /* The lease descriptor is not close-on-exec: the job holds it. */
-        gk_lease_dir_close(dir);
-        status = gk_launch_exec(command);
+        return status == GK_OK ? code : launch_failed(status);
     }
-    if (status == GK_OK)
-        return code;
-    fprintf(stderr, "gpukit run: %s\n", gk_last_error());
-    return status == GK_ERR_NOT_FOUND ? GK_EXIT_COMMAND_MISSING : GK_EXIT_CANNOT_RUN;
+    /* The lease descriptor is not close-on-exec: the job holds it. */
+    gk_lease_dir_close(dir);
+    return launch_failed(gk_launch_exec(command));
 }

@@ -34,6 +34,7 @@ const char *gk_status_string(gk_status status)
     case GK_ERR_TIMEOUT: return "timed out";
     case GK_ERR_BUSY: return "not enough devices free";
     case GK_ERR_UNSAFE: return "unsafe file or directory";
+    case GK_ERR_EXISTS: return "already exists";
     }
     return "unknown status";
 }
