@@ -211,8 +211,9 @@ static int install(int argc, char **argv)
             snprintf(name, sizeof name, "%s", optarg);
             if (!gk_kernel_name_valid(optarg) || strlen(optarg) >= sizeof name) {
                 fprintf(stderr,
-                        "gpukit kernel install: --name '%s': a kernel name may only contain "
-                        "ASCII letters, digits, '-', '.' and '_' (e.g. python3-gpu)\n",
+                        "gpukit kernel install: --name '%s': a kernel name is 1 to 200 ASCII "
+                        "letters, digits, '-', '.' and '_', not starting with '.' (e.g. "
+                        "python3-gpu)\n",
                         optarg);
                 goto done;
             }
@@ -313,7 +314,8 @@ static int install(int argc, char **argv)
     char *kernels_dir = kernels_dir_for(where, prefix, &python, "install");
     char selection[512], described[384];
     gk_request_describe(&request, described, sizeof described);
-    snprintf(selection, sizeof selection, "%s%s%s%s%s%s", described,
+    snprintf(selection, sizeof selection, "%s, --order %s%s%s%s%s%s", described,
+             gk_order_name(request.order),
              wait_text[0] ? "; waits in line (" : "", wait_text, wait_text[0] ? ")" : "",
              offload ? "; Optimus offload" : "",
              require_gpu ? "; fails without a GPU" : "; the CPU when there is no GPU");
@@ -503,8 +505,8 @@ static int remove_kernel(int argc, char **argv)
     char name[256];
     snprintf(name, sizeof name, "%s", argv[optind]);
     if (!gk_kernel_name_valid(name) || strlen(argv[optind]) >= sizeof name) {
-        fprintf(stderr, "gpukit kernel remove: '%s' is not a kernel name (ASCII letters, "
-                        "digits, '-', '.' and '_')\n",
+        fprintf(stderr, "gpukit kernel remove: '%s' is not a kernel name (1 to 200 ASCII "
+                        "letters, digits, '-', '.' and '_', not starting with '.')\n",
                 argv[optind]);
         return GK_EXIT_USAGE;
     }

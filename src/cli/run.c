@@ -139,7 +139,7 @@ static int run_on_cpu(char **command, const char *why, bool env_only)
         print_export("CUDA_VISIBLE_DEVICES", "");
         return fflush(stdout) == 0 ? GK_EXIT_OK : GK_EXIT_FAILURE;
     }
-    fprintf(stderr, "gpukit run: no usable GPU (%s); running on the CPU\n", why);
+    fprintf(stderr, "gpukit run: no usable GPU, so running on the CPU: %s\n", why);
     /* Empty: CUDA programs see no device, rather than one nobody reserved. */
     setenv("CUDA_VISIBLE_DEVICES", "", 1);
     return launch_failed(gk_launch_exec(command));

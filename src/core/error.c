@@ -4,15 +4,20 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char last_message[1024];
 
 gk_status gk_fail(gk_status status, const char *fmt, ...)
 {
+    /* Formatted aside first: a message may quote the previous one
+     * (gk_fail(s, "cannot X: %s", gk_last_error())). */
+    char message[sizeof last_message];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    memcpy(last_message, message, sizeof last_message);
     return status;
 }
 

@@ -54,7 +54,10 @@ char *gk_kernel_prefix_dir(const char *prefix)
 
 bool gk_kernel_name_valid(const char *name)
 {
-    if (!*name)
+    /* Stricter than Jupyter in two ways: no leading '.' (hidden, and "."
+     * and ".."), and at most GK_KERNEL_NAME_MAX characters (room for the
+     * staging directory's name within NAME_MAX). */
+    if (!*name || name[0] == '.' || strlen(name) > GK_KERNEL_NAME_MAX)
         return false;
     for (const char *p = name; *p; p++) {
         char c = *p;
@@ -63,8 +66,7 @@ bool gk_kernel_name_valid(const char *name)
         if (!ok)
             return false;
     }
-    /* "." and ".." match the pattern but are not directories one can make. */
-    return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+    return true;
 }
 
 static bool same_path(const char *a, const char *b)

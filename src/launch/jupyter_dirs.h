@@ -41,8 +41,11 @@ char *gk_kernel_user_dir(void);
 /* PREFIX/share/jupyter/kernels, as a new string. */
 char *gk_kernel_prefix_dir(const char *prefix);
 
+#define GK_KERNEL_NAME_MAX 200
+
 /* Jupyter's rule: ASCII letters, digits, '-', '.' and '_', nothing else,
- * not empty. Jupyter folds names to lower case. */
+ * not empty; and not starting with '.', at most GK_KERNEL_NAME_MAX long.
+ * Jupyter folds names to lower case. */
 bool gk_kernel_name_valid(const char *name);
 
 #endif

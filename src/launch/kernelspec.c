@@ -126,19 +126,33 @@ static gk_status errno_status(int err)
     return err == EACCES || err == EPERM || err == EROFS ? GK_ERR_PERMISSION : GK_ERR_IO;
 }
 
-/* An empty directory KERNELS_DIR/.NAME.gpukit-XXXXXX: Jupyter ignores it
- * while it has no kernel.json, and a directory can be renamed onto it. */
+/* An empty hidden directory on the same filesystem as KERNELS_DIR, for a
+ * spec on its way in or out. Jupyter lists every directory of KERNELS_DIR
+ * that holds a kernel.json, hidden or not, so it is made beside KERNELS_DIR
+ * (".gpukit-NAME-XXXXXX" in its parent), and only inside it when the parent
+ * is on another filesystem or not writable. A directory can be renamed onto
+ * it. */
 static char *make_hidden_dir(const char *kernels_dir, const char *name)
 {
     char *path = malloc(strlen(kernels_dir) + strlen(name) + 32);
     if (!path)
         return NULL;
-    sprintf(path, "%s/.%s.gpukit-XXXXXX", kernels_dir, name);
-    if (!mkdtemp(path)) {
-        free(path);
-        return NULL;
+    sprintf(path, "%s", kernels_dir);
+    char *slash = strrchr(path, '/');
+    struct stat kernels, parent;
+    if (slash && slash != path && stat(kernels_dir, &kernels) == 0) {
+        *slash = '\0';
+        if (stat(path, &parent) == 0 && parent.st_dev == kernels.st_dev) {
+            sprintf(slash, "/.gpukit-%s-XXXXXX", name);
+            if (mkdtemp(path))
+                return path;
+        }
     }
-    return path;
+    sprintf(path, "%s/.gpukit-%s-XXXXXX", kernels_dir, name);
+    if (mkdtemp(path))
+        return path;
+    free(path);
+    return NULL;
 }
 
 /* Whether PATH holds something gpukit did not write (a foreign kernelspec,
@@ -429,6 +443,8 @@ gk_status gk_kernelspec_remove(const char *directory)
     if (!slash)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: not a kernelspec path", directory);
     *slash = '\0';
+    /* Renamed out of the kernels directory, so Jupyter stops seeing it at
+     * once, then deleted. */
     char *hidden = make_hidden_dir(parent, slash + 1);
     if (!hidden)
         return gk_fail(errno_status(errno), "cannot remove %s: %s", directory, strerror(errno));
