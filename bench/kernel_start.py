@@ -28,7 +28,6 @@ a Python that has jupyter_client and ipykernel; it is also the kernels' Python.
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -38,6 +37,8 @@ import time
 import uuid
 from pathlib import Path
 
+from benchlib import default_build, percentile
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCENARIO = ROOT / "tests" / "scenarios" / "h100x8.scn"
@@ -45,22 +46,6 @@ TARGET_MS = 50.0  # the issue's limit on what gpukit may add, at the median
 GPU_KERNEL = "gk-gpu"
 PLAIN_KERNEL = "plain"
 CVD_EXPRESSION = "__import__('os').environ.get('CUDA_VISIBLE_DEVICES')"
-
-
-def default_build():
-    """./build-rel (optimized) when it has a gpukit that knows `kernel`, else ./build."""
-    for name in ("build-rel", "build"):
-        gpukit = ROOT / name / "gpukit"
-        if gpukit.exists() and subprocess.run([str(gpukit), "kernel", "--help"],
-                                              capture_output=True).returncode == 0:
-            return ROOT / name
-    return ROOT / "build"
-
-
-def percentile(values, p):
-    """Nearest-rank percentile (p in 0..100) of a non-empty list."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 def isolate(scratch, fake_nvml):
@@ -192,7 +177,7 @@ def report(title, times, runs):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    build = default_build()
+    build = default_build("kernel")
     parser.add_argument("--gpukit", type=Path, default=build / "gpukit",
                         help="the gpukit to measure (default: %(default)s)")
     parser.add_argument("--fake-nvml", type=Path,

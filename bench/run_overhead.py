@@ -23,26 +23,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from benchlib import default_build, percentile
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SCENARIO = ROOT / "tests" / "scenarios" / "h100x8.scn"
 VERBOSE_LINE = re.compile(r"gpukit run: chose (\S+) .*lock waited ([0-9.]+) ms, held ([0-9.]+) ms")
-
-
-def default_build():
-    """./build-rel (optimized) when it has a gpukit that knows `run`, else ./build."""
-    for name in ("build-rel", "build"):
-        gpukit = ROOT / name / "gpukit"
-        if gpukit.exists() and subprocess.run([str(gpukit), "run", "--help"],
-                                              capture_output=True).returncode == 0:
-            return ROOT / name
-    return ROOT / "build"
-
-
-def percentile(values, p):
-    """Nearest-rank percentile (p in 0..100) of a non-empty list."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 def timed_ms(command, env):
@@ -118,7 +104,7 @@ def burst(gpukit, env, jobs, sleep, wait):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    build = default_build()
+    build = default_build("run")
     parser.add_argument("--gpukit", type=Path, default=build / "gpukit",
                         help="the gpukit to measure (default: %(default)s)")
     parser.add_argument("--fake-nvml", type=Path,

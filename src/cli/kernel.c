@@ -135,13 +135,19 @@ static int write_failed(const char *what, gk_status status, const char *hint)
 
 typedef enum location { LOCATION_DEFAULT, LOCATION_USER, LOCATION_SYS_PREFIX, LOCATION_PREFIX } location;
 
-static bool set_location(location *where, location value)
+/* --user, --sys-prefix or --prefix=DIR (opt and arg from getopt). */
+static bool set_location(int opt, const char *arg, location *where, const char **prefix)
 {
+    location value = opt == OPT_USER     ? LOCATION_USER
+                     : opt == OPT_PREFIX ? LOCATION_PREFIX
+                                         : LOCATION_SYS_PREFIX;
     if (*where != LOCATION_DEFAULT && *where != value) {
         fprintf(stderr, "gpukit kernel: give only one of --user, --sys-prefix and --prefix\n");
         return false;
     }
     *where = value;
+    if (opt == OPT_PREFIX)
+        *prefix = arg;
     return true;
 }
 
@@ -224,11 +230,8 @@ static int install(int argc, char **argv)
         case OPT_USER:
         case OPT_SYS_PREFIX:
         case OPT_PREFIX:
-            if (!set_location(&where, opt == OPT_USER       ? LOCATION_USER
-                                      : opt == OPT_PREFIX ? LOCATION_PREFIX
-                                                          : LOCATION_SYS_PREFIX))
+            if (!set_location(opt, optarg, &where, &prefix))
                 goto done;
-            prefix = opt == OPT_PREFIX ? optarg : prefix;
             break;
         case OPT_PYTHON:
             python_name = optarg;
@@ -483,11 +486,8 @@ static int remove_kernel(int argc, char **argv)
         case OPT_USER:
         case OPT_SYS_PREFIX:
         case OPT_PREFIX:
-            if (!set_location(&where, opt == OPT_USER       ? LOCATION_USER
-                                      : opt == OPT_PREFIX ? LOCATION_PREFIX
-                                                          : LOCATION_SYS_PREFIX))
+            if (!set_location(opt, optarg, &where, &prefix))
                 return GK_EXIT_USAGE;
-            prefix = opt == OPT_PREFIX ? optarg : prefix;
             break;
         case 'h':
             print_usage(stdout);
