@@ -3,6 +3,8 @@
 #ifndef GPUKIT_GPUKIT_H
 #define GPUKIT_GPUKIT_H
 
+#include <gpukit/array.h>
+#include <gpukit/device.h>
 #include <gpukit/launch.h>
 #include <gpukit/lease.h>
 #include <gpukit/optimus.h>

@@ -1,0 +1,197 @@
+/* N-dimensional arrays on any device (gpukit/device.h): created on a device,
+ * moved with one call, computed on with the same calls whatever the device.
+ *
+ * Conventions
+ * - Every call returns a gk_status; on failure gk_last_error() names the
+ *   shapes, dtypes or devices involved, and no output is produced.
+ * - Results come back through `gk_array **out` as new arrays; release each
+ *   with gk_array_free(). Views (reshape, transpose, slice, broadcast_to)
+ *   share memory with their base; memory goes when the last one is freed.
+ * - The *_into variants write into an existing array (which may be an input:
+ *   in place); it must have the result's shape, dtype and device.
+ * - Operands of one call must be on the same device (no silent copies).
+ * - Broadcasting follows NumPy: shapes are aligned on the right, and an axis
+ *   of length 1 stretches.
+ * - Type promotion follows PyTorch: bool < uint8 < int32 < int64 < float32 <
+ *   float64, except that a 0-d array (a scalar) only raises the result's
+ *   category (integer to floating) and never its width: float32 array *
+ *   a float64 scalar is float32; an int32 array + 2.5 is float32. Division
+ *   is true division (integers give float32). Comparisons give bool.
+ * - Arrays are not thread-safe objects; different arrays may be used from
+ *   different threads. */
+#ifndef GPUKIT_ARRAY_H
+#define GPUKIT_ARRAY_H
+
+#include <gpukit/device.h>
+#include <gpukit/status.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GK_MAX_DIMS 8
+
+typedef enum gk_dtype {
+    GK_BOOL = 0,
+    GK_UINT8,
+    GK_INT32,
+    GK_INT64,
+    GK_FLOAT32,
+    GK_FLOAT64,
+} gk_dtype;
+
+#define GK_DTYPE_COUNT 6
+
+size_t gk_dtype_size(gk_dtype dtype);
+const char *gk_dtype_name(gk_dtype dtype); /* "float32" */
+gk_status gk_dtype_parse(const char *name, gk_dtype *dtype);
+bool gk_dtype_is_float(gk_dtype dtype);
+
+typedef struct gk_array gk_array;
+
+/* --- what an array is --- */
+int gk_array_ndim(const gk_array *a);
+const int64_t *gk_array_shape(const gk_array *a);
+const int64_t *gk_array_strides(const gk_array *a); /* in elements, may be 0 or negative */
+gk_dtype gk_array_dtype(const gk_array *a);
+gk_device gk_array_device(const gk_array *a);
+int64_t gk_array_size(const gk_array *a);  /* number of elements */
+size_t gk_array_nbytes(const gk_array *a); /* size * element size */
+bool gk_array_is_contiguous(const gk_array *a); /* C order, no gaps */
+void gk_array_free(gk_array *a); /* NULL is fine */
+
+/* --- creation --- */
+gk_status gk_empty(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                   gk_array **out);
+gk_status gk_zeros(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                   gk_array **out);
+gk_status gk_ones(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                  gk_array **out);
+gk_status gk_full(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                  double value, gk_array **out);
+/* A 0-d array holding `value`. */
+gk_status gk_scalar(gk_device device, gk_dtype dtype, double value, gk_array **out);
+/* start, start+step, ... while < stop (> stop for a negative step). */
+gk_status gk_arange(gk_device device, gk_dtype dtype, double start, double stop, double step,
+                    gk_array **out);
+/* num values from start to stop, both included. */
+gk_status gk_linspace(gk_device device, gk_dtype dtype, double start, double stop, int64_t num,
+                      gk_array **out);
+gk_status gk_eye(gk_device device, gk_dtype dtype, int64_t n, gk_array **out);
+/* Copies `data` (C order, size * element size bytes) to a new array. */
+gk_status gk_from_host(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                       const void *data, gk_array **out);
+/* A CPU array over the caller's memory, no copy: it must outlive the array. */
+gk_status gk_wrap_host(gk_dtype dtype, int ndim, const int64_t *shape, void *data,
+                       gk_array **out);
+/* Counter-based random numbers (Philox4x32-10): the same seed gives the
+ * same numbers on every device. Floating dtypes only. */
+gk_status gk_random_uniform(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                            uint64_t seed, double low, double high, gk_array **out);
+gk_status gk_random_normal(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                           uint64_t seed, double mean, double stddev, gk_array **out);
+
+/* --- moving data --- */
+/* A copy on `device` (the original is untouched), like tensor.to(). */
+gk_status gk_to(const gk_array *a, gk_device device, gk_array **out);
+/* All elements in C order into `buffer` of `size` bytes (>= nbytes). */
+gk_status gk_to_host(const gk_array *a, void *buffer, size_t size);
+/* One element, converted to double; `index` has ndim entries (negative
+ * counts from the end). */
+gk_status gk_item(const gk_array *a, const int64_t *index, double *value);
+
+/* --- views and copies --- */
+/* One entry of `shape` may be -1 (inferred). A view when the strides allow,
+ * else a contiguous copy. */
+gk_status gk_reshape(const gk_array *a, int ndim, const int64_t *shape, gk_array **out);
+/* axes: a permutation of 0..ndim-1, or NULL to reverse the axes. */
+gk_status gk_transpose(const gk_array *a, const int *axes, gk_array **out);
+/* Python's a[start:stop:step] along `axis`, with its clamping and negative
+ * indices; step may be negative, never 0. */
+gk_status gk_slice(const gk_array *a, int axis, int64_t start, int64_t stop, int64_t step,
+                   gk_array **out);
+gk_status gk_broadcast_to(const gk_array *a, int ndim, const int64_t *shape, gk_array **out);
+/* The array itself (a new handle) when already contiguous, else a copy. */
+gk_status gk_contiguous(const gk_array *a, gk_array **out);
+gk_status gk_copy(const gk_array *a, gk_array **out);
+/* Copies src into dst (same device; src broadcast to dst's shape; its dtype
+ * converted). */
+gk_status gk_assign(gk_array *dst, const gk_array *src);
+
+/* --- elementwise --- */
+typedef enum gk_op {
+    /* binary */
+    GK_ADD = 0, GK_SUB, GK_MUL, GK_DIV, GK_POW, GK_MINIMUM, GK_MAXIMUM,
+    GK_EQ, GK_NE, GK_LT, GK_LE, GK_GT, GK_GE,
+    /* unary */
+    GK_NEG, GK_ABS, GK_EXP, GK_LOG, GK_SQRT, GK_SIN, GK_COS, GK_TANH, GK_SIGMOID, GK_RELU,
+    GK_OP_COUNT
+} gk_op;
+
+const char *gk_op_name(gk_op op); /* "add" */
+bool gk_op_is_binary(gk_op op);
+
+gk_status gk_binary(gk_op op, const gk_array *a, const gk_array *b, gk_array **out);
+gk_status gk_binary_into(gk_op op, const gk_array *a, const gk_array *b, gk_array *out);
+/* a OP value, the value as a 0-d array on a's device. */
+gk_status gk_binary_scalar(gk_op op, const gk_array *a, double value, gk_array **out);
+gk_status gk_unary(gk_op op, const gk_array *a, gk_array **out);
+gk_status gk_unary_into(gk_op op, const gk_array *a, gk_array *out);
+/* condition ? a : b, condition bool, all three broadcast together. */
+gk_status gk_where(const gk_array *condition, const gk_array *a, const gk_array *b,
+                   gk_array **out);
+gk_status gk_clip(const gk_array *a, double low, double high, gk_array **out);
+gk_status gk_cast(const gk_array *a, gk_dtype dtype, gk_array **out);
+
+/* --- reductions --- */
+typedef enum gk_reduction {
+    GK_SUM = 0, GK_MEAN, GK_PROD, GK_MIN, GK_MAX, GK_ARGMIN, GK_ARGMAX, GK_VAR, GK_STD,
+    GK_REDUCTION_COUNT
+} gk_reduction;
+
+#define GK_ALL_AXES (-1000)
+
+/* Over all elements (axis GK_ALL_AXES) or one axis (negative counts from the
+ * end). keepdims keeps the reduced axis with length 1. Results: sum and prod
+ * of integers and bool are int64 (float stays its width); mean, var and std
+ * of integers are float64; argmin/argmax are int64 (first occurrence; over
+ * all axes, the index into the flattened array); var/std divide by n (use
+ * gk_var for ddof). float32 sums are pairwise, so sum of 10^8 ones is
+ * exact. min/max/argmin/argmax of an empty array are errors. */
+gk_status gk_reduce(gk_reduction op, const gk_array *a, int axis, bool keepdims,
+                    gk_array **out);
+gk_status gk_var(const gk_array *a, int axis, int64_t ddof, bool keepdims, bool take_sqrt,
+                 gk_array **out);
+
+/* --- sorting and scans (along the last axis / one axis) --- */
+gk_status gk_sort(const gk_array *a, gk_array **out);
+gk_status gk_argsort(const gk_array *a, gk_array **out); /* int64, stable */
+gk_status gk_cumsum(const gk_array *a, int axis, gk_array **out);
+
+/* --- linear algebra (float32/float64) --- */
+/* NumPy's matmul: 1-d operands are promoted and the added axis removed,
+ * leading axes broadcast as a batch. */
+gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out);
+gk_status gk_dot(const gk_array *a, const gk_array *b, gk_array **out);
+/* a = u @ diag(s) @ vt with k = min(m, n) (reduced SVD). */
+gk_status gk_svd(const gk_array *a, gk_array **u, gk_array **s, gk_array **vt);
+gk_status gk_qr(const gk_array *a, gk_array **q, gk_array **r); /* reduced */
+gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x);
+gk_status gk_inv(const gk_array *a, gk_array **out);
+
+/* --- printing --- */
+/* Like NumPy's repr, with the device: array([[1., 2.], [3., 4.]],
+ * dtype=float32, device=cpu); long axes are abbreviated with "...". */
+gk_status gk_array_print(FILE *stream, const gk_array *a);
+/* The same text as a new string (free it). */
+gk_status gk_array_format(const gk_array *a, char **text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

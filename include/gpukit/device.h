@@ -1,0 +1,69 @@
+/* Compute devices: where arrays live and ops run. "cpu", "cuda:N" and
+ * "opencl:P:D" (platform P, device D). A backend that has no device here is
+ * simply absent: asking for its count gives 0, never an error. */
+#ifndef GPUKIT_DEVICE_H
+#define GPUKIT_DEVICE_H
+
+#include <gpukit/status.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gk_device_kind {
+    GK_DEVICE_CPU = 0,
+    GK_DEVICE_CUDA = 1,
+    GK_DEVICE_OPENCL = 2,
+} gk_device_kind;
+
+/* A device is a small value: compare with gk_device_equal(). */
+typedef struct gk_device {
+    gk_device_kind kind;
+    int index;    /* cuda:N -> N; opencl:P:D -> D; cpu -> 0 */
+    int platform; /* opencl:P:D -> P; 0 otherwise */
+} gk_device;
+
+#define GK_DEVICE_NAME_MAX 32
+
+/* The CPU, always there. */
+gk_device gk_device_cpu(void);
+
+/* Parses "cpu", "cuda" (= cuda:0), "cuda:N", "opencl" (= opencl:0:0),
+ * "opencl:P:D". GK_ERR_INVALID_ARGUMENT for anything else; the device need
+ * not exist (gk_device_check says whether it does). */
+gk_status gk_device_parse(const char *name, gk_device *device);
+
+/* "cpu", "cuda:1", "opencl:0:0" into buf (at least GK_DEVICE_NAME_MAX). */
+const char *gk_device_name(gk_device device, char *buf, size_t size);
+
+int gk_device_equal(gk_device a, gk_device b);
+
+/* How many devices of a kind are usable now (the CPU: 1). */
+int gk_device_count(gk_device_kind kind);
+
+/* GK_OK when the device exists and works; else why not (GK_ERR_NOT_FOUND
+ * for "no such device", GK_ERR_DRIVER for a failing one). */
+gk_status gk_device_check(gk_device device);
+
+/* The best device available: the first usable CUDA GPU, else the CPU - the
+ * C form of `"cuda" if torch.cuda.is_available() else "cpu"`. */
+gk_device gk_device_default(void);
+
+/* A human description ("AMD EPYC 7B13, 2 threads") into buf. */
+gk_status gk_device_describe(gk_device device, char *buf, size_t size);
+
+/* Memory of the device in bytes (the CPU: available and total RAM). */
+gk_status gk_device_memory(gk_device device, uint64_t *free_bytes, uint64_t *total_bytes);
+
+/* Waits until all work queued on the device is done. Ops on arrays may run
+ * asynchronously on GPU devices; reading results back to the host
+ * synchronises by itself. */
+gk_status gk_device_synchronize(gk_device device);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,459 @@
+/* Arrays: memory shared by views, shapes and strides, and the views
+ * themselves (reshape, transpose, slice, broadcast). No element is touched
+ * here except by reshape's fallback copy. */
+#include "compute/array_impl.h"
+
+#include "core/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- properties --- */
+
+int gk_array_ndim(const gk_array *a) { return a->ndim; }
+const int64_t *gk_array_shape(const gk_array *a) { return a->shape; }
+const int64_t *gk_array_strides(const gk_array *a) { return a->strides; }
+gk_dtype gk_array_dtype(const gk_array *a) { return a->dtype; }
+gk_device gk_array_device(const gk_array *a) { return a->buffer->device; }
+int64_t gk_array_size(const gk_array *a) { return gk_shape_size(a->ndim, a->shape); }
+
+size_t gk_array_nbytes(const gk_array *a)
+{
+    return (size_t)gk_array_size(a) * gk_dtype_size(a->dtype);
+}
+
+bool gk_array_is_contiguous(const gk_array *a)
+{
+    int64_t expected = 1;
+    for (int i = a->ndim - 1; i >= 0; i--) {
+        if (a->shape[i] != 1 && a->strides[i] != expected)
+            return a->shape[i] == 0 || gk_array_size(a) == 0;
+        expected *= a->shape[i];
+    }
+    return true;
+}
+
+const gk_backend *gk_array_backend(const gk_array *a)
+{
+    return a->buffer->backend;
+}
+
+/* --- lifetime --- */
+
+void gk_array_free(gk_array *a)
+{
+    if (!a)
+        return;
+    gk_buffer *buffer = a->buffer;
+    if (--buffer->refs == 0) {
+        if (buffer->owned)
+            buffer->backend->release(buffer->device, buffer->data, buffer->bytes);
+        free(buffer);
+    }
+    free(a);
+}
+
+gk_status gk_array_view(const gk_array *a, gk_array **out)
+{
+    gk_array *view = malloc(sizeof *view);
+    if (!view)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array view");
+    *view = *a;
+    view->buffer->refs++;
+    *out = view;
+    return GK_OK;
+}
+
+int64_t gk_shape_size(int ndim, const int64_t *shape)
+{
+    int64_t size = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] != 0 && size > INT64_MAX / shape[i])
+            return -1;
+        size *= shape[i];
+    }
+    return size;
+}
+
+const char *gk_shape_text(int ndim, const int64_t *shape, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < ndim && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
+                                 (long long)shape[i]);
+    if (used < size)
+        snprintf(buf + used, size - used, ndim == 1 ? ",)" : ")");
+    return buf;
+}
+
+/* memcpy, except that a 0-d shape may be NULL. */
+static void copy_shape(int64_t *to, const int64_t *from, int ndim)
+{
+    if (ndim > 0)
+        memcpy(to, from, sizeof *from * (size_t)ndim);
+}
+
+static void set_contiguous_strides(gk_array *a)
+{
+    int64_t stride = 1;
+    for (int i = a->ndim - 1; i >= 0; i--) {
+        a->strides[i] = stride;
+        stride *= a->shape[i] ? a->shape[i] : 1;
+    }
+}
+
+static gk_status check_shape(int ndim, const int64_t *shape, const char *what)
+{
+    if (ndim < 0 || ndim > GK_MAX_DIMS)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %d dimensions; arrays have 0 to %d", what,
+                       ndim, GK_MAX_DIMS);
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: negative length %lld on axis %d", what,
+                           (long long)shape[i], i);
+    if (gk_shape_size(ndim, shape) < 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the shape has too many elements", what);
+    return GK_OK;
+}
+
+gk_status gk_empty(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                   gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_shape(ndim, shape, "empty");
+    if (status != GK_OK)
+        return status;
+    if (gk_dtype_size(dtype) == 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "empty: invalid dtype %d", (int)dtype);
+    status = gk_device_check(device);
+    if (status != GK_OK)
+        return status;
+    const gk_backend *backend = gk_backend_of(device.kind);
+    gk_array *a = calloc(1, sizeof *a);
+    gk_buffer *buffer = calloc(1, sizeof *buffer);
+    if (!a || !buffer) {
+        free(a);
+        free(buffer);
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array");
+    }
+    a->dtype = dtype;
+    a->ndim = ndim;
+    copy_shape(a->shape, shape, ndim);
+    set_contiguous_strides(a);
+    size_t bytes = (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype);
+    *buffer = (gk_buffer){device, backend, NULL, bytes, 1, true};
+    status = backend->alloc(device, bytes, &buffer->data);
+    if (status != GK_OK) {
+        free(a);
+        free(buffer);
+        return status;
+    }
+    a->buffer = buffer;
+    *out = a;
+    return GK_OK;
+}
+
+gk_status gk_wrap_host(gk_dtype dtype, int ndim, const int64_t *shape, void *data,
+                       gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_shape(ndim, shape, "wrap_host");
+    if (status != GK_OK)
+        return status;
+    if (!data)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "wrap_host: the data pointer is NULL");
+    gk_array *a = calloc(1, sizeof *a);
+    gk_buffer *buffer = calloc(1, sizeof *buffer);
+    if (!a || !buffer) {
+        free(a);
+        free(buffer);
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array");
+    }
+    a->dtype = dtype;
+    a->ndim = ndim;
+    copy_shape(a->shape, shape, ndim);
+    set_contiguous_strides(a);
+    *buffer = (gk_buffer){gk_device_cpu(), &gk_cpu_backend, data,
+                          (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype), 1, false};
+    a->buffer = buffer;
+    *out = a;
+    return GK_OK;
+}
+
+/* --- operands --- */
+
+gk_operand gk_array_operand(const gk_array *a)
+{
+    gk_operand operand = {(char *)a->buffer->data + a->offset, a->dtype, {0}};
+    memcpy(operand.strides, a->strides, sizeof a->strides);
+    return operand;
+}
+
+gk_loop gk_array_loop(const gk_array *a)
+{
+    gk_loop loop = {a->ndim, {0}};
+    memcpy(loop.shape, a->shape, sizeof a->shape);
+    return loop;
+}
+
+gk_operand gk_broadcast_operand(const gk_array *a, int ndim, const int64_t *shape)
+{
+    gk_operand operand = {(char *)a->buffer->data + a->offset, a->dtype, {0}};
+    int skip = ndim - a->ndim;
+    for (int i = 0; i < a->ndim; i++)
+        operand.strides[skip + i] = a->shape[i] == shape[skip + i] ? a->strides[i] : 0;
+    return operand;
+}
+
+gk_status gk_broadcast_shapes(int count, const gk_array *const *arrays, int *ndim,
+                              int64_t *shape)
+{
+    int n = 0;
+    for (int k = 0; k < count; k++)
+        n = arrays[k]->ndim > n ? arrays[k]->ndim : n;
+    for (int i = 0; i < n; i++)
+        shape[i] = 1;
+    for (int k = 0; k < count; k++) {
+        const gk_array *a = arrays[k];
+        for (int i = 0; i < a->ndim; i++) {
+            int64_t *target = &shape[n - a->ndim + i];
+            if (a->shape[i] == *target || a->shape[i] == 1)
+                continue;
+            if (*target == 1) {
+                *target = a->shape[i];
+                continue;
+            }
+            char text[512] = "shapes";
+            for (int j = 0; j < count; j++) {
+                char one[160];
+                gk_shape_text(arrays[j]->ndim, arrays[j]->shape, one, sizeof one);
+                snprintf(text + strlen(text), sizeof text - strlen(text), "%s %s",
+                         j == 0 ? "" : j == count - 1 ? " and" : ",", one);
+            }
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s do not broadcast (axis %d: %lld vs %lld)",
+                           text, i - a->ndim, (long long)*target, (long long)a->shape[i]);
+        }
+    }
+    *ndim = n;
+    return GK_OK;
+}
+
+gk_status gk_same_device(int count, const gk_array *const *arrays, const char *what)
+{
+    for (int k = 1; k < count; k++) {
+        if (!gk_device_equal(arrays[k]->buffer->device, arrays[0]->buffer->device)) {
+            char a[GK_DEVICE_NAME_MAX], b[GK_DEVICE_NAME_MAX];
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "%s: operands are on different devices (%s and %s); move one with "
+                           "gk_to() first",
+                           what, gk_device_name(arrays[0]->buffer->device, a, sizeof a),
+                           gk_device_name(arrays[k]->buffer->device, b, sizeof b));
+        }
+    }
+    return GK_OK;
+}
+
+gk_status gk_normalize_axis(const gk_array *a, int axis, int *normalized)
+{
+    if (axis < -a->ndim || axis >= a->ndim) {
+        char shape[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "axis %d is out of range for shape %s (%d-d)",
+                       axis, gk_shape_text(a->ndim, a->shape, shape, sizeof shape), a->ndim);
+    }
+    *normalized = axis < 0 ? axis + a->ndim : axis;
+    return GK_OK;
+}
+
+gk_status gk_check_out(const gk_array *out, int ndim, const int64_t *shape, gk_dtype dtype,
+                       gk_device device, const char *what)
+{
+    char want[160], have[160], a[GK_DEVICE_NAME_MAX], b[GK_DEVICE_NAME_MAX];
+    if (out->ndim != ndim || memcmp(out->shape, shape, sizeof *shape * (size_t)ndim) != 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the output has shape %s, the result %s",
+                       what, gk_shape_text(out->ndim, out->shape, have, sizeof have),
+                       gk_shape_text(ndim, shape, want, sizeof want));
+    if (out->dtype != dtype)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the output is %s, the result %s", what,
+                       gk_dtype_name(out->dtype), gk_dtype_name(dtype));
+    if (!gk_device_equal(out->buffer->device, device))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the output is on %s, the operands on %s",
+                       what, gk_device_name(out->buffer->device, a, sizeof a),
+                       gk_device_name(device, b, sizeof b));
+    return GK_OK;
+}
+
+/* --- views --- */
+
+gk_status gk_transpose(const gk_array *a, const int *axes, gk_array **out)
+{
+    *out = NULL;
+    int order[GK_MAX_DIMS];
+    bool seen[GK_MAX_DIMS] = {false};
+    for (int i = 0; i < a->ndim; i++) {
+        order[i] = axes ? axes[i] : a->ndim - 1 - i;
+        if (order[i] < 0 || order[i] >= a->ndim || seen[order[i]])
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "transpose: the axes are not a permutation of 0..%d", a->ndim - 1);
+        seen[order[i]] = true;
+    }
+    gk_status status = gk_array_view(a, out);
+    if (status != GK_OK)
+        return status;
+    for (int i = 0; i < a->ndim; i++) {
+        (*out)->shape[i] = a->shape[order[i]];
+        (*out)->strides[i] = a->strides[order[i]];
+    }
+    return GK_OK;
+}
+
+gk_status gk_slice(const gk_array *a, int axis, int64_t start, int64_t stop, int64_t step,
+                   gk_array **out)
+{
+    *out = NULL;
+    int ax;
+    gk_status status = gk_normalize_axis(a, axis, &ax);
+    if (status != GK_OK)
+        return status;
+    if (step == 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "slice: the step may not be 0");
+    /* Python's slice.indices(): negative from the end, then clamped. */
+    int64_t n = a->shape[ax];
+    if (start < 0)
+        start += n;
+    if (stop < 0)
+        stop += n;
+    int64_t low = step > 0 ? 0 : -1, high = step > 0 ? n : n - 1;
+    start = start < low ? low : start > high ? high : start;
+    stop = stop < low ? low : stop > high ? high : stop;
+    int64_t length = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
+                              : (start > stop ? (start - stop - step - 1) / -step : 0);
+    status = gk_array_view(a, out);
+    if (status != GK_OK)
+        return status;
+    if (length > 0)
+        (*out)->offset += (size_t)(start * a->strides[ax] * (int64_t)gk_dtype_size(a->dtype));
+    (*out)->shape[ax] = length;
+    (*out)->strides[ax] = a->strides[ax] * step;
+    return GK_OK;
+}
+
+gk_status gk_broadcast_to(const gk_array *a, int ndim, const int64_t *shape, gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_shape(ndim, shape, "broadcast_to");
+    if (status != GK_OK)
+        return status;
+    bool fits = ndim >= a->ndim;
+    for (int i = 0; fits && i < a->ndim; i++) {
+        int64_t target = shape[ndim - a->ndim + i];
+        fits = a->shape[i] == target || a->shape[i] == 1;
+    }
+    if (!fits) {
+        char from[160], to[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "cannot broadcast shape %s to %s",
+                       gk_shape_text(a->ndim, a->shape, from, sizeof from),
+                       gk_shape_text(ndim, shape, to, sizeof to));
+    }
+    gk_operand operand = gk_broadcast_operand(a, ndim, shape);
+    status = gk_array_view(a, out);
+    if (status != GK_OK)
+        return status;
+    (*out)->ndim = ndim;
+    copy_shape((*out)->shape, shape, ndim);
+    memcpy((*out)->strides, operand.strides, sizeof operand.strides);
+    return GK_OK;
+}
+
+/* The strides of a view of `a` with `shape`, when one exists (NumPy's
+ * attempt_nocopy_reshape, restated: match runs of axes with equal element
+ * counts, each old run contiguous in itself). */
+static bool view_strides(const gk_array *a, int ndim, const int64_t *shape, int64_t *strides)
+{
+    int old_n = 0;
+    int64_t old_shape[GK_MAX_DIMS], old_strides[GK_MAX_DIMS];
+    for (int i = 0; i < a->ndim; i++) {
+        if (a->shape[i] != 1) {
+            old_shape[old_n] = a->shape[i];
+            old_strides[old_n++] = a->strides[i];
+        }
+    }
+    int oi = 0, oj = 1, ni = 0, nj = 1;
+    while (ni < ndim && oi < old_n) {
+        int64_t np = shape[ni], op = old_shape[oi];
+        while (np != op) {
+            if (np < op) {
+                if (nj >= ndim)
+                    return false;
+                np *= shape[nj++];
+            } else {
+                if (oj >= old_n)
+                    return false;
+                op *= old_shape[oj++];
+            }
+        }
+        for (int k = oi; k < oj - 1; k++)
+            if (old_strides[k] != old_shape[k + 1] * old_strides[k + 1])
+                return false;
+        strides[nj - 1] = old_strides[oj - 1];
+        for (int k = nj - 1; k > ni; k--)
+            strides[k - 1] = strides[k] * shape[k];
+        ni = nj++;
+        oi = oj++;
+    }
+    for (int k = ni; k < ndim; k++)
+        strides[k] = 1; /* trailing axes of length 1 */
+    return true;
+}
+
+gk_status gk_reshape(const gk_array *a, int ndim, const int64_t *shape, gk_array **out)
+{
+    *out = NULL;
+    if (ndim < 0 || ndim > GK_MAX_DIMS)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "reshape: %d dimensions; arrays have 0 to %d",
+                       ndim, GK_MAX_DIMS);
+    int64_t target[GK_MAX_DIMS], known = 1;
+    int inferred = -1;
+    for (int i = 0; i < ndim; i++) {
+        target[i] = shape[i];
+        if (shape[i] == -1 && inferred < 0) {
+            inferred = i;
+            continue;
+        }
+        if (shape[i] < 0)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "reshape: bad length %lld on axis %d",
+                           (long long)shape[i], i);
+        known *= shape[i];
+    }
+    int64_t size = gk_array_size(a);
+    if (inferred >= 0 && known != 0 && size % known == 0)
+        target[inferred] = size / known;
+    char from[160], to[160];
+    if ((inferred >= 0 && (known == 0 || size % known != 0)) ||
+        gk_shape_size(ndim, target) != size)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "cannot reshape an array of shape %s (%lld "
+                       "elements) into %s",
+                       gk_shape_text(a->ndim, a->shape, from, sizeof from), (long long)size,
+                       gk_shape_text(ndim, shape, to, sizeof to));
+    int64_t strides[GK_MAX_DIMS];
+    if (size > 0 && !view_strides(a, ndim, target, strides)) {
+        /* No view has this shape: a contiguous copy, reshaped. */
+        gk_status status = gk_copy(a, out);
+        if (status != GK_OK)
+            return status;
+        (*out)->ndim = ndim;
+        copy_shape((*out)->shape, target, ndim);
+        set_contiguous_strides(*out);
+        return GK_OK;
+    }
+    gk_status status = gk_array_view(a, out);
+    if (status != GK_OK)
+        return status;
+    (*out)->ndim = ndim;
+    copy_shape((*out)->shape, target, ndim);
+    if (size == 0)
+        set_contiguous_strides(*out);
+    else
+        memcpy((*out)->strides, strides, sizeof *strides * (size_t)ndim);
+    return GK_OK;
+}

@@ -1,0 +1,66 @@
+/* Internal: what an array is made of, and the helpers every op uses. */
+#ifndef GK_COMPUTE_ARRAY_IMPL_H
+#define GK_COMPUTE_ARRAY_IMPL_H
+
+#include "compute/backend.h"
+
+#include <gpukit/array.h>
+
+/* Device memory shared by an array and its views. */
+typedef struct gk_buffer {
+    gk_device device;
+    const gk_backend *backend;
+    void *data;
+    size_t bytes;
+    long refs;
+    bool owned; /* false for gk_wrap_host() memory */
+} gk_buffer;
+
+struct gk_array {
+    gk_buffer *buffer;
+    size_t offset; /* bytes from buffer->data to element [0, 0, ...] */
+    gk_dtype dtype;
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    int64_t strides[GK_MAX_DIMS]; /* elements */
+};
+
+/* A new handle on the same memory, shape and strides (for views to adjust). */
+gk_status gk_array_view(const gk_array *a, gk_array **out);
+
+const gk_backend *gk_array_backend(const gk_array *a);
+
+/* The array as a loop over its own shape sees it. */
+gk_operand gk_array_operand(const gk_array *a);
+gk_loop gk_array_loop(const gk_array *a);
+
+/* a as an operand of a loop over `shape` (ndim >= a's): axes aligned on the
+ * right, strides 0 along axes a stretches. The shapes must be compatible. */
+gk_operand gk_broadcast_operand(const gk_array *a, int ndim, const int64_t *shape);
+
+/* The broadcast shape of `count` arrays, or GK_ERR_INVALID_ARGUMENT naming
+ * their shapes ("shapes (2, 3) and (4,) do not broadcast"). */
+gk_status gk_broadcast_shapes(int count, const gk_array *const *arrays, int *ndim,
+                              int64_t *shape);
+
+/* GK_OK when all `count` arrays are on one device; else a message naming
+ * the devices and `what` ("add"). */
+gk_status gk_same_device(int count, const gk_array *const *arrays, const char *what);
+
+/* axis in [-ndim, ndim) to [0, ndim), or a message naming the shape. */
+gk_status gk_normalize_axis(const gk_array *a, int axis, int *normalized);
+
+/* "(2, 3)" into buf. */
+const char *gk_shape_text(int ndim, const int64_t *shape, char *buf, size_t size);
+
+/* The element count of a shape, or -1 when it overflows. */
+int64_t gk_shape_size(int ndim, const int64_t *shape);
+
+/* Checks that `out` has this shape, dtype and device (for *_into calls). */
+gk_status gk_check_out(const gk_array *out, int ndim, const int64_t *shape, gk_dtype dtype,
+                       gk_device device, const char *what);
+
+/* value converted to dtype, written as one element into `bytes` (8 bytes). */
+void gk_dtype_store(gk_dtype dtype, double value, void *bytes);
+
+#endif

@@ -1,0 +1,95 @@
+/* Internal: what a compute backend implements. The core (array.c, ops) has
+ * checked shapes, dtypes and devices, broadcast the operands and made the
+ * outputs before it calls a backend, so a backend only loops. Pointers
+ * named `data` are device addresses: the host may not touch them unless the
+ * backend is the CPU's. Work may be queued asynchronously; `download` and
+ * `synchronize` wait for it. */
+#ifndef GK_COMPUTE_BACKEND_H
+#define GK_COMPUTE_BACKEND_H
+
+#include <gpukit/array.h>
+
+/* One array as a loop sees it: the address of the element at the loop's
+ * origin, and a stride per loop axis in elements (0 where broadcast). */
+typedef struct gk_operand {
+    char *data;
+    gk_dtype dtype;
+    int64_t strides[GK_MAX_DIMS];
+} gk_operand;
+
+/* An iteration space: ndim 0 is one element. */
+typedef struct gk_loop {
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+} gk_loop;
+
+typedef struct gk_backend {
+    gk_device_kind kind;
+    const char *name;
+
+    /* --- devices and memory --- */
+    int (*count)(void);
+    gk_status (*check)(gk_device device);
+    gk_status (*describe)(gk_device device, char *buf, size_t size);
+    gk_status (*memory)(gk_device device, uint64_t *free_bytes, uint64_t *total_bytes);
+    /* At least 64-byte aligned; bytes may be 0 (a valid, unique pointer). */
+    gk_status (*alloc)(gk_device device, size_t bytes, void **data);
+    void (*release)(gk_device device, void *data, size_t bytes);
+    gk_status (*upload)(gk_device device, void *data, const void *host, size_t bytes);
+    gk_status (*download)(gk_device device, void *host, const void *data, size_t bytes);
+    gk_status (*synchronize)(gk_device device);
+
+    /* --- elementwise --- */
+    /* out = in, converted to out's dtype (the same dtype: a strided copy). */
+    gk_status (*convert)(gk_device device, const gk_loop *loop, const gk_operand *out,
+                         const gk_operand *in);
+    /* Every element of out = *value, one element of out's dtype in host memory. */
+    gk_status (*fill)(gk_device device, const gk_loop *loop, const gk_operand *out,
+                      const void *value);
+    /* out[i] = start + i * step for i < count (out contiguous), computed in
+     * double and converted to out's dtype. */
+    gk_status (*sequence)(gk_device device, const gk_operand *out, int64_t count, double start,
+                          double step);
+    /* out = op(in[0]) or op(in[0], in[1]). Inputs share one dtype; out has it
+     * too, or is bool for comparisons. */
+    gk_status (*elementwise)(gk_device device, gk_op op, const gk_loop *loop,
+                             const gk_operand *out, const gk_operand *in);
+    /* out = condition ? a : b; condition bool, a, b and out one dtype. */
+    gk_status (*where)(gk_device device, const gk_loop *loop, const gk_operand *out,
+                       const gk_operand *condition, const gk_operand *a, const gk_operand *b);
+
+    /* --- reductions and scans --- */
+    /* For each position of `outer` (out's loop; in's strides follow it),
+     * reduces `count` elements of in, `stride` elements apart. Output dtypes
+     * as gk_reduce() documents; var/std use ddof. */
+    gk_status (*reduce)(gk_device device, gk_reduction op, const gk_loop *outer,
+                        const gk_operand *out, const gk_operand *in, int64_t count,
+                        int64_t stride, int64_t ddof);
+    /* Cumulative sum along one axis: like reduce, and out has the same
+     * element layout along it (out_stride). */
+    gk_status (*cumsum)(gk_device device, const gk_loop *outer, const gk_operand *out,
+                        const gk_operand *in, int64_t count, int64_t in_stride,
+                        int64_t out_stride);
+    /* Sorts `rows` contiguous rows of `length` elements: values and/or
+     * indices (int64) out, either may be NULL; stable. */
+    gk_status (*sort)(gk_device device, const gk_operand *values, const gk_operand *indices,
+                      const gk_operand *in, int64_t rows, int64_t length);
+    /* Philox4x32-10 numbers for elements [0, count) of a contiguous out:
+     * uniform in [a, b) or normal(mean a, stddev b). */
+    gk_status (*random)(gk_device device, const gk_operand *out, int64_t count, uint64_t seed,
+                        bool normal, double a, double b);
+
+    /* --- linear algebra: row-major contiguous matrices --- */
+    /* c[i] = a[i] @ b[i] for i < batch; a is m x k, b is k x n, c is m x n;
+     * batch strides in elements (0 = the same matrix for every i). */
+    gk_status (*matmul)(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
+                        int64_t k, const char *a, int64_t a_batch_stride, const char *b,
+                        int64_t b_batch_stride, char *c);
+} gk_backend;
+
+extern const gk_backend gk_cpu_backend;
+
+/* The backend of a device kind, or NULL when it is not built in. */
+const gk_backend *gk_backend_of(gk_device_kind kind);
+
+#endif

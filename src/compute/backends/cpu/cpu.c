@@ -1,0 +1,115 @@
+/* The CPU backend: the device every machine has. Memory is ordinary host
+ * memory, so uploads and downloads are copies and nothing is asynchronous. */
+#include "compute/backends/cpu/cpu.h"
+
+#include "core/error.h"
+#include "probe/backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static int cpu_count(void)
+{
+    return 1;
+}
+
+static gk_status cpu_check(gk_device device)
+{
+    if (device.index != 0 || device.platform != 0)
+        return gk_fail(GK_ERR_NOT_FOUND, "there is one CPU device, cpu");
+    return GK_OK;
+}
+
+static int threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static gk_status cpu_describe(gk_device device, char *buf, size_t size)
+{
+    (void)device;
+    gk_cpu cpu;
+    gk_cpu_read(&cpu);
+    snprintf(buf, size, "%s, %d thread%s", cpu.model[0] ? cpu.model : "CPU", threads(),
+             threads() == 1 ? "" : "s");
+    return GK_OK;
+}
+
+static gk_status cpu_memory(gk_device device, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    (void)device;
+    gk_cpu cpu;
+    gk_cpu_read(&cpu);
+    if (!cpu.memory_total.known)
+        return gk_fail(GK_ERR_IO, "cannot read the memory size from /proc/meminfo");
+    *total_bytes = cpu.memory_total.value;
+    *free_bytes = cpu.memory_available.known ? cpu.memory_available.value : 0;
+    return GK_OK;
+}
+
+static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
+{
+    (void)device;
+    /* 64-byte aligned (a cache line, an AVX-512 vector); aligned_alloc wants
+     * a multiple of the alignment, and 0 bytes still gets a unique pointer. */
+    size_t rounded = (bytes + 63) / 64 * 64;
+    *data = aligned_alloc(64, rounded ? rounded : 64);
+    if (!*data)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes on the "
+                                             "CPU",
+                       bytes);
+    return GK_OK;
+}
+
+static void cpu_release(gk_device device, void *data, size_t bytes)
+{
+    (void)device;
+    (void)bytes;
+    free(data);
+}
+
+static gk_status cpu_copy(gk_device device, void *to, const void *from, size_t bytes)
+{
+    (void)device;
+    if (bytes)
+        memcpy(to, from, bytes);
+    return GK_OK;
+}
+
+static gk_status cpu_synchronize(gk_device device)
+{
+    (void)device;
+    return GK_OK;
+}
+
+const gk_backend gk_cpu_backend = {
+    .kind = GK_DEVICE_CPU,
+    .name = "cpu",
+    .count = cpu_count,
+    .check = cpu_check,
+    .describe = cpu_describe,
+    .memory = cpu_memory,
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .synchronize = cpu_synchronize,
+    .convert = cpu_convert,
+    .fill = cpu_fill,
+    .sequence = cpu_sequence,
+    .elementwise = cpu_elementwise,
+    .where = cpu_where,
+    .reduce = cpu_reduce,
+    .cumsum = cpu_cumsum,
+    .sort = cpu_sort,
+    .random = cpu_random,
+    .matmul = cpu_matmul,
+};

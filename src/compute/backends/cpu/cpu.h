@@ -1,0 +1,49 @@
+/* Internal to the CPU backend: the loop driver every kernel uses, and the
+ * backend entry points, one file per family. */
+#ifndef GK_COMPUTE_CPU_H
+#define GK_COMPUTE_CPU_H
+
+#include "compute/backend.h"
+
+/* The innermost loop of a kernel: n elements; data[k] points at operand k's
+ * first element, strides[k] is its step in elements. Kernels test for the
+ * contiguous case (all strides 1, or 0 for a broadcast scalar) and run a
+ * plain loop the compiler vectorises there. */
+typedef void (*cpu_inner_loop)(int64_t n, char *const *data, const int64_t *strides,
+                               const void *context);
+
+/* Runs `inner` over every element of `loop` for `count` operands (the
+ * output first). Axes of length 1 are dropped and axes contiguous for every
+ * operand are merged, so a contiguous array is one call per chunk; large
+ * loops are split into chunks run by OpenMP threads. */
+void cpu_for_each(const gk_loop *loop, const gk_operand *operands, int count,
+                  cpu_inner_loop inner, const void *context);
+
+/* Loops large enough to be worth threads (elements). */
+#define CPU_PARALLEL_MIN 32768
+
+gk_status cpu_convert(gk_device device, const gk_loop *loop, const gk_operand *out,
+                      const gk_operand *in);
+gk_status cpu_fill(gk_device device, const gk_loop *loop, const gk_operand *out,
+                   const void *value);
+gk_status cpu_sequence(gk_device device, const gk_operand *out, int64_t count, double start,
+                       double step);
+gk_status cpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const gk_operand *out,
+                          const gk_operand *in);
+gk_status cpu_where(gk_device device, const gk_loop *loop, const gk_operand *out,
+                    const gk_operand *condition, const gk_operand *a, const gk_operand *b);
+gk_status cpu_reduce(gk_device device, gk_reduction op, const gk_loop *outer,
+                     const gk_operand *out, const gk_operand *in, int64_t count, int64_t stride,
+                     int64_t ddof);
+gk_status cpu_cumsum(gk_device device, const gk_loop *outer, const gk_operand *out,
+                     const gk_operand *in, int64_t count, int64_t in_stride,
+                     int64_t out_stride);
+gk_status cpu_sort(gk_device device, const gk_operand *values, const gk_operand *indices,
+                   const gk_operand *in, int64_t rows, int64_t length);
+gk_status cpu_random(gk_device device, const gk_operand *out, int64_t count, uint64_t seed,
+                     bool normal, double a, double b);
+gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
+                     int64_t k, const char *a, int64_t a_batch_stride, const char *b,
+                     int64_t b_batch_stride, char *c);
+
+#endif

@@ -1,0 +1,13 @@
+/* Placeholder while this family is being written. */
+#include "compute/backends/cpu/cpu.h"
+
+#include "core/error.h"
+
+gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
+                     int64_t k, const char *a, int64_t a_batch_stride, const char *b,
+                     int64_t b_batch_stride, char *c)
+{
+    (void)device, (void)dtype, (void)batch, (void)m, (void)n, (void)k, (void)a;
+    (void)a_batch_stride, (void)b, (void)b_batch_stride, (void)c;
+    return gk_fail(GK_ERR_INVALID_ARGUMENT, "not written yet");
+}

@@ -1,0 +1,143 @@
+/* Creating arrays with values: constants, sequences, the identity, host
+ * data. (Random numbers are in random.c.) */
+#include "compute/array_impl.h"
+
+#include "core/error.h"
+
+#include <math.h>
+
+gk_status gk_full(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                  double value, gk_array **out)
+{
+    gk_status status = gk_empty(device, dtype, ndim, shape, out);
+    if (status != GK_OK || gk_array_size(*out) == 0)
+        return status;
+    unsigned char bytes[8];
+    gk_dtype_store(dtype, value, bytes);
+    gk_loop loop = gk_array_loop(*out);
+    gk_operand operand = gk_array_operand(*out);
+    status = gk_array_backend(*out)->fill(device, &loop, &operand, bytes);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+gk_status gk_zeros(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                   gk_array **out)
+{
+    return gk_full(device, dtype, ndim, shape, 0, out);
+}
+
+gk_status gk_ones(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                  gk_array **out)
+{
+    return gk_full(device, dtype, ndim, shape, 1, out);
+}
+
+gk_status gk_scalar(gk_device device, gk_dtype dtype, double value, gk_array **out)
+{
+    return gk_full(device, dtype, 0, NULL, value, out);
+}
+
+static gk_status sequence(gk_device device, gk_dtype dtype, int64_t count, double start,
+                          double step, gk_array **out)
+{
+    gk_status status = gk_empty(device, dtype, 1, &count, out);
+    if (status != GK_OK || count == 0)
+        return status;
+    gk_operand operand = gk_array_operand(*out);
+    status = gk_array_backend(*out)->sequence(device, &operand, count, start, step);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+gk_status gk_arange(gk_device device, gk_dtype dtype, double start, double stop, double step,
+                    gk_array **out)
+{
+    *out = NULL;
+    if (step == 0 || !isfinite(start) || !isfinite(stop) || !isfinite(step))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "arange: start, stop and step must be finite and step not 0");
+    double count = ceil((stop - start) / step);
+    if (count > 9e15)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "arange: %.0f elements are too many", count);
+    return sequence(device, dtype, count > 0 ? (int64_t)count : 0, start, step, out);
+}
+
+gk_status gk_linspace(gk_device device, gk_dtype dtype, double start, double stop, int64_t num,
+                      gk_array **out)
+{
+    *out = NULL;
+    if (num < 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "linspace: num is %lld; it must be 0 or more",
+                       (long long)num);
+    double step = num > 1 ? (stop - start) / (double)(num - 1) : 0;
+    gk_status status = sequence(device, dtype, num, start, step, out);
+    /* The last value is stop exactly, as NumPy makes it. */
+    if (status == GK_OK && num > 1) {
+        gk_array *last;
+        status = gk_slice(*out, 0, num - 1, num, 1, &last);
+        if (status == GK_OK) {
+            unsigned char bytes[8];
+            gk_dtype_store(dtype, stop, bytes);
+            gk_loop loop = gk_array_loop(last);
+            gk_operand operand = gk_array_operand(last);
+            status = gk_array_backend(last)->fill(device, &loop, &operand, bytes);
+            gk_array_free(last);
+        }
+        if (status != GK_OK) {
+            gk_array_free(*out);
+            *out = NULL;
+        }
+    }
+    return status;
+}
+
+gk_status gk_eye(gk_device device, gk_dtype dtype, int64_t n, gk_array **out)
+{
+    *out = NULL;
+    if (n < 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "eye: n is %lld; it must be 0 or more",
+                       (long long)n);
+    int64_t shape[2] = {n, n};
+    gk_status status = gk_zeros(device, dtype, 2, shape, out);
+    if (status != GK_OK || n == 0)
+        return status;
+    /* The diagonal is a 1-d view with stride n + 1. */
+    gk_loop loop = {1, {n}};
+    gk_operand diagonal = gk_array_operand(*out);
+    diagonal.strides[0] = n + 1;
+    unsigned char one[8];
+    gk_dtype_store(dtype, 1, one);
+    status = gk_array_backend(*out)->fill(device, &loop, &diagonal, one);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+gk_status gk_from_host(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                       const void *data, gk_array **out)
+{
+    gk_status status = gk_empty(device, dtype, ndim, shape, out);
+    size_t nbytes = status == GK_OK ? gk_array_nbytes(*out) : 0;
+    if (status != GK_OK || nbytes == 0)
+        return status;
+    if (!data) {
+        gk_array_free(*out);
+        *out = NULL;
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "from_host: the data pointer is NULL");
+    }
+    status = gk_array_backend(*out)->upload(device, (*out)->buffer->data, data, nbytes);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}

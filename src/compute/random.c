@@ -1,0 +1,2 @@
+/* Placeholder while this family is being written. */
+#include "compute/array_impl.h"

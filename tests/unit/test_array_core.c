@@ -1,0 +1,250 @@
+/* The array core on every device: devices and dtypes, creation, views
+ * (reshape, transpose, slice, broadcast), copies between devices and back
+ * to the host, and the errors of each. */
+#include "array_check.h"
+
+static void test_device_names(void)
+{
+    gk_device d;
+    char name[GK_DEVICE_NAME_MAX];
+    const char *good[] = {"cpu", "cuda", "cuda:3", "opencl", "opencl:1:2"};
+    const char *canonical[] = {"cpu", "cuda:0", "cuda:3", "opencl:0:0", "opencl:1:2"};
+    for (int i = 0; i < 5; i++) {
+        CHECK_OK(gk_device_parse(good[i], &d));
+        CHECK(strcmp(gk_device_name(d, name, sizeof name), canonical[i]) == 0, "%s", name);
+    }
+    const char *bad[] = {"", "gpu", "cuda:", "cuda:-1", "cuda:1x", "opencl:1", "CPU"};
+    for (int i = 0; i < 7; i++)
+        CHECK_FAILS(gk_device_parse(bad[i], &d), GK_ERR_INVALID_ARGUMENT, "not a device name");
+    CHECK(gk_device_count(GK_DEVICE_CPU) == 1, "one CPU");
+    /* No GPU backend yet: none is counted, the default is the CPU. */
+    CHECK(gk_device_default().kind == GK_DEVICE_CPU || gk_device_count(GK_DEVICE_CUDA) > 0,
+          "default");
+    gk_array *a;
+    int64_t shape[1] = {3};
+    CHECK_FAILS(gk_zeros((gk_device){GK_DEVICE_CUDA, 7, 0}, GK_FLOAT32, 1, shape, &a),
+                GK_ERR_NOT_FOUND, "cuda:7");
+    char text[128];
+    CHECK_OK(gk_device_describe(gk_device_cpu(), text, sizeof text));
+    uint64_t free_bytes, total;
+    CHECK_OK(gk_device_memory(gk_device_cpu(), &free_bytes, &total));
+    CHECK(total > 0 && free_bytes <= total, "memory %llu of %llu", (unsigned long long)free_bytes,
+          (unsigned long long)total);
+}
+
+static void test_dtypes(void)
+{
+    const char *names[] = {"bool", "uint8", "int32", "int64", "float32", "float64"};
+    const size_t sizes[] = {1, 1, 4, 8, 4, 8};
+    for (int i = 0; i < GK_DTYPE_COUNT; i++) {
+        gk_dtype t;
+        CHECK_OK(gk_dtype_parse(names[i], &t));
+        CHECK(t == (gk_dtype)i && gk_dtype_size(t) == sizes[i], "%s", names[i]);
+        CHECK(strcmp(gk_dtype_name(t), names[i]) == 0, "%s", names[i]);
+    }
+    gk_dtype t;
+    CHECK_FAILS(gk_dtype_parse("float16", &t), GK_ERR_INVALID_ARGUMENT, "float16");
+}
+
+static void test_creation(gk_device device)
+{
+    int64_t shape[2] = {2, 3};
+    for (int t = 0; t < GK_DTYPE_COUNT; t++) {
+        gk_array *a = NULL;
+        CHECK_OK(gk_full(device, (gk_dtype)t, 2, shape, 7, &a));
+        if (!a)
+            continue;
+        double sevens[6] = {7, 7, 7, 7, 7, 7}, ones[6] = {1, 1, 1, 1, 1, 1};
+        CHECK_VALUES(a, t == GK_BOOL ? ones : sevens, 6, 0);
+        CHECK(gk_array_ndim(a) == 2 && gk_array_shape(a)[1] == 3 && gk_array_size(a) == 6,
+              "shape");
+        CHECK(gk_array_nbytes(a) == 6 * gk_dtype_size((gk_dtype)t), "nbytes");
+        CHECK(gk_array_is_contiguous(a), "contiguous");
+        gk_array_free(a);
+    }
+    gk_array *a;
+    CHECK_OK(gk_zeros(device, GK_INT64, 2, shape, &a));
+    double zeros[6] = {0};
+    CHECK_VALUES(a, zeros, 6, 0);
+    gk_array_free(a);
+
+    CHECK_OK(gk_arange(device, GK_INT32, 2, 11, 3, &a));
+    CHECK_VALUES(a, ((double[]){2, 5, 8}), 3, 0);
+    gk_array_free(a);
+    CHECK_OK(gk_arange(device, GK_FLOAT64, 1, 0, -0.25, &a));
+    CHECK_VALUES(a, ((double[]){1, 0.75, 0.5, 0.25}), 4, 0);
+    gk_array_free(a);
+    CHECK_OK(gk_arange(device, GK_FLOAT32, 5, 5, 1, &a));
+    CHECK(gk_array_size(a) == 0 && gk_array_ndim(a) == 1, "empty arange");
+    gk_array_free(a);
+    CHECK_FAILS(gk_arange(device, GK_FLOAT32, 0, 1, 0, &a), GK_ERR_INVALID_ARGUMENT, "step");
+
+    CHECK_OK(gk_linspace(device, GK_FLOAT64, 0, 1, 5, &a));
+    CHECK_VALUES(a, ((double[]){0, 0.25, 0.5, 0.75, 1}), 5, 0);
+    gk_array_free(a);
+    CHECK_OK(gk_linspace(device, GK_FLOAT32, 0, 0.3, 4, &a));
+    double last;
+    CHECK_OK(gk_item(a, (int64_t[]){-1}, &last));
+    CHECK(last == (double)0.3f, "linspace ends at stop exactly: %.9g", last);
+    gk_array_free(a);
+
+    CHECK_OK(gk_eye(device, GK_FLOAT32, 3, &a));
+    CHECK_VALUES(a, ((double[]){1, 0, 0, 0, 1, 0, 0, 0, 1}), 9, 0);
+    gk_array_free(a);
+
+    int32_t host[6] = {1, -2, 3, -4, 5, -6};
+    CHECK_OK(gk_from_host(device, GK_INT32, 2, shape, host, &a));
+    CHECK_VALUES(a, ((double[]){1, -2, 3, -4, 5, -6}), 6, 0);
+    double v;
+    CHECK_OK(gk_item(a, (int64_t[]){1, -1}, &v));
+    CHECK(v == -6, "item %g", v);
+    CHECK_FAILS(gk_item(a, (int64_t[]){2, 0}, &v), GK_ERR_INVALID_ARGUMENT, "out of range");
+    gk_array_free(a);
+
+    /* 0-d and empty arrays. */
+    CHECK_OK(gk_scalar(device, GK_FLOAT64, 2.5, &a));
+    CHECK(gk_array_ndim(a) == 0 && gk_array_size(a) == 1, "0-d");
+    CHECK_OK(gk_item(a, NULL, &v));
+    CHECK(v == 2.5, "scalar %g", v);
+    gk_array_free(a);
+    int64_t empty[2] = {0, 4};
+    CHECK_OK(gk_ones(device, GK_FLOAT32, 2, empty, &a));
+    CHECK(gk_array_size(a) == 0 && gk_array_nbytes(a) == 0, "empty");
+    CHECK_OK(gk_to_host(a, NULL, 0));
+    gk_array_free(a);
+
+    int64_t bad[1] = {-1};
+    CHECK_FAILS(gk_zeros(device, GK_FLOAT32, 1, bad, &a), GK_ERR_INVALID_ARGUMENT, "negative");
+    int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    CHECK_FAILS(gk_zeros(device, GK_FLOAT32, 9, nine, &a), GK_ERR_INVALID_ARGUMENT,
+                "dimensions");
+    int64_t huge[2] = {INT64_MAX / 2, 4};
+    CHECK_FAILS(gk_zeros(device, GK_FLOAT32, 2, huge, &a), GK_ERR_INVALID_ARGUMENT, "too many");
+}
+
+/* A 3x4 float64 array holding 0..11. */
+static gk_array *twelve(gk_device device)
+{
+    gk_array *flat = NULL, *a = NULL;
+    if (gk_arange(device, GK_FLOAT64, 0, 12, 1, &flat) == GK_OK)
+        gk_reshape(flat, 2, (int64_t[]){3, 4}, &a);
+    gk_array_free(flat);
+    return a;
+}
+
+static void test_views(gk_device device)
+{
+    gk_array *a = twelve(device), *t = NULL, *s = NULL, *r = NULL, *b = NULL;
+    CHECK(a != NULL, "%s", gk_last_error());
+    if (!a)
+        return;
+    CHECK_OK(gk_transpose(a, NULL, &t));
+    CHECK_VALUES(t, ((double[]){0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}), 12, 0);
+    CHECK(!gk_array_is_contiguous(t), "a transpose is not contiguous");
+    /* Reshaping a transpose needs a copy; its values follow the view. */
+    CHECK_OK(gk_reshape(t, 1, (int64_t[]){-1}, &r));
+    CHECK_VALUES(r, ((double[]){0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}), 12, 0);
+    gk_array_free(r);
+
+    CHECK_OK(gk_slice(a, 1, 3, -5, -2, &s)); /* a[:, 3::-2] */
+    CHECK(gk_array_shape(s)[1] == 2, "sliced length %lld", (long long)gk_array_shape(s)[1]);
+    CHECK_VALUES(s, ((double[]){3, 1, 7, 5, 11, 9}), 6, 0);
+    gk_array_free(s);
+    CHECK_OK(gk_slice(a, 0, 1, 100, 1, &s)); /* clamped */
+    CHECK_VALUES(s, ((double[]){4, 5, 6, 7, 8, 9, 10, 11}), 8, 0);
+    gk_array_free(s);
+    CHECK_OK(gk_slice(a, -1, 2, 1, 1, &s)); /* empty */
+    CHECK(gk_array_size(s) == 0, "empty slice");
+    gk_array_free(s);
+    CHECK_FAILS(gk_slice(a, 2, 0, 1, 1, &s), GK_ERR_INVALID_ARGUMENT, "axis 2 is out of range");
+    CHECK_FAILS(gk_slice(a, 0, 0, 1, 0, &s), GK_ERR_INVALID_ARGUMENT, "step");
+
+    /* A view shares memory: writing through it changes the base. */
+    CHECK_OK(gk_slice(a, 0, 2, 3, 1, &s));
+    gk_array *minus;
+    CHECK_OK(gk_full(device, GK_INT32, 0, NULL, -1, &minus));
+    CHECK_OK(gk_assign(s, minus));
+    CHECK_VALUES(a, ((double[]){0, 1, 2, 3, 4, 5, 6, 7, -1, -1, -1, -1}), 12, 0);
+    gk_array_free(minus);
+    gk_array_free(s);
+
+    CHECK_OK(gk_reshape(a, 3, (int64_t[]){2, 1, 6}, &r));
+    CHECK(gk_array_is_contiguous(r), "reshape of a contiguous array is a view");
+    gk_array_free(r);
+    CHECK_FAILS(gk_reshape(a, 2, (int64_t[]){5, -1}, &r), GK_ERR_INVALID_ARGUMENT,
+                "cannot reshape an array of shape (3, 4)");
+
+    gk_array *row;
+    CHECK_OK(gk_slice(a, 0, 0, 1, 1, &row));
+    CHECK_OK(gk_broadcast_to(row, 3, (int64_t[]){2, 3, 4}, &b));
+    CHECK(gk_array_strides(b)[0] == 0 && gk_array_strides(b)[1] == 0, "broadcast strides");
+    CHECK_VALUES(b, ((double[]){0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3,
+                                0, 1, 2, 3}),
+                 24, 0);
+    gk_array_free(b);
+    CHECK_FAILS(gk_broadcast_to(a, 2, (int64_t[]){3, 5}, &b), GK_ERR_INVALID_ARGUMENT,
+                "cannot broadcast shape (3, 4) to (3, 5)");
+    gk_array_free(row);
+
+    gk_array_free(t);
+    int axes[2] = {0, 0};
+    CHECK_FAILS(gk_transpose(a, axes, &t), GK_ERR_INVALID_ARGUMENT, "permutation");
+    CHECK(t == NULL, "no output on failure");
+    gk_array_free(a);
+}
+
+static void test_copies(gk_device device)
+{
+    gk_array *a = twelve(device), *t = NULL, *c = NULL, *moved = NULL, *back = NULL;
+    if (!a)
+        return;
+    CHECK_OK(gk_transpose(a, NULL, &t));
+    CHECK_OK(gk_contiguous(t, &c));
+    CHECK(gk_array_is_contiguous(c), "contiguous copy");
+    CHECK_VALUES(c, ((double[]){0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}), 12, 0);
+
+    /* to(): a copy on the other device; the original is untouched. */
+    CHECK_OK(gk_to(t, gk_device_cpu(), &moved));
+    CHECK(gk_device_equal(gk_array_device(moved), gk_device_cpu()), "on the CPU");
+    CHECK_OK(gk_to(moved, device, &back));
+    CHECK_VALUES(back, ((double[]){0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}), 12, 0);
+
+    double buffer[12];
+    CHECK_FAILS(gk_to_host(a, buffer, sizeof buffer - 1), GK_ERR_INVALID_ARGUMENT, "buffer");
+
+    /* wrap_host: no copy, writes show through. */
+    float memory[4] = {1, 2, 3, 4};
+    gk_array *wrapped;
+    CHECK_OK(gk_wrap_host(GK_FLOAT32, 1, (int64_t[]){4}, memory, &wrapped));
+    memory[2] = 30;
+    CHECK_VALUES(wrapped, ((double[]){1, 2, 30, 4}), 4, 0);
+    gk_array_free(wrapped);
+    CHECK(memory[3] == 4, "the caller's memory outlives the array");
+
+    /* Casting copies through assign: float64 -> int32 truncates; NaN -> 0. */
+    gk_array *ints;
+    CHECK_OK(gk_zeros(device, GK_INT32, 1, (int64_t[]){3}, &ints));
+    double odd[3] = {2.9, -2.9, NAN};
+    gk_array *src;
+    CHECK_OK(gk_from_host(device, GK_FLOAT64, 1, (int64_t[]){3}, odd, &src));
+    CHECK_OK(gk_assign(ints, src));
+    CHECK_VALUES(ints, ((double[]){2, -2, 0}), 3, 0);
+    gk_array_free(src);
+    gk_array_free(ints);
+
+    gk_array_free(a);
+    gk_array_free(t);
+    gk_array_free(c);
+    gk_array_free(moved);
+    gk_array_free(back);
+}
+
+int main(void)
+{
+    test_device_names();
+    test_dtypes();
+    FOR_EACH_DEVICE(test_creation);
+    FOR_EACH_DEVICE(test_views);
+    FOR_EACH_DEVICE(test_copies);
+    CHECK_DONE();
+}
