@@ -1,0 +1,7 @@
+/* Placeholder: being written. */
+#include <gpukit/gpukit.h>
+
+int main(void)
+{
+    return 0;
+}
