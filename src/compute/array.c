@@ -265,6 +265,54 @@ gk_status gk_normalize_axis(const gk_array *a, int axis, int *normalized)
     return GK_OK;
 }
 
+/* The byte range [*low, *high) the elements of `a` (as `operand` over `loop`)
+ * occupy. */
+static void extent(const gk_operand *operand, size_t size, const gk_loop *loop, uintptr_t *low,
+                   uintptr_t *high)
+{
+    uintptr_t base = (uintptr_t)operand->data;
+    intptr_t down = 0, up = 0;
+    for (int i = 0; i < loop->ndim; i++) {
+        intptr_t reach = (intptr_t)((loop->shape[i] - 1) * operand->strides[i] * (int64_t)size);
+        if (reach < 0)
+            down += reach;
+        else
+            up += reach;
+    }
+    *low = base + (uintptr_t)down; /* wraps as intended for negative reach */
+    *high = base + (uintptr_t)up + size;
+}
+
+bool gk_operands_conflict(const gk_operand *in, const gk_operand *out, const gk_loop *loop)
+{
+    size_t in_size = gk_dtype_size(in->dtype), out_size = gk_dtype_size(out->dtype);
+    uintptr_t in_low, in_high, out_low, out_high;
+    extent(in, in_size, loop, &in_low, &in_high);
+    extent(out, out_size, loop, &out_low, &out_high);
+    if (in_high <= out_low || out_high <= in_low)
+        return false;
+    if (in->data != out->data || in_size != out_size)
+        return true;
+    for (int i = 0; i < loop->ndim; i++)
+        if (loop->shape[i] > 1 && in->strides[i] != out->strides[i])
+            return true;
+    return false;
+}
+
+gk_status gk_check_writable(const gk_array *out, const char *what)
+{
+    for (int i = 0; i < out->ndim; i++) {
+        if (out->shape[i] > 1 && out->strides[i] == 0) {
+            char text[160];
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "%s: the output (shape %s) is a broadcast view (stride 0 on axis %d) "
+                           "and cannot be written; write into a copy",
+                           what, gk_shape_text(out->ndim, out->shape, text, sizeof text), i);
+        }
+    }
+    return GK_OK;
+}
+
 gk_status gk_check_out(const gk_array *out, int ndim, const int64_t *shape, gk_dtype dtype,
                        gk_device device, const char *what)
 {

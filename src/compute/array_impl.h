@@ -60,6 +60,15 @@ int64_t gk_shape_size(int ndim, const int64_t *shape);
 gk_status gk_check_out(const gk_array *out, int ndim, const int64_t *shape, gk_dtype dtype,
                        gk_device device, const char *what);
 
+/* GK_ERR_INVALID_ARGUMENT when writing `out` would write some element twice
+ * (a broadcast view). */
+gk_status gk_check_writable(const gk_array *out, const char *what);
+
+/* Whether `in` must be copied before a kernel writes `out` (both over
+ * `loop`, not empty): it overlaps out's memory and is not the very same
+ * elements in the same order. */
+bool gk_operands_conflict(const gk_operand *in, const gk_operand *out, const gk_loop *loop);
+
 /* value converted to dtype, written as one element into `bytes` (8 bytes). */
 void gk_dtype_store(gk_dtype dtype, double value, void *bytes);
 

@@ -45,13 +45,22 @@ gk_status gk_dtype_parse(const char *name, gk_dtype *dtype)
                    "unknown dtype '%s': use bool, uint8, int32, int64, float32 or float64", name);
 }
 
+/* value clamped to [low, high], NaN to 0: converting an out-of-range double
+ * to an integer is undefined in C. The same rule as casts (convert.c). */
+static double clamp(double value, double low, double high)
+{
+    return value != value ? 0 : value < low ? low : value > high ? high : value;
+}
+
 void gk_dtype_store(gk_dtype dtype, double value, void *bytes)
 {
     switch (dtype) {
     case GK_BOOL: *(uint8_t *)bytes = value != 0; break;
-    case GK_UINT8: *(uint8_t *)bytes = (uint8_t)(int64_t)value; break;
-    case GK_INT32: *(int32_t *)bytes = (int32_t)value; break;
-    case GK_INT64: *(int64_t *)bytes = (int64_t)value; break;
+    case GK_UINT8: *(uint8_t *)bytes = (uint8_t)clamp(value, 0, 255); break;
+    case GK_INT32: *(int32_t *)bytes = (int32_t)clamp(value, INT32_MIN, INT32_MAX); break;
+    case GK_INT64:
+        *(int64_t *)bytes = (int64_t)clamp(value, -9.2233720368547758e18, 9.2233720368547748e18);
+        break;
     case GK_FLOAT32: *(float *)bytes = (float)value; break;
     case GK_FLOAT64: *(double *)bytes = value; break;
     }

@@ -1,2 +1,584 @@
-/* Placeholder while this family is being written. */
+/* Elementwise ops: validation, type promotion, broadcasting, conversion of
+ * the inputs to one compute dtype, then one backend call.
+ *
+ * Type promotion (PyTorch's result_type, as array.h states it):
+ * - Operands are ranked: arrays with ndim > 0, then 0-d arrays, then plain
+ *   values (gk_binary_scalar's and gk_clip's doubles). Within a rank the
+ *   dtypes promote along bool < uint8 < int32 < int64 < float32 < float64.
+ * - A lower rank changes the result only when its category (bool < integer
+ *   < floating) is higher, and then to that category's default dtype:
+ *   int64 for integers, float32 for floating point. So int32 array + 0-d
+ *   float64 is float32, float32 array * 0-d float64 is float32, bool array
+ *   + 0-d int32 is int64, int32 array + 0-d int64 is int32; two 0-d arrays
+ *   promote normally (int32 + float64 is float64).
+ * - A plain value is an integer (int64) when it is integral and within
+ *   int64's range, else floating (float64): int32 array + 2 is int32, + 2.5
+ *   is float32; a 0-d int32 array + 5 stays int32 (a value never widens).
+ * - div is true division: integer and bool results become float32.
+ * - Comparisons compute in the promoted dtype and give bool.
+ * - bool operands: add is or, mul is and, minimum/maximum are and/or (all
+ *   bool, as PyTorch); div gives float32; sub and pow of two bools are
+ *   errors (PyTorch: sub of bools is an error, pow is not implemented).
+ * - Unary: neg, abs and relu keep the dtype (neg of bool is an error; abs
+ *   and relu of bool/uint8 are copies); exp, log, sqrt, sin, cos, tanh and
+ *   sigmoid of integers and bools give float32.
+ * - A plain value that is integral but outside the range of the integer
+ *   dtype the op computes in is an error (uint8 array + 300, int32 array
+ *   < 3e9), as in NumPy 2, rather than a wrapped value giving a wrong
+ *   comparison, minimum or power.
+ * - clip(a, low, high) = minimum(maximum(a, low), high) with low and high
+ *   plain values: for low > high every element is high (NumPy's result);
+ *   a NaN bound gives NaN. For an integer result, bounds beyond its dtype's
+ *   range are first clamped to it (clip(uint8, -3, 300) changes nothing).
+ * - where(condition, a, b): condition bool; the result has the promoted
+ *   dtype of a and b.
+ *
+ * Inputs whose dtype differs from the compute dtype are converted into a
+ * temporary first, so a backend sees one input dtype. An *_into output may
+ * be an input (in place): an input that is the output element for element
+ * is read before each element is written; one that overlaps it any other
+ * way (a shifted slice, a broadcast row of it) is copied first, as NumPy
+ * does. Outputs that are broadcast views (stride 0 along an axis longer
+ * than 1) are refused: their elements would be written more than once. */
 #include "compute/array_impl.h"
+
+#include "core/error.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const op_names[GK_OP_COUNT] = {
+    [GK_ADD] = "add",     [GK_SUB] = "sub",       [GK_MUL] = "mul",
+    [GK_DIV] = "div",     [GK_POW] = "pow",       [GK_MINIMUM] = "minimum",
+    [GK_MAXIMUM] = "maximum", [GK_EQ] = "eq",     [GK_NE] = "ne",
+    [GK_LT] = "lt",       [GK_LE] = "le",         [GK_GT] = "gt",
+    [GK_GE] = "ge",       [GK_NEG] = "neg",       [GK_ABS] = "abs",
+    [GK_EXP] = "exp",     [GK_LOG] = "log",       [GK_SQRT] = "sqrt",
+    [GK_SIN] = "sin",     [GK_COS] = "cos",       [GK_TANH] = "tanh",
+    [GK_SIGMOID] = "sigmoid", [GK_RELU] = "relu",
+};
+
+const char *gk_op_name(gk_op op)
+{
+    return (unsigned)op < GK_OP_COUNT ? op_names[op] : "invalid op";
+}
+
+bool gk_op_is_binary(gk_op op)
+{
+    return (unsigned)op <= GK_GE;
+}
+
+static bool is_unary(gk_op op)
+{
+    return op >= GK_NEG && op < GK_OP_COUNT;
+}
+
+static bool is_comparison(gk_op op)
+{
+    return op >= GK_EQ && op <= GK_GE;
+}
+
+static bool valid_dtype(gk_dtype dtype)
+{
+    return (unsigned)dtype < GK_DTYPE_COUNT;
+}
+
+/* --- type promotion --- */
+
+enum { RANK_VALUE, RANK_ZERO_D, RANK_ARRAY, RANKS };
+
+typedef struct typed {
+    gk_dtype dtype;
+    int rank;
+} typed;
+
+static typed array_type(const gk_array *a)
+{
+    return (typed){a->dtype, a->ndim > 0 ? RANK_ARRAY : RANK_ZERO_D};
+}
+
+static typed value_type(double value)
+{
+    bool integral = value == trunc(value) && fabs(value) < 9.2e18; /* NaN, inf: floating */
+    return (typed){integral ? GK_INT64 : GK_FLOAT64, RANK_VALUE};
+}
+
+static int category(gk_dtype dtype)
+{
+    return dtype == GK_BOOL ? 0 : gk_dtype_is_float(dtype) ? 2 : 1;
+}
+
+static gk_dtype result_type(int count, const typed *operands)
+{
+    bool have[RANKS] = {false};
+    gk_dtype best[RANKS] = {GK_BOOL, GK_BOOL, GK_BOOL};
+    for (int k = 0; k < count; k++) {
+        int r = operands[k].rank;
+        best[r] = have[r] && best[r] > operands[k].dtype ? best[r] : operands[k].dtype;
+        have[r] = true;
+    }
+    /* From the lowest rank up: a higher rank keeps its dtype unless the
+     * lower one's category is higher (PyTorch's combine_categories). */
+    bool any = false;
+    gk_dtype result = GK_BOOL;
+    for (int r = 0; r < RANKS; r++) {
+        if (!have[r])
+            continue;
+        if (!any || category(best[r]) >= category(result))
+            result = best[r];
+        else
+            result = category(result) == 2 ? GK_FLOAT32 : GK_INT64;
+        any = true;
+    }
+    return result;
+}
+
+/* --- messages --- */
+
+/* "float32 (2, 3)" */
+static const char *describe(const gk_array *a, char *buf, size_t size)
+{
+    char shape[160];
+    snprintf(buf, size, "%s %s", gk_dtype_name(a->dtype),
+             gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
+    return buf;
+}
+
+/* --- preparing operands --- */
+
+/* An input ready for the backend: `a` itself, or a temporary holding it
+ * converted to `dtype` (when its dtype differs, or when it conflicts with
+ * the output `out`, which may be NULL for a fresh one). */
+typedef struct input {
+    gk_array *temp;
+    gk_operand operand;
+} input;
+
+static gk_status prepare(const gk_array *a, gk_dtype dtype, const gk_array *out,
+                         const gk_loop *loop, input *in)
+{
+    in->temp = NULL;
+    in->operand = gk_broadcast_operand(a, loop->ndim, loop->shape);
+    if (a->dtype == dtype && out) {
+        gk_operand target = gk_array_operand(out);
+        if (!gk_operands_conflict(&in->operand, &target, loop))
+            return GK_OK;
+    } else if (a->dtype == dtype) {
+        return GK_OK;
+    }
+    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, &in->temp);
+    if (status != GK_OK)
+        return status;
+    gk_loop own = gk_array_loop(a);
+    gk_operand to = gk_array_operand(in->temp), from = gk_array_operand(a);
+    status = gk_array_backend(a)->convert(gk_array_device(a), &own, &to, &from);
+    if (status != GK_OK) {
+        gk_array_free(in->temp);
+        in->temp = NULL;
+        return status;
+    }
+    in->operand = gk_broadcast_operand(in->temp, loop->ndim, loop->shape);
+    return GK_OK;
+}
+
+/* Checks an *_into output: shape, dtype, device, and not a broadcast view. */
+static gk_status check_into(const gk_array *out, int ndim, const int64_t *shape, gk_dtype dtype,
+                            gk_device device, const char *what)
+{
+    if (!out)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the output array is NULL", what);
+    gk_status status = gk_check_out(out, ndim, shape, dtype, device, what);
+    if (status != GK_OK)
+        return status;
+    return gk_check_writable(out, what);
+}
+
+/* out = op(a, b) over out's shape, computing in `compute`; a and b are
+ * broadcast to it. Nothing to do for an empty out. */
+static gk_status run_binary(gk_op op, const gk_array *a, const gk_array *b, gk_dtype compute,
+                            gk_array *out, bool fresh)
+{
+    if (gk_array_size(out) == 0)
+        return GK_OK;
+    gk_loop loop = gk_array_loop(out);
+    input in[2] = {{NULL, {0}}, {NULL, {0}}};
+    gk_status status = prepare(a, compute, fresh ? NULL : out, &loop, &in[0]);
+    if (status == GK_OK)
+        status = prepare(b, compute, fresh ? NULL : out, &loop, &in[1]);
+    if (status == GK_OK) {
+        gk_operand target = gk_array_operand(out);
+        gk_operand operands[2] = {in[0].operand, in[1].operand};
+        status = gk_array_backend(out)->elementwise(gk_array_device(out), op, &loop, &target,
+                                                    operands);
+    }
+    gk_array_free(in[0].temp);
+    gk_array_free(in[1].temp);
+    return status;
+}
+
+/* --- binary ops --- */
+
+/* The compute and result dtypes of op on operands that promote to
+ * `promoted`, or an error naming a and b (or a and `value` when b is NULL). */
+static gk_status binary_types(gk_op op, gk_dtype promoted, const gk_array *a,
+                              const gk_array *b, double value, gk_dtype *compute,
+                              gk_dtype *result)
+{
+    if (promoted == GK_BOOL && (op == GK_SUB || op == GK_POW)) {
+        char da[200], db[200];
+        if (b)
+            describe(b, db, sizeof db);
+        else
+            snprintf(db, sizeof db, "the value %g", value);
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: not defined for two bool operands (%s and "
+                       "%s)%s",
+                       gk_op_name(op), describe(a, da, sizeof da), db,
+                       op == GK_SUB ? "; use ne for xor, or cast to an integer dtype"
+                                    : "; cast to an integer dtype first");
+    }
+    *compute = op == GK_DIV && !gk_dtype_is_float(promoted) ? GK_FLOAT32 : promoted;
+    *result = is_comparison(op) ? GK_BOOL : *compute;
+    return GK_OK;
+}
+
+static gk_status check_binary_op(gk_op op, const char *what)
+{
+    if (gk_op_is_binary(op))
+        return GK_OK;
+    if (is_unary(op))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %s is a unary op; use gk_unary()", what,
+                       gk_op_name(op));
+    return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %d is not an op", what, (int)op);
+}
+
+/* Validation shared by gk_binary and gk_binary_into: the broadcast shape,
+ * compute and result dtypes. */
+static gk_status binary_plan(gk_op op, const gk_array *a, const gk_array *b, typed ta, typed tb,
+                             const char *what, int *ndim, int64_t *shape, gk_dtype *compute,
+                             gk_dtype *result)
+{
+    gk_status status = check_binary_op(op, what);
+    if (status != GK_OK)
+        return status;
+    if (!a || !b)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s (%s): an operand is NULL", what,
+                       gk_op_name(op));
+    const gk_array *both[2] = {a, b};
+    status = gk_same_device(2, both, gk_op_name(op));
+    if (status != GK_OK)
+        return status;
+    status = gk_broadcast_shapes(2, both, ndim, shape);
+    if (status != GK_OK)
+        return gk_fail(status, "%s: %s", gk_op_name(op), gk_last_error());
+    typed types[2] = {ta, tb};
+    return binary_types(op, result_type(2, types), a, b, 0, compute, result);
+}
+
+static gk_status binary_typed(gk_op op, const gk_array *a, const gk_array *b, typed ta,
+                              typed tb, gk_array **out)
+{
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    gk_dtype compute, result;
+    gk_status status = binary_plan(op, a, b, ta, tb, "binary", &ndim, shape, &compute, &result);
+    if (status != GK_OK)
+        return status;
+    status = gk_empty(gk_array_device(a), result, ndim, shape, out);
+    if (status != GK_OK)
+        return status;
+    status = run_binary(op, a, b, compute, *out, true);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+gk_status gk_binary(gk_op op, const gk_array *a, const gk_array *b, gk_array **out)
+{
+    *out = NULL;
+    if (!a || !b)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "binary (%s): an operand is NULL",
+                       gk_op_name(op));
+    return binary_typed(op, a, b, array_type(a), array_type(b), out);
+}
+
+gk_status gk_binary_into(gk_op op, const gk_array *a, const gk_array *b, gk_array *out)
+{
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    gk_dtype compute, result;
+    gk_status status = binary_plan(op, a, b, a ? array_type(a) : (typed){0, 0},
+                                   b ? array_type(b) : (typed){0, 0}, "binary_into", &ndim,
+                                   shape, &compute, &result);
+    if (status != GK_OK)
+        return status;
+    status = check_into(out, ndim, shape, result, gk_array_device(a), gk_op_name(op));
+    if (status != GK_OK)
+        return status;
+    return run_binary(op, a, b, compute, out, false);
+}
+
+/* The range of an integer dtype (bool: 0 to 1; int64: as far as value_type
+ * calls a value an integer, so every value inside converts exactly). */
+static void integer_range(gk_dtype dtype, double *low, double *high)
+{
+    switch (dtype) {
+    case GK_BOOL: *low = 0, *high = 1; break;
+    case GK_UINT8: *low = 0, *high = 255; break;
+    case GK_INT32: *low = INT32_MIN, *high = INT32_MAX; break;
+    default: *low = -9.2e18, *high = 9.2e18; break;
+    }
+}
+
+/* `value` as a 0-d array of `dtype` on `device`. Promotion makes dtype
+ * floating whenever the value is not integral (value_type), and callers
+ * have checked that an integral value fits an integer dtype. */
+static gk_status value_array(gk_device device, gk_dtype dtype, double value, gk_array **out)
+{
+    unsigned char bytes[8];
+    switch (dtype) {
+    case GK_BOOL: bytes[0] = value != 0; break;
+    case GK_UINT8: bytes[0] = (uint8_t)value; break;
+    case GK_INT32: {
+        int32_t v = (int32_t)value;
+        memcpy(bytes, &v, sizeof v);
+        break;
+    }
+    case GK_INT64: {
+        int64_t v = (int64_t)value;
+        memcpy(bytes, &v, sizeof v);
+        break;
+    }
+    case GK_FLOAT32: {
+        float v = (float)value;
+        memcpy(bytes, &v, sizeof v);
+        break;
+    }
+    case GK_FLOAT64: memcpy(bytes, &value, sizeof value); break;
+    }
+    return gk_from_host(device, dtype, 0, NULL, bytes, out);
+}
+
+gk_status gk_binary_scalar(gk_op op, const gk_array *a, double value, gk_array **out)
+{
+    *out = NULL;
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "binary_scalar (%s): the array is NULL",
+                       gk_op_name(op));
+    gk_status status = check_binary_op(op, "binary_scalar");
+    if (status != GK_OK)
+        return status;
+    /* The value's nominal dtype decides promotion; it is stored in the
+     * compute dtype directly (no conversion pass for one element). */
+    typed types[2] = {array_type(a), value_type(value)};
+    gk_dtype compute, result;
+    status = binary_types(op, result_type(2, types), a, NULL, value, &compute, &result);
+    if (status != GK_OK)
+        return status;
+    if (!gk_dtype_is_float(compute)) {
+        /* Wrapping the value would give wrong comparisons, minimum/maximum
+         * and powers: NumPy 2 refuses too. */
+        double low, high;
+        integer_range(compute, &low, &high);
+        if (value < low || value > high) {
+            char da[200];
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "%s: the value %.17g does not fit %s, the dtype of %s with %s; "
+                           "cast the array to a wider dtype first",
+                           gk_op_name(op), value, gk_dtype_name(compute), gk_op_name(op),
+                           describe(a, da, sizeof da));
+        }
+    }
+    gk_array *scalar;
+    status = value_array(gk_array_device(a), compute, value, &scalar);
+    if (status != GK_OK)
+        return status;
+    status = binary_typed(op, a, scalar, types[0], (typed){compute, RANK_VALUE}, out);
+    gk_array_free(scalar);
+    return status;
+}
+
+/* --- unary ops --- */
+
+static gk_status unary_plan(gk_op op, const gk_array *a, const char *what, gk_dtype *result)
+{
+    if (!is_unary(op)) {
+        if (gk_op_is_binary(op))
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %s is a binary op; use gk_binary()",
+                           what, gk_op_name(op));
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %d is not an op", what, (int)op);
+    }
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s (%s): the operand is NULL", what,
+                       gk_op_name(op));
+    if (op == GK_NEG && a->dtype == GK_BOOL) {
+        char da[200];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "neg: not defined for bool (%s); use eq with false for not, or cast to "
+                       "an integer dtype",
+                       describe(a, da, sizeof da));
+    }
+    bool keeps = op == GK_NEG || op == GK_ABS || op == GK_RELU;
+    *result = keeps || gk_dtype_is_float(a->dtype) ? a->dtype : GK_FLOAT32;
+    return GK_OK;
+}
+
+static gk_status run_unary(gk_op op, const gk_array *a, gk_array *out, bool fresh)
+{
+    if (gk_array_size(out) == 0)
+        return GK_OK;
+    gk_loop loop = gk_array_loop(out);
+    gk_operand target = gk_array_operand(out);
+    gk_operand source = gk_array_operand(a);
+    gk_device device = gk_array_device(out);
+    const gk_backend *backend = gk_array_backend(out);
+    gk_status status;
+    if (a->dtype != out->dtype && (fresh || !gk_operands_conflict(&source, &target, &loop))) {
+        /* Convert straight into the output, then work in place there. */
+        status = backend->convert(device, &loop, &target, &source);
+        if (status == GK_OK)
+            status = backend->elementwise(device, op, &loop, &target, &target);
+        return status;
+    }
+    input in;
+    status = prepare(a, out->dtype, fresh ? NULL : out, &loop, &in);
+    if (status == GK_OK)
+        status = backend->elementwise(device, op, &loop, &target, &in.operand);
+    gk_array_free(in.temp);
+    return status;
+}
+
+gk_status gk_unary(gk_op op, const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    gk_dtype result;
+    gk_status status = unary_plan(op, a, "unary", &result);
+    if (status != GK_OK)
+        return status;
+    status = gk_empty(gk_array_device(a), result, a->ndim, a->shape, out);
+    if (status != GK_OK)
+        return status;
+    status = run_unary(op, a, *out, true);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+gk_status gk_unary_into(gk_op op, const gk_array *a, gk_array *out)
+{
+    gk_dtype result;
+    gk_status status = unary_plan(op, a, "unary_into", &result);
+    if (status != GK_OK)
+        return status;
+    status = check_into(out, a->ndim, a->shape, result, gk_array_device(a), gk_op_name(op));
+    if (status != GK_OK)
+        return status;
+    return run_unary(op, a, out, false);
+}
+
+/* --- where, clip, cast --- */
+
+gk_status gk_where(const gk_array *condition, const gk_array *a, const gk_array *b,
+                   gk_array **out)
+{
+    *out = NULL;
+    if (!condition || !a || !b)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "where: an operand is NULL");
+    const gk_array *all[3] = {condition, a, b};
+    gk_status status = gk_same_device(3, all, "where");
+    if (status != GK_OK)
+        return status;
+    char dc[200], da[200], db[200];
+    if (condition->dtype != GK_BOOL)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "where: the condition is %s; it must be bool (compare, or gk_cast it)",
+                       describe(condition, dc, sizeof dc));
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    status = gk_broadcast_shapes(3, all, &ndim, shape);
+    if (status != GK_OK)
+        return gk_fail(status, "where: condition %s, a %s, b %s: %s",
+                       describe(condition, dc, sizeof dc), describe(a, da, sizeof da),
+                       describe(b, db, sizeof db), gk_last_error());
+    typed types[2] = {array_type(a), array_type(b)};
+    gk_dtype result = result_type(2, types);
+    status = gk_empty(gk_array_device(a), result, ndim, shape, out);
+    if (status != GK_OK || gk_array_size(*out) == 0)
+        return status;
+    gk_loop loop = gk_array_loop(*out);
+    input in[2] = {{NULL, {0}}, {NULL, {0}}};
+    status = prepare(a, result, NULL, &loop, &in[0]);
+    if (status == GK_OK)
+        status = prepare(b, result, NULL, &loop, &in[1]);
+    if (status == GK_OK) {
+        gk_operand target = gk_array_operand(*out);
+        gk_operand cond = gk_broadcast_operand(condition, ndim, shape);
+        status = gk_array_backend(a)->where(gk_array_device(a), &loop, &target, &cond,
+                                            &in[0].operand, &in[1].operand);
+    }
+    gk_array_free(in[0].temp);
+    gk_array_free(in[1].temp);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+gk_status gk_clip(const gk_array *a, double low, double high, gk_array **out)
+{
+    *out = NULL;
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "clip: the array is NULL");
+    typed types[3] = {array_type(a), value_type(low), value_type(high)};
+    gk_dtype dtype = result_type(3, types);
+    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, out);
+    if (status != GK_OK || gk_array_size(*out) == 0)
+        return status;
+    if (!gk_dtype_is_float(dtype)) {
+        /* Bounds beyond an integer dtype clip nothing more at its ends. */
+        double min, max;
+        integer_range(dtype, &min, &max);
+        low = low < min ? min : low > max ? max : low;
+        high = high < min ? min : high > max ? max : high;
+    }
+    gk_array *low_array = NULL, *high_array = NULL;
+    status = value_array(gk_array_device(a), dtype, low, &low_array);
+    if (status == GK_OK)
+        status = value_array(gk_array_device(a), dtype, high, &high_array);
+    if (status == GK_OK)
+        status = run_binary(GK_MAXIMUM, a, low_array, dtype, *out, true);
+    if (status == GK_OK)
+        status = run_binary(GK_MINIMUM, *out, high_array, dtype, *out, false);
+    gk_array_free(low_array);
+    gk_array_free(high_array);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+gk_status gk_cast(const gk_array *a, gk_dtype dtype, gk_array **out)
+{
+    *out = NULL;
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "cast: the array is NULL");
+    if (!valid_dtype(dtype))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "cast: %d is not a dtype (casting %s)",
+                       (int)dtype, gk_dtype_name(a->dtype));
+    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, out);
+    if (status != GK_OK || gk_array_size(a) == 0)
+        return status;
+    gk_loop loop = gk_array_loop(a);
+    gk_operand to = gk_array_operand(*out), from = gk_array_operand(a);
+    status = gk_array_backend(a)->convert(gk_array_device(a), &loop, &to, &from);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}

@@ -1,2 +1,609 @@
-/* Placeholder while this family is being written. */
+/* Linear algebra: matmul and dot on the array's own device (the backend's
+ * GEMM), and SVD, QR, solve and inverse through LAPACKE on the host.
+ *
+ * Dtypes: results are floating. Two operands of different dtypes are
+ * promoted by the library's order (bool < uint8 < int32 < int64 < float32 <
+ * float64: float32 @ float64 is float64, int64 @ float32 is float32), and
+ * when the promoted dtype is an integer or bool one (integers only) the
+ * operands are converted to float64 and the result is float64 - NumPy would
+ * keep int64 for matmul, but no BLAS multiplies integers, and float64 is
+ * exact for every product and sum below 2^53.
+ *
+ * Devices: matmul and dot run where the operands are. The factorizations
+ * (svd, qr, solve, inv) copy the matrix to the host, call LAPACK there and
+ * copy the results back to the array's device - the fallback for devices
+ * without a solver of their own; on the CPU the copies are the ones LAPACK
+ * needs anyway (it overwrites its input). They take 2-d matrices (no
+ * batch), and a matrix with a NaN or an infinity is an error (LAPACKE
+ * rejects those, and "did not converge" would be a worse message). */
 #include "compute/array_impl.h"
+
+#include "core/error.h"
+
+#include <lapacke.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The dtype the computation and result have (see the comment at the top). */
+static gk_dtype result_dtype(gk_dtype a, gk_dtype b)
+{
+    gk_dtype wider = a > b ? a : b;
+    return gk_dtype_is_float(wider) ? wider : GK_FLOAT64;
+}
+
+/* a as a contiguous array of `dtype` on its device: a itself (a new handle)
+ * when it already is one, else a converted copy. */
+static gk_status dense_as(const gk_array *a, gk_dtype dtype, gk_array **out)
+{
+    if (a->dtype == dtype)
+        return gk_contiguous(a, out);
+    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, out);
+    if (status != GK_OK || gk_array_size(a) == 0)
+        return status;
+    gk_loop loop = gk_array_loop(a);
+    gk_operand to = gk_array_operand(*out), from = gk_array_operand(a);
+    status = gk_array_backend(a)->convert(gk_array_device(a), &loop, &to, &from);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+/* --- matmul --- */
+
+/* Runs c = a @ b over the batch. a and b are contiguous stacks of m x k and
+ * k x n matrices with batch shapes a_batch and b_batch (aligned on the
+ * right, length-1 axes broadcast); c is the contiguous result over `batch`.
+ * The backend takes one batch stride per operand, so the batch is split:
+ * the longest run of trailing batch axes along which each operand is either
+ * wholly present (stride m*k) or wholly broadcast (stride 0) goes to one
+ * backend call, and the axes before it are looped over here. */
+static gk_status run_batches(const gk_array *a, int a_nb, const gk_array *b, int b_nb,
+                             gk_array *c, int nb, const int64_t *batch, int64_t m, int64_t n,
+                             int64_t k)
+{
+    /* The batch without its length-1 axes; per axis, each operand's stride
+     * (0 where it is broadcast). */
+    int r = 0;
+    int64_t len[GK_MAX_DIMS], a_stride[GK_MAX_DIMS], b_stride[GK_MAX_DIMS];
+    int64_t a_step = m * k, b_step = k * n;
+    int64_t a_strides_all[GK_MAX_DIMS], b_strides_all[GK_MAX_DIMS];
+    for (int i = nb - 1; i >= 0; i--) {
+        int ia = i - (nb - a_nb), ib = i - (nb - b_nb);
+        int64_t la = ia >= 0 ? a->shape[ia] : 1, lb = ib >= 0 ? b->shape[ib] : 1;
+        a_strides_all[i] = la == batch[i] ? a_step : 0;
+        b_strides_all[i] = lb == batch[i] ? b_step : 0;
+        a_step *= la;
+        b_step *= lb;
+    }
+    for (int i = 0; i < nb; i++) {
+        if (batch[i] == 1)
+            continue;
+        len[r] = batch[i];
+        a_stride[r] = a_strides_all[i];
+        b_stride[r] = b_strides_all[i];
+        r++;
+    }
+    /* The smallest p such that axes p..r-1 are uniform for both operands. */
+    int p = r;
+    while (p > 0) {
+        int q = p - 1;
+        bool a_same = q == r - 1 || (a_stride[q] == 0) == (a_stride[r - 1] == 0);
+        bool b_same = q == r - 1 || (b_stride[q] == 0) == (b_stride[r - 1] == 0);
+        if (!a_same || !b_same)
+            break;
+        p = q;
+    }
+    int64_t inner = 1, outer = 1;
+    for (int i = p; i < r; i++)
+        inner *= len[i];
+    for (int i = 0; i < p; i++)
+        outer *= len[i];
+    int64_t a_inner = p < r && a_stride[r - 1] ? m * k : 0;
+    int64_t b_inner = p < r && b_stride[r - 1] ? k * n : 0;
+
+    const gk_backend *backend = gk_array_backend(c);
+    size_t size = gk_dtype_size(c->dtype);
+    const char *a_data = (const char *)a->buffer->data + a->offset;
+    const char *b_data = (const char *)b->buffer->data + b->offset;
+    char *c_data = (char *)c->buffer->data + c->offset;
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t rest = o, a_off = 0, b_off = 0;
+        for (int i = p - 1; i >= 0; i--) {
+            int64_t index = rest % len[i];
+            rest /= len[i];
+            a_off += index * a_stride[i];
+            b_off += index * b_stride[i];
+        }
+        gk_status status = backend->matmul(
+            gk_array_device(c), c->dtype, inner, m, n, k, a_data + (size_t)a_off * size, a_inner,
+            b_data + (size_t)b_off * size, b_inner, c_data + (size_t)(o * inner * m * n) * size);
+        if (status != GK_OK)
+            return status;
+    }
+    return GK_OK;
+}
+
+/* The shapes of a call as text, for messages: "(2, 3) @ (4, 5)". */
+static const char *pair_text(const gk_array *a, const char *op, const gk_array *b, char *buf,
+                             size_t size)
+{
+    char sa[160], sb[160];
+    snprintf(buf, size, "%s %s %s", gk_shape_text(a->ndim, a->shape, sa, sizeof sa), op,
+             gk_shape_text(b->ndim, b->shape, sb, sizeof sb));
+    return buf;
+}
+
+gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out)
+{
+    *out = NULL;
+    const gk_array *both[2] = {a, b};
+    gk_status status = gk_same_device(2, both, "matmul");
+    if (status != GK_OK)
+        return status;
+    char shapes[400];
+    pair_text(a, "@", b, shapes, sizeof shapes);
+    if (a->ndim == 0 || b->ndim == 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "matmul: %s: a 0-d operand has no matrix axes (multiply by a scalar "
+                       "with gk_binary_scalar instead)",
+                       shapes);
+    /* NumPy's rules: a 1-d a is a row (1, k), a 1-d b a column (k, 1), and
+     * the added axis is not in the result. */
+    int64_t m = a->ndim == 1 ? 1 : a->shape[a->ndim - 2];
+    int64_t k = a->shape[a->ndim - 1];
+    int64_t kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
+    int64_t n = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
+    if (k != kb)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "matmul: %s: inner dimensions %lld and %lld "
+                       "differ",
+                       shapes, (long long)k, (long long)kb);
+    /* The batch: the axes before the matrix axes, broadcast together. */
+    int a_nb = a->ndim > 2 ? a->ndim - 2 : 0, b_nb = b->ndim > 2 ? b->ndim - 2 : 0;
+    int nb = a_nb > b_nb ? a_nb : b_nb;
+    int64_t shape[GK_MAX_DIMS];
+    for (int i = 0; i < nb; i++) {
+        int ia = i - (nb - a_nb), ib = i - (nb - b_nb);
+        int64_t la = ia >= 0 ? a->shape[ia] : 1, lb = ib >= 0 ? b->shape[ib] : 1;
+        if (la != lb && la != 1 && lb != 1) {
+            char ta[160], tb[160];
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "matmul: %s: batch shapes %s and %s do not broadcast", shapes,
+                           gk_shape_text(a_nb, a->shape, ta, sizeof ta),
+                           gk_shape_text(b_nb, b->shape, tb, sizeof tb));
+        }
+        shape[i] = la == 1 ? lb : la;
+    }
+    int ndim = nb;
+    if (a->ndim > 1)
+        shape[ndim++] = m;
+    if (b->ndim > 1)
+        shape[ndim++] = n;
+    gk_dtype dtype = result_dtype(a->dtype, b->dtype);
+    if (gk_shape_size(ndim, shape) < 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "matmul: %s: the result has too many elements",
+                       shapes);
+    /* k == 0: sums of nothing, zeros. */
+    status = k == 0 ? gk_zeros(gk_array_device(a), dtype, ndim, shape, out)
+                    : gk_empty(gk_array_device(a), dtype, ndim, shape, out);
+    if (status != GK_OK || k == 0 || gk_array_size(*out) == 0)
+        return status;
+    gk_array *da = NULL, *db = NULL;
+    status = dense_as(a, dtype, &da);
+    if (status == GK_OK)
+        status = dense_as(b, dtype, &db);
+    if (status == GK_OK)
+        status = run_batches(da, a_nb, db, b_nb, *out, nb, shape, m, n, k);
+    gk_array_free(da);
+    gk_array_free(db);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+/* NumPy's dot: 1-d . 1-d is the inner product (0-d), 2-d and 1-d operands
+ * are matmul; an N-d a (N > 2 or b N-d) sums over a's last axis and b's
+ * second-to-last: the result's shape is a.shape[:-1] + b.shape[:-2] +
+ * b.shape[-1:]. 0-d operands are refused (NumPy multiplies; use
+ * gk_binary_scalar). */
+gk_status gk_dot(const gk_array *a, const gk_array *b, gk_array **out)
+{
+    *out = NULL;
+    const gk_array *both[2] = {a, b};
+    gk_status status = gk_same_device(2, both, "dot");
+    if (status != GK_OK)
+        return status;
+    char shapes[400];
+    pair_text(a, ".", b, shapes, sizeof shapes);
+    if (a->ndim == 0 || b->ndim == 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "dot: %s: 0-d operands are not supported (multiply by a scalar with "
+                       "gk_binary_scalar instead)",
+                       shapes);
+    int b_axis = b->ndim == 1 ? 0 : b->ndim - 2;
+    int64_t k = a->shape[a->ndim - 1], kb = b->shape[b_axis];
+    if (k != kb)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "dot: %s: shapes not aligned: %lld (last axis of a) != %lld (axis %d "
+                       "of b)",
+                       shapes, (long long)k, (long long)kb, b_axis);
+    /* matmul agrees with dot whenever a or b is at most 1-d, or both 2-d. */
+    if (a->ndim == 1 || b->ndim == 1 || (a->ndim == 2 && b->ndim == 2))
+        return gk_matmul(a, b, out);
+    int ndim = a->ndim - 1 + b->ndim - 1;
+    if (ndim > GK_MAX_DIMS)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "dot: %s: the result would have %d axes (at "
+                       "most %d)",
+                       shapes, ndim, GK_MAX_DIMS);
+    int64_t shape[GK_MAX_DIMS];
+    int64_t rows = 1, columns = 1;
+    for (int i = 0; i < a->ndim - 1; i++) {
+        shape[i] = a->shape[i];
+        rows *= a->shape[i];
+    }
+    for (int i = 0; i < b->ndim; i++) {
+        if (i == b_axis)
+            continue;
+        shape[a->ndim - 1 + i - (i > b_axis)] = b->shape[i];
+        columns *= b->shape[i];
+    }
+    /* a as (rows, k); b with its summed axis first, as (k, columns). */
+    int axes[GK_MAX_DIMS];
+    axes[0] = b_axis;
+    for (int i = 0, j = 1; i < b->ndim; i++)
+        if (i != b_axis)
+            axes[j++] = i;
+    gk_array *a2 = NULL, *bt = NULL, *b2 = NULL, *product = NULL;
+    int64_t a_shape[2] = {rows, k}, b_shape[2] = {k, columns};
+    status = gk_reshape(a, 2, a_shape, &a2);
+    if (status == GK_OK)
+        status = gk_transpose(b, axes, &bt);
+    if (status == GK_OK)
+        status = gk_reshape(bt, 2, b_shape, &b2);
+    if (status == GK_OK)
+        status = gk_matmul(a2, b2, &product);
+    if (status == GK_OK)
+        status = gk_reshape(product, ndim, shape, out);
+    gk_array_free(a2);
+    gk_array_free(bt);
+    gk_array_free(b2);
+    gk_array_free(product);
+    return status;
+}
+
+/* --- factorizations on the host --- */
+
+/* One element of `dtype` at `bytes` as a double. */
+static double load(gk_dtype dtype, const char *bytes)
+{
+    switch (dtype) {
+    case GK_BOOL:
+    case GK_UINT8: return *(const uint8_t *)bytes;
+    case GK_INT32: return *(const int32_t *)bytes;
+    case GK_INT64: return (double)*(const int64_t *)bytes;
+    case GK_FLOAT32: return *(const float *)bytes;
+    case GK_FLOAT64: return *(const double *)bytes;
+    }
+    return 0;
+}
+
+/* The elements of a in C order, as `dtype` (float32 or float64), in new
+ * host memory (free it); at least one element long so LAPACK always gets a
+ * pointer. Fails when an element is NaN or infinite. */
+static gk_status host_copy(const gk_array *a, gk_dtype dtype, const char *what, void **data)
+{
+    *data = NULL;
+    int64_t count = gk_array_size(a);
+    size_t in_size = gk_dtype_size(a->dtype), out_size = gk_dtype_size(dtype);
+    size_t bytes = (size_t)(count ? count : 1) * (in_size > out_size ? in_size : out_size);
+    char *raw = malloc(bytes);
+    if (!raw)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory for %zu bytes", what, bytes);
+    gk_status status = gk_to_host(a, raw, bytes);
+    if (status != GK_OK) {
+        free(raw);
+        return status;
+    }
+    /* Converted in place: backwards when elements grow, forwards otherwise,
+     * so that each element is read before anything overwrites it. */
+    bool finite = true, grow = out_size > in_size;
+    for (int64_t j = 0; j < count; j++) {
+        int64_t i = grow ? count - 1 - j : j;
+        double x = load(a->dtype, raw + (size_t)i * in_size);
+        finite = finite && isfinite(x);
+        if (dtype == GK_FLOAT32)
+            ((float *)raw)[i] = (float)x;
+        else
+            ((double *)raw)[i] = x;
+    }
+    if (!finite) {
+        free(raw);
+        char shape[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the matrix %s contains NaN or infinity",
+                       what, gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
+    }
+    *data = raw;
+    return GK_OK;
+}
+
+/* A LAPACK info code as a status: > 0 is the routine's own failure (`why`),
+ * < 0 a rejected argument or LAPACKE's out of memory. */
+static gk_status lapack_status(lapack_int info, const char *what, const char *routine,
+                               const char *why)
+{
+    if (info == 0)
+        return GK_OK;
+    if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory in LAPACK %s", what,
+                       routine);
+    if (info < 0)
+        return gk_fail(GK_ERR_DRIVER, "%s: LAPACK %s rejected its argument %d", what, routine,
+                       (int)-info);
+    return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %s (LAPACK %s: info %d)", what, why, routine,
+                   (int)info);
+}
+
+/* Checks that a is a 2-d matrix LAPACK can index (32-bit dimensions). */
+static gk_status check_matrix(const gk_array *a, const char *what, bool square)
+{
+    char shape[160];
+    gk_shape_text(a->ndim, a->shape, shape, sizeof shape);
+    if (a->ndim != 2)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: a must be a 2-d matrix, not shape %s (%d-d; "
+                       "batches are not supported)",
+                       what, shape, a->ndim);
+    if (square && a->shape[0] != a->shape[1])
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: a must be square, not %s", what, shape);
+    if (a->shape[0] > INT_MAX || a->shape[1] > INT_MAX)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %s is too large for LAPACK", what, shape);
+    return GK_OK;
+}
+
+static size_t at_least_one(size_t count)
+{
+    return count ? count : 1;
+}
+
+/* A new array on `device` from host data, or *out NULL and the status. */
+static gk_status upload(gk_device device, gk_dtype dtype, int ndim, int64_t d0, int64_t d1,
+                        const void *data, gk_array **out)
+{
+    int64_t shape[2] = {d0, d1};
+    return gk_from_host(device, dtype, ndim, shape, data, out);
+}
+
+gk_status gk_svd(const gk_array *a, gk_array **u, gk_array **s, gk_array **vt)
+{
+    if (!u || !s || !vt)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "svd: u, s and vt must all be given");
+    *u = *s = *vt = NULL;
+    gk_status status = check_matrix(a, "svd", false);
+    if (status != GK_OK)
+        return status;
+    gk_dtype dtype = result_dtype(a->dtype, a->dtype);
+    size_t size = gk_dtype_size(dtype);
+    lapack_int m = (lapack_int)a->shape[0], n = (lapack_int)a->shape[1];
+    lapack_int k = m < n ? m : n;
+    void *host = NULL, *saved = NULL, *su = NULL, *ss = NULL, *svt = NULL;
+    status = host_copy(a, dtype, "svd", &host);
+    if (status != GK_OK)
+        return status;
+    /* Every buffer at least one element: LAPACKE wants pointers. */
+    size_t a_bytes = at_least_one((size_t)m * (size_t)n) * size;
+    saved = malloc(a_bytes);
+    su = malloc(at_least_one((size_t)m * (size_t)k) * size);
+    ss = malloc(at_least_one((size_t)k) * size);
+    svt = malloc(at_least_one((size_t)k * (size_t)n) * size);
+    if (!saved || !su || !ss || !svt) {
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "svd: out of host memory for a %dx%d matrix",
+                         (int)m, (int)n);
+        goto done;
+    }
+    if (k > 0) {
+        memcpy(saved, host, a_bytes);
+        /* Divide and conquer (gesdd); should it not converge, the QR
+         * iteration (gesvd) on the saved matrix. */
+        lapack_int info, ldu = k > 1 ? k : 1, lda = n > 1 ? n : 1;
+        if (dtype == GK_FLOAT32)
+            info = LAPACKE_sgesdd(LAPACK_ROW_MAJOR, 'S', m, n, host, lda, ss, su, ldu, svt, lda);
+        else
+            info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', m, n, host, lda, ss, su, ldu, svt, lda);
+        const char *routine = dtype == GK_FLOAT32 ? "sgesdd" : "dgesdd";
+        if (info > 0) {
+            void *superb = malloc((size_t)k * size);
+            if (!superb) {
+                status = gk_fail(GK_ERR_OUT_OF_MEMORY, "svd: out of host memory");
+                goto done;
+            }
+            if (dtype == GK_FLOAT32)
+                info = LAPACKE_sgesvd(LAPACK_ROW_MAJOR, 'S', 'S', m, n, saved, lda, ss, su, ldu,
+                                      svt, lda, superb);
+            else
+                info = LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'S', 'S', m, n, saved, lda, ss, su, ldu,
+                                      svt, lda, superb);
+            free(superb);
+            routine = dtype == GK_FLOAT32 ? "sgesvd" : "dgesvd";
+        }
+        status = lapack_status(info, "svd", routine, "the SVD did not converge");
+        if (status != GK_OK)
+            goto done;
+    }
+    gk_device device = gk_array_device(a);
+    status = upload(device, dtype, 2, m, k, su, u);
+    if (status == GK_OK)
+        status = upload(device, dtype, 1, k, 0, ss, s);
+    if (status == GK_OK)
+        status = upload(device, dtype, 2, k, n, svt, vt);
+done:
+    free(host);
+    free(saved);
+    free(su);
+    free(ss);
+    free(svt);
+    if (status != GK_OK) {
+        gk_array_free(*u);
+        gk_array_free(*s);
+        gk_array_free(*vt);
+        *u = *s = *vt = NULL;
+    }
+    return status;
+}
+
+gk_status gk_qr(const gk_array *a, gk_array **q, gk_array **r)
+{
+    if (!q || !r)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "qr: q and r must both be given");
+    *q = *r = NULL;
+    gk_status status = check_matrix(a, "qr", false);
+    if (status != GK_OK)
+        return status;
+    gk_dtype dtype = result_dtype(a->dtype, a->dtype);
+    size_t size = gk_dtype_size(dtype);
+    lapack_int m = (lapack_int)a->shape[0], n = (lapack_int)a->shape[1];
+    lapack_int k = m < n ? m : n;
+    void *host = NULL;
+    char *hq = NULL, *hr = NULL, *tau = NULL;
+    status = host_copy(a, dtype, "qr", &host);
+    if (status != GK_OK)
+        return status;
+    hq = calloc(at_least_one((size_t)m * (size_t)k), size);
+    hr = calloc(at_least_one((size_t)k * (size_t)n), size);
+    tau = malloc(at_least_one((size_t)k) * size);
+    if (!hq || !hr || !tau) {
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "qr: out of host memory for a %dx%d matrix",
+                         (int)m, (int)n);
+        goto done;
+    }
+    if (k > 0) {
+        /* geqrf leaves r in the upper triangle and the reflectors below it;
+         * orgqr turns the first k columns into q. */
+        lapack_int info;
+        if (dtype == GK_FLOAT32)
+            info = LAPACKE_sgeqrf(LAPACK_ROW_MAJOR, m, n, host, n, (float *)tau);
+        else
+            info = LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, m, n, host, n, (double *)tau);
+        status = lapack_status(info, "qr", dtype == GK_FLOAT32 ? "sgeqrf" : "dgeqrf",
+                               "the factorization failed");
+        if (status != GK_OK)
+            goto done;
+        const char *h = host;
+        for (lapack_int i = 0; i < k; i++) {
+            memcpy(hr + ((size_t)i * (size_t)n + (size_t)i) * size,
+                   h + ((size_t)i * (size_t)n + (size_t)i) * size, (size_t)(n - i) * size);
+        }
+        for (lapack_int i = 0; i < m; i++)
+            memcpy(hq + (size_t)i * (size_t)k * size, h + (size_t)i * (size_t)n * size,
+                   (size_t)k * size);
+        if (dtype == GK_FLOAT32)
+            info = LAPACKE_sorgqr(LAPACK_ROW_MAJOR, m, k, k, (float *)hq, k, (float *)tau);
+        else
+            info = LAPACKE_dorgqr(LAPACK_ROW_MAJOR, m, k, k, (double *)hq, k, (double *)tau);
+        status = lapack_status(info, "qr", dtype == GK_FLOAT32 ? "sorgqr" : "dorgqr",
+                               "forming q failed");
+        if (status != GK_OK)
+            goto done;
+    }
+    gk_device device = gk_array_device(a);
+    status = upload(device, dtype, 2, m, k, hq, q);
+    if (status == GK_OK)
+        status = upload(device, dtype, 2, k, n, hr, r);
+done:
+    free(host);
+    free(hq);
+    free(hr);
+    free(tau);
+    if (status != GK_OK) {
+        gk_array_free(*q);
+        gk_array_free(*r);
+        *q = *r = NULL;
+    }
+    return status;
+}
+
+gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
+{
+    *x = NULL;
+    const gk_array *both[2] = {a, b};
+    gk_status status = gk_same_device(2, both, "solve");
+    if (status != GK_OK)
+        return status;
+    status = check_matrix(a, "solve", true);
+    if (status != GK_OK)
+        return status;
+    char shapes[400];
+    pair_text(a, "x =", b, shapes, sizeof shapes);
+    if ((b->ndim != 1 && b->ndim != 2) || b->shape[0] != a->shape[0])
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "solve: %s: b must be a vector of length %lld or a matrix of %lld rows",
+                       shapes, (long long)a->shape[0], (long long)a->shape[0]);
+    if (b->ndim == 2 && b->shape[1] > INT_MAX)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "solve: %s: b has too many columns", shapes);
+    gk_dtype dtype = result_dtype(a->dtype, b->dtype);
+    lapack_int n = (lapack_int)a->shape[0];
+    lapack_int nrhs = b->ndim == 2 ? (lapack_int)b->shape[1] : 1;
+    void *ha = NULL, *hb = NULL;
+    lapack_int *pivots = NULL;
+    status = host_copy(a, dtype, "solve", &ha);
+    if (status == GK_OK)
+        status = host_copy(b, dtype, "solve", &hb);
+    if (status == GK_OK && n > 0) {
+        pivots = malloc(sizeof *pivots * (size_t)n);
+        if (!pivots) {
+            status = gk_fail(GK_ERR_OUT_OF_MEMORY, "solve: out of host memory");
+        } else {
+            lapack_int info, ldb = nrhs > 1 ? nrhs : 1;
+            if (dtype == GK_FLOAT32)
+                info = LAPACKE_sgesv(LAPACK_ROW_MAJOR, n, nrhs, ha, n, pivots, hb, ldb);
+            else
+                info = LAPACKE_dgesv(LAPACK_ROW_MAJOR, n, nrhs, ha, n, pivots, hb, ldb);
+            status = lapack_status(info, "solve", dtype == GK_FLOAT32 ? "sgesv" : "dgesv",
+                                   "singular matrix");
+        }
+    }
+    if (status == GK_OK)
+        status = gk_from_host(gk_array_device(a), dtype, b->ndim, b->shape, hb, x);
+    free(ha);
+    free(hb);
+    free(pivots);
+    return status;
+}
+
+gk_status gk_inv(const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_matrix(a, "inv", true);
+    if (status != GK_OK)
+        return status;
+    gk_dtype dtype = result_dtype(a->dtype, a->dtype);
+    lapack_int n = (lapack_int)a->shape[0];
+    void *host = NULL;
+    lapack_int *pivots = NULL;
+    status = host_copy(a, dtype, "inv", &host);
+    if (status == GK_OK && n > 0) {
+        pivots = malloc(sizeof *pivots * (size_t)n);
+        if (!pivots) {
+            status = gk_fail(GK_ERR_OUT_OF_MEMORY, "inv: out of host memory");
+        } else {
+            bool single = dtype == GK_FLOAT32;
+            lapack_int info = single ? LAPACKE_sgetrf(LAPACK_ROW_MAJOR, n, n, host, n, pivots)
+                                     : LAPACKE_dgetrf(LAPACK_ROW_MAJOR, n, n, host, n, pivots);
+            status = lapack_status(info, "inv", single ? "sgetrf" : "dgetrf", "singular matrix");
+            if (status == GK_OK) {
+                info = single ? LAPACKE_sgetri(LAPACK_ROW_MAJOR, n, host, n, pivots)
+                              : LAPACKE_dgetri(LAPACK_ROW_MAJOR, n, host, n, pivots);
+                status = lapack_status(info, "inv", single ? "sgetri" : "dgetri",
+                                       "singular matrix");
+            }
+        }
+    }
+    if (status == GK_OK)
+        status = gk_from_host(gk_array_device(a), dtype, 2, a->shape, host, out);
+    free(host);
+    free(pivots);
+    return status;
+}

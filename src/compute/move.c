@@ -38,12 +38,23 @@ gk_status gk_assign(gk_array *dst, const gk_array *src)
     if (status != GK_OK)
         return status;
     gk_array_free(stretched);
-    if (gk_array_size(dst) == 0)
-        return GK_OK;
+    status = gk_check_writable(dst, "assign");
+    if (status != GK_OK || gk_array_size(dst) == 0)
+        return status;
     gk_loop loop = gk_array_loop(dst);
     gk_operand to = gk_array_operand(dst);
     gk_operand from = gk_broadcast_operand(src, dst->ndim, dst->shape);
-    return gk_array_backend(dst)->convert(gk_array_device(dst), &loop, &to, &from);
+    /* dst[1:] = dst[:-1]: read everything before writing anything. */
+    gk_array *copy = NULL;
+    if (gk_operands_conflict(&from, &to, &loop)) {
+        status = gk_copy(src, &copy);
+        if (status != GK_OK)
+            return status;
+        from = gk_broadcast_operand(copy, dst->ndim, dst->shape);
+    }
+    status = gk_array_backend(dst)->convert(gk_array_device(dst), &loop, &to, &from);
+    gk_array_free(copy);
+    return status;
 }
 
 gk_status gk_to_host(const gk_array *a, void *buffer, size_t size)

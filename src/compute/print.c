@@ -1,2 +1,545 @@
-/* Placeholder while this family is being written. */
+/* Printing arrays as NumPy's repr does (NumPy 2's defaults: line width 75,
+ * precision 8, threshold 1000, edge items 3, floatmode 'maxprec', sign
+ * '-'), with the dtype and the device always shown:
+ *
+ *   array([[1., 2.],
+ *          [3., 4.]], dtype=float32, device=cpu)
+ *
+ * The elements are read back with gk_to_host, so any device prints. What
+ * follows restates numpy/core/arrayprint.py: _formatArray's line wrapping,
+ * FloatingFormat (positional, or scientific when the largest magnitude is
+ * >= 1e8 - 1e6 for float32, as from NumPy 2.3 -, the smallest non-zero
+ * < 1e-4 or their ratio > 1000; the digits of each value the shortest that
+ * read back to it, at most 8 after the point; one width for the whole
+ * array), IntegerFormat and BoolFormat; summaries ("...") for arrays of
+ * more than 1000 elements, which then also show their shape, as NumPy 2.2
+ * does. */
 #include "compute/array_impl.h"
+
+#include "core/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    LINE_WIDTH = 75,
+    THRESHOLD = 1000,
+    EDGE_ITEMS = 3,
+    PRECISION = 8,
+};
+
+/* --- growing strings --- */
+
+typedef struct text {
+    char *data;
+    size_t length, capacity;
+    bool failed; /* out of memory: the text is incomplete */
+} text;
+
+static void put(text *t, const char *s, size_t n)
+{
+    if (t->failed)
+        return;
+    if (t->length + n + 1 > t->capacity) {
+        size_t capacity = t->capacity ? t->capacity : 64;
+        while (t->length + n + 1 > capacity)
+            capacity *= 2;
+        char *data = realloc(t->data, capacity);
+        if (!data) {
+            t->failed = true;
+            return;
+        }
+        t->data = data;
+        t->capacity = capacity;
+    }
+    memcpy(t->data + t->length, s, n);
+    t->length += n;
+    t->data[t->length] = '\0';
+}
+
+static void put_string(text *t, const char *s)
+{
+    put(t, s, strlen(s));
+}
+
+static void put_spaces(text *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        put(t, " ", 1);
+}
+
+/* s right-aligned in `width` columns. */
+static void put_right(text *t, const char *s, size_t width)
+{
+    size_t n = strlen(s);
+    put_spaces(t, width > n ? width - n : 0);
+    put(t, s, n);
+}
+
+/* --- one element as text --- */
+
+/* The shortest significant digits of |x| (finite) that read back to x as
+ * its dtype, without trailing zeros, and the decimal exponent of the first:
+ * |x| = 0.d1d2... * 10^(exponent + 1). */
+static void shortest_digits(double x, bool single, char *digits, int *exponent)
+{
+    char buf[48];
+    double magnitude = fabs(x);
+    for (int precision = 0; precision <= (single ? 8 : 16); precision++) {
+        snprintf(buf, sizeof buf, "%.*e", precision, magnitude);
+        if (single ? strtof(buf, NULL) == (float)magnitude : strtod(buf, NULL) == magnitude)
+            break;
+    }
+    /* The digits before 'e' (whatever the locale's decimal point), then
+     * the exponent. */
+    size_t n = 0;
+    const char *p = buf;
+    for (; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9')
+            digits[n++] = *p;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = '\0';
+    *exponent = *p == 'e' ? atoi(p + 1) : 0;
+}
+
+/* Rounded to at most `decimals` digits after the point by printf ("%.8e"
+ * or "%.8f"): the digits of `buf` split at the point, trailing zeros of
+ * the fraction dropped. */
+static void split_rounded(const char *buf, char *whole, size_t whole_size, char *fraction,
+                          size_t fraction_size, int *exponent)
+{
+    size_t w = 0, f = 0;
+    const char *p = buf;
+    for (; *p >= '0' && *p <= '9'; p++)
+        if (w + 1 < whole_size)
+            whole[w++] = *p;
+    if (*p && *p != 'e')
+        p++; /* the decimal point */
+    for (; *p >= '0' && *p <= '9'; p++)
+        if (f + 1 < fraction_size)
+            fraction[f++] = *p;
+    while (f > 0 && fraction[f - 1] == '0')
+        f--;
+    whole[w] = '\0';
+    fraction[f] = '\0';
+    if (exponent)
+        *exponent = *p == 'e' ? atoi(p + 1) : 0;
+}
+
+/* A finite value's parts before padding: the integer part with its sign,
+ * the fraction's digits and, in scientific form, the exponent. */
+typedef struct float_parts {
+    char whole[400]; /* positional values are < 1e8, but room for any */
+    char fraction[48];
+    int exponent;
+} float_parts;
+
+static void float_split(double x, bool single, bool scientific, float_parts *parts)
+{
+    char digits[48], buf[400];
+    int exponent;
+    shortest_digits(x, single, digits, &exponent);
+    int count = (int)strlen(digits);
+    char *whole = parts->whole;
+    size_t whole_size = sizeof parts->whole;
+    if (signbit(x)) {
+        *whole++ = '-';
+        whole_size--;
+    }
+    parts->exponent = 0;
+    if (scientific) {
+        if (count - 1 > PRECISION) {
+            snprintf(buf, sizeof buf, "%.*e", PRECISION, fabs(x));
+            split_rounded(buf, whole, whole_size, parts->fraction, sizeof parts->fraction,
+                          &parts->exponent);
+        } else {
+            whole[0] = digits[0];
+            whole[1] = '\0';
+            snprintf(parts->fraction, sizeof parts->fraction, "%s", digits + 1);
+            parts->exponent = exponent;
+        }
+        return;
+    }
+    int decimals = count - 1 - exponent;
+    if (decimals > PRECISION) {
+        snprintf(buf, sizeof buf, "%.*f", PRECISION, fabs(x));
+        split_rounded(buf, whole, whole_size, parts->fraction, sizeof parts->fraction, NULL);
+        return;
+    }
+    if (exponent < 0) {
+        snprintf(whole, whole_size, "0");
+        int zeros = -exponent - 1;
+        memset(parts->fraction, '0', (size_t)zeros);
+        snprintf(parts->fraction + zeros, sizeof parts->fraction - (size_t)zeros, "%s", digits);
+        return;
+    }
+    /* exponent < 8 here: the value is below 1e8. */
+    for (int i = 0; i <= exponent; i++)
+        whole[i] = i < count ? digits[i] : '0';
+    whole[exponent + 1] = '\0';
+    snprintf(parts->fraction, sizeof parts->fraction, "%s",
+             count > exponent + 1 ? digits + exponent + 1 : "");
+}
+
+/* How every element of one array is printed. */
+typedef struct formatter {
+    gk_dtype dtype;
+    bool zero_d;
+    int width;       /* integers */
+    bool scientific; /* floats */
+    int pad_left, pad_right, precision, exp_size;
+} formatter;
+
+static double float_at(const void *data, gk_dtype dtype, int64_t i)
+{
+    return dtype == GK_FLOAT32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
+}
+
+static int64_t integer_at(const void *data, gk_dtype dtype, int64_t i)
+{
+    switch (dtype) {
+    case GK_BOOL:
+    case GK_UINT8: return ((const uint8_t *)data)[i];
+    case GK_INT32: return ((const int32_t *)data)[i];
+    case GK_INT64: return ((const int64_t *)data)[i];
+    default: return 0;
+    }
+}
+
+static int max_int(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+/* FloatingFormat.fillFormat over the elements that will be shown. */
+static void fit_floats(formatter *f, const void *data, const int64_t *shown, int64_t count)
+{
+    bool single = f->dtype == GK_FLOAT32;
+    /* The choice of form, in the array's own precision as NumPy makes it;
+     * scientific from 10^min(8, decimal digits of the dtype) up: 1e6 for
+     * float32, 1e8 for float64 (NumPy >= 2.3). */
+    double high = 0, low = INFINITY;
+    bool any_finite = false, any_nonzero = false, negative_inf = false, any_nonfinite = false;
+    for (int64_t j = 0; j < count; j++) {
+        double x = float_at(data, f->dtype, shown[j]);
+        if (!isfinite(x)) {
+            any_nonfinite = true;
+            negative_inf = negative_inf || (isinf(x) && x < 0);
+            continue;
+        }
+        any_finite = true;
+        if (x != 0) {
+            any_nonzero = true;
+            high = fmax(high, fabs(x));
+            low = fmin(low, fabs(x));
+        }
+    }
+    f->scientific = false;
+    if (any_nonzero) {
+        if (single)
+            f->scientific = (float)high >= 1e6f || (float)low < 1e-4f ||
+                            (float)high / (float)low > 1000.0f;
+        else
+            f->scientific = high >= 1e8 || low < 1e-4 || high / low > 1000.0;
+    }
+    f->pad_left = f->pad_right = f->precision = 0;
+    f->exp_size = -1;
+    if (any_finite) {
+        int whole = 0, fraction = 0, exp_digits = 2;
+        for (int64_t j = 0; j < count; j++) {
+            double x = float_at(data, f->dtype, shown[j]);
+            if (!isfinite(x))
+                continue;
+            float_parts parts;
+            float_split(x, single, f->scientific, &parts);
+            whole = max_int(whole, (int)strlen(parts.whole));
+            fraction = max_int(fraction, (int)strlen(parts.fraction));
+            int e = abs(parts.exponent);
+            exp_digits = max_int(exp_digits, e >= 100 ? 3 : 2);
+        }
+        f->pad_left = whole;
+        if (f->scientific) {
+            f->precision = fraction;
+            f->exp_size = exp_digits;
+            f->pad_right = exp_digits + 2 + fraction;
+        } else {
+            f->pad_right = fraction;
+        }
+    }
+    if (any_nonfinite) {
+        int offset = f->pad_right + 1;
+        f->pad_left = max_int(f->pad_left, max_int(3 - offset, 3 + negative_inf - offset));
+    }
+}
+
+static void fit(formatter *f, const void *data, const int64_t *shown, int64_t count)
+{
+    if (gk_dtype_is_float(f->dtype)) {
+        fit_floats(f, data, shown, count);
+    } else if (f->dtype != GK_BOOL) {
+        int width = 0;
+        for (int64_t j = 0; j < count; j++) {
+            char buf[32];
+            int n = snprintf(buf, sizeof buf, "%lld",
+                             (long long)integer_at(data, f->dtype, shown[j]));
+            width = max_int(width, n);
+        }
+        f->width = width;
+    }
+}
+
+static void put_element(text *t, const formatter *f, const void *data, int64_t i)
+{
+    char buf[64];
+    if (f->dtype == GK_BOOL) {
+        put_string(t, integer_at(data, f->dtype, i) ? (f->zero_d ? "True" : " True") : "False");
+        return;
+    }
+    if (!gk_dtype_is_float(f->dtype)) {
+        snprintf(buf, sizeof buf, "%*lld", f->width, (long long)integer_at(data, f->dtype, i));
+        put_string(t, buf);
+        return;
+    }
+    double x = float_at(data, f->dtype, i);
+    if (!isfinite(x)) {
+        put_right(t, isnan(x) ? "nan" : x < 0 ? "-inf" : "inf",
+                  (size_t)(f->pad_left + f->pad_right + 1));
+        return;
+    }
+    float_parts parts;
+    if (f->scientific) {
+        /* Every value with the array's number of digits: the exact value's
+         * own digits (NumPy's min_digits), not the shortest padded with
+         * zeros - for float32 these differ. */
+        char rounded[400];
+        snprintf(rounded, sizeof rounded, "%.*e", f->precision, fabs(x));
+        char *whole = parts.whole;
+        if (signbit(x))
+            *whole++ = '-';
+        split_rounded(rounded, whole, sizeof parts.whole - 1, parts.fraction,
+                      sizeof parts.fraction, &parts.exponent);
+    } else {
+        float_split(x, f->dtype == GK_FLOAT32, false, &parts);
+    }
+    put_right(t, parts.whole, (size_t)f->pad_left);
+    put(t, ".", 1);
+    put_string(t, parts.fraction);
+    size_t digits = strlen(parts.fraction);
+    if (f->scientific) {
+        for (size_t k = digits; k < (size_t)f->precision; k++)
+            put(t, "0", 1);
+        snprintf(buf, sizeof buf, "e%c%0*d", parts.exponent < 0 ? '-' : '+', f->exp_size,
+                 abs(parts.exponent));
+        put_string(t, buf);
+    } else {
+        put_spaces(t, (size_t)f->pad_right > digits ? (size_t)f->pad_right - digits : 0);
+    }
+}
+
+/* --- the nested lists (numpy's _formatArray) --- */
+
+typedef struct printer {
+    const void *data;
+    int ndim;
+    const int64_t *shape;
+    int64_t strides[GK_MAX_DIMS]; /* C order, in elements */
+    bool summarize;
+    formatter format;
+} printer;
+
+/* numpy's _extendLine: word goes on the line, or on a new one when the line
+ * would pass `width` (unless the line holds nothing but the indent). */
+static void extend_line(text *s, text *line, const text *word, size_t width, size_t indent)
+{
+    if (word->failed)
+        s->failed = true;
+    if (line->length + word->length > width && line->length > indent) {
+        size_t n = line->length;
+        while (n > 0 && line->data[n - 1] == ' ')
+            n--;
+        put(s, line->data, n);
+        put(s, "\n", 1);
+        line->length = 0;
+        put_spaces(line, indent);
+    }
+    put(line, word->data ? word->data : "", word->length);
+}
+
+static void recurse(const printer *p, int axis, int64_t offset, size_t indent, size_t width,
+                    text *out)
+{
+    if (axis == p->ndim) {
+        put_element(out, &p->format, p->data, offset);
+        return;
+    }
+    size_t next_indent = indent + 1, next_width = width - 1;
+    int64_t length = p->shape[axis], step = p->strides[axis];
+    bool summary = p->summarize && 2 * EDGE_ITEMS < length;
+    int64_t leading = summary ? EDGE_ITEMS : 0, trailing = summary ? EDGE_ITEMS : length;
+    text s = {0};
+    int left = p->ndim - axis;
+    if (left == 1) {
+        size_t element_width = width - 1; /* room for "," or "]" */
+        text line = {0}, word = {0};
+        put_spaces(&line, indent);
+        for (int64_t i = 0; i < length; i++) {
+            if (i == leading && summary) {
+                text dots = {0};
+                put_string(&dots, "...");
+                extend_line(&s, &line, &dots, element_width, indent);
+                free(dots.data);
+                put(&line, ", ", 2);
+                i = length - trailing;
+            }
+            word.length = 0;
+            recurse(p, axis + 1, offset + i * step, next_indent, next_width, &word);
+            extend_line(&s, &line, &word, element_width, indent);
+            if (i < length - 1)
+                put(&line, ", ", 2);
+        }
+        put(&s, line.data, line.length);
+        s.failed = s.failed || line.failed;
+        free(line.data);
+        free(word.data);
+    } else {
+        /* Rows: "," and one newline per remaining axis between them. */
+        char separator[GK_MAX_DIMS + 2] = ",";
+        for (int k = 1; k < left; k++)
+            strcat(separator, "\n");
+        for (int64_t i = 0; i < length; i++) {
+            if (i == leading && summary) {
+                put_spaces(&s, indent);
+                put_string(&s, "...");
+                put_string(&s, separator);
+                i = length - trailing;
+            }
+            put_spaces(&s, indent);
+            recurse(p, axis + 1, offset + i * step, next_indent, next_width, &s);
+            if (i < length - 1)
+                put_string(&s, separator);
+        }
+    }
+    put(out, "[", 1);
+    if (s.length > indent)
+        put(out, s.data + indent, s.length - indent);
+    put(out, "]", 1);
+    out->failed = out->failed || s.failed;
+    free(s.data);
+}
+
+/* The C-order offsets of the elements that will be shown (all of them, or
+ * the first and last EDGE_ITEMS along each long axis); malloc'd. */
+static int64_t *shown_offsets(const printer *p, int64_t *count)
+{
+    int64_t lengths[GK_MAX_DIMS], total = 1;
+    for (int i = 0; i < p->ndim; i++) {
+        bool cut = p->summarize && p->shape[i] > 2 * EDGE_ITEMS;
+        lengths[i] = cut ? 2 * EDGE_ITEMS : p->shape[i];
+        total *= lengths[i];
+    }
+    int64_t *offsets = malloc(sizeof *offsets * (size_t)(total ? total : 1));
+    if (!offsets)
+        return NULL;
+    for (int64_t j = 0; j < total; j++) {
+        int64_t rest = j, offset = 0;
+        for (int i = p->ndim - 1; i >= 0; i--) {
+            int64_t index = rest % lengths[i];
+            rest /= lengths[i];
+            if (lengths[i] != p->shape[i] && index >= EDGE_ITEMS)
+                index += p->shape[i] - 2 * EDGE_ITEMS;
+            offset += index * p->strides[i];
+        }
+        offsets[j] = offset;
+    }
+    *count = total;
+    return offsets;
+}
+
+gk_status gk_array_format(const gk_array *a, char **result)
+{
+    *result = NULL;
+    int64_t size = gk_array_size(a);
+    size_t nbytes = gk_array_nbytes(a);
+    void *data = malloc(nbytes ? nbytes : 1);
+    if (!data)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "print: out of host memory for %zu bytes", nbytes);
+    gk_status status = gk_to_host(a, data, nbytes);
+    if (status != GK_OK) {
+        free(data);
+        return status;
+    }
+    printer p = {data, a->ndim, a->shape, {0}, size > THRESHOLD, {a->dtype, a->ndim == 0, 0,
+                                                                   false, 0, 0, 0, -1}};
+    int64_t stride = 1;
+    for (int i = a->ndim - 1; i >= 0; i--) {
+        p.strides[i] = stride;
+        stride *= a->shape[i];
+    }
+    text t = {0};
+    put_string(&t, "array(");
+    if (size == 0) {
+        put_string(&t, "[]");
+    } else {
+        int64_t count = 0;
+        int64_t *shown = shown_offsets(&p, &count);
+        if (!shown) {
+            free(data);
+            return gk_fail(GK_ERR_OUT_OF_MEMORY, "print: out of host memory");
+        }
+        fit(&p.format, data, shown, count);
+        free(shown);
+        /* The hanging indent lines up with the first "[" after "array(";
+         * the width leaves room for the "," that follows. */
+        recurse(&p, 0, 0, strlen("array(") + 1, LINE_WIDTH - 1, &t);
+    }
+    put(&t, ",", 1);
+    free(data);
+
+    /* shape= (when the values do not tell it), dtype= and device=, on a
+     * new line if they would pass the line width. */
+    text extras = {0};
+    char buf[200];
+    if ((size == 0 && !(a->ndim == 1)) || p.summarize) {
+        put_string(&extras, "shape=");
+        put_string(&extras, gk_shape_text(a->ndim, a->shape, buf, sizeof buf));
+        put_string(&extras, ", ");
+    }
+    put_string(&extras, "dtype=");
+    put_string(&extras, gk_dtype_name(a->dtype));
+    put_string(&extras, ", device=");
+    put_string(&extras, gk_device_name(gk_array_device(a), buf, sizeof buf));
+    put_string(&extras, ")");
+    const char *newline = t.data ? strrchr(t.data, '\n') : NULL;
+    size_t last_line = newline ? t.length - (size_t)(newline + 1 - t.data) : t.length;
+    if (last_line + extras.length + 1 > LINE_WIDTH) {
+        put(&t, "\n", 1);
+        put_spaces(&t, strlen("array("));
+    } else {
+        put(&t, " ", 1);
+    }
+    put(&t, extras.data ? extras.data : "", extras.length);
+    bool failed = t.failed || extras.failed;
+    free(extras.data);
+    if (failed) {
+        free(t.data);
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "print: out of host memory for the text");
+    }
+    *result = t.data;
+    return GK_OK;
+}
+
+gk_status gk_array_print(FILE *stream, const gk_array *a)
+{
+    char *s;
+    gk_status status = gk_array_format(a, &s);
+    if (status != GK_OK)
+        return status;
+    bool ok = fputs(s, stream) >= 0 && fputc('\n', stream) != EOF;
+    free(s);
+    if (!ok)
+        return gk_fail(GK_ERR_IO, "print: cannot write the array");
+    return GK_OK;
+}

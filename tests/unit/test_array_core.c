@@ -232,6 +232,22 @@ static void test_copies(gk_device device)
     gk_array_free(src);
     gk_array_free(ints);
 
+    /* Overlapping assign reads everything first: a[1:] = a[:-1]. */
+    gk_array *line, *head, *tail;
+    CHECK_OK(gk_arange(device, GK_INT64, 0, 6, 1, &line));
+    CHECK_OK(gk_slice(line, 0, 1, 6, 1, &tail));
+    CHECK_OK(gk_slice(line, 0, 0, 5, 1, &head));
+    CHECK_OK(gk_assign(tail, head));
+    CHECK_VALUES(line, ((double[]){0, 0, 1, 2, 3, 4}), 6, 0);
+    /* A broadcast view cannot be written. */
+    gk_array *stretched;
+    CHECK_OK(gk_broadcast_to(head, 2, (int64_t[]){3, 5}, &stretched));
+    CHECK_FAILS(gk_assign(stretched, head), GK_ERR_INVALID_ARGUMENT, "broadcast view");
+    gk_array_free(stretched);
+    gk_array_free(head);
+    gk_array_free(tail);
+    gk_array_free(line);
+
     gk_array_free(a);
     gk_array_free(t);
     gk_array_free(c);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -55,13 +56,24 @@ static gk_status cpu_memory(gk_device device, uint64_t *free_bytes, uint64_t *to
     return GK_OK;
 }
 
+/* Large arrays are aligned to 2 MiB and asked to use transparent huge
+ * pages: the first write to a fresh 128 MiB result then costs 64 page faults
+ * instead of 32768 (NumPy does the same). */
+enum { HUGE_PAGE = 2 << 20, HUGE_MIN = 4 << 20 };
+
 static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
 {
     (void)device;
-    /* 64-byte aligned (a cache line, an AVX-512 vector); aligned_alloc wants
-     * a multiple of the alignment, and 0 bytes still gets a unique pointer. */
-    size_t rounded = (bytes + 63) / 64 * 64;
-    *data = aligned_alloc(64, rounded ? rounded : 64);
+    /* Otherwise 64-byte aligned (a cache line, an AVX-512 vector);
+     * aligned_alloc wants a multiple of the alignment, and 0 bytes still
+     * gets a unique pointer. */
+    size_t alignment = bytes >= HUGE_MIN ? HUGE_PAGE : 64;
+    size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+    *data = aligned_alloc(alignment, rounded ? rounded : alignment);
+#ifdef MADV_HUGEPAGE
+    if (*data && alignment == HUGE_PAGE)
+        madvise(*data, rounded, MADV_HUGEPAGE); /* advice only: failure is fine */
+#endif
     if (!*data)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes on the "
                                              "CPU",

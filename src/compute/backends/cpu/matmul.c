@@ -1,13 +1,55 @@
-/* Placeholder while this family is being written. */
+/* Matrix products through OpenBLAS: one row-major GEMM per batch item. */
 #include "compute/backends/cpu/cpu.h"
 
 #include "core/error.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <string.h>
 
 gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
                      int64_t k, const char *a, int64_t a_batch_stride, const char *b,
                      int64_t b_batch_stride, char *c)
 {
-    (void)device, (void)dtype, (void)batch, (void)m, (void)n, (void)k, (void)a;
-    (void)a_batch_stride, (void)b, (void)b_batch_stride, (void)c;
-    return gk_fail(GK_ERR_INVALID_ARGUMENT, "not written yet");
+    (void)device;
+    if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "matmul on the CPU: %s is not a floating dtype",
+                       gk_dtype_name(dtype));
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "matmul on the CPU: a %lld x %lld by %lld x %lld product exceeds BLAS's "
+                       "32-bit dimensions",
+                       (long long)m, (long long)k, (long long)k, (long long)n);
+    if (batch <= 0 || m == 0 || n == 0)
+        return GK_OK;
+    size_t size = gk_dtype_size(dtype);
+    if (k == 0) {
+        /* An empty sum: zeros (BLAS would reject a leading dimension of 0). */
+        memset(c, 0, (size_t)(batch * m * n) * size);
+        return GK_OK;
+    }
+    /* The pthreads OpenBLAS threads each GEMM itself; batch items run one
+     * after another (OpenBLAS calls from several OpenMP threads at once
+     * would oversubscribe the cores). */
+    int im = (int)m, in = (int)n, ik = (int)k;
+    for (int64_t i = 0; i < batch; i++) {
+        const char *ai = a + (size_t)(i * a_batch_stride) * size;
+        const char *bi = b + (size_t)(i * b_batch_stride) * size;
+        char *ci = c + (size_t)(i * m * n) * size;
+        if (dtype == GK_FLOAT32) {
+            if (m == 1 && n == 1) /* vector . vector: skip GEMM's set-up */
+                *(float *)ci = cblas_sdot(ik, (const float *)ai, 1, (const float *)bi, 1);
+            else
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0f,
+                            (const float *)ai, ik, (const float *)bi, in, 0.0f, (float *)ci, in);
+        } else {
+            if (m == 1 && n == 1)
+                *(double *)ci = cblas_ddot(ik, (const double *)ai, 1, (const double *)bi, 1);
+            else
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0,
+                            (const double *)ai, ik, (const double *)bi, in, 0.0, (double *)ci,
+                            in);
+        }
+    }
+    return GK_OK;
 }
