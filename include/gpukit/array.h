@@ -15,8 +15,15 @@
  * - Type promotion follows PyTorch: bool < uint8 < int32 < int64 < float32 <
  *   float64, except that a 0-d array (a scalar) only raises the result's
  *   category (integer to floating) and never its width: float32 array *
- *   a float64 scalar is float32; an int32 array + 2.5 is float32. Division
- *   is true division (integers give float32). Comparisons give bool.
+ *   a float64 scalar is float32; an int32 array + 2.5 is float32. A plain
+ *   double (gk_binary_scalar, gk_clip) ranks below even a 0-d array: an
+ *   integral value counts as an integer (int32 array + 2 is int32), and one
+ *   that does not fit the integer dtype computed in is an error (uint8 +
+ *   300), never a silent wrap. Division is true division (integers give
+ *   float32). Comparisons give bool. Bools: add is or, mul is and,
+ *   minimum/maximum are and/or; sub, pow and neg of bools are errors.
+ *   Integer pow is exact, a negative exponent gives 0 (1 or -1 for a base
+ *   of 1 or -1). Integers wrap on overflow. Bool elements are 0 or 1.
  * - Arrays are not thread-safe objects; different arrays may be used from
  *   different threads. */
 #ifndef GPUKIT_ARRAY_H
@@ -145,6 +152,7 @@ gk_status gk_unary_into(gk_op op, const gk_array *a, gk_array *out);
 /* condition ? a : b, condition bool, all three broadcast together. */
 gk_status gk_where(const gk_array *condition, const gk_array *a, const gk_array *b,
                    gk_array **out);
+/* minimum(maximum(a, low), high): with low > high every element is high. */
 gk_status gk_clip(const gk_array *a, double low, double high, gk_array **out);
 gk_status gk_cast(const gk_array *a, gk_dtype dtype, gk_array **out);
 
