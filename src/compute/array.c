@@ -46,7 +46,7 @@ void gk_array_free(gk_array *a)
     if (!a)
         return;
     gk_buffer *buffer = a->buffer;
-    if (--buffer->refs == 0) {
+    if (atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) == 1) {
         if (buffer->owned)
             buffer->backend->release(buffer->device, buffer->data, buffer->bytes);
         free(buffer);
@@ -60,7 +60,7 @@ gk_status gk_array_view(const gk_array *a, gk_array **out)
     if (!view)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array view");
     *view = *a;
-    view->buffer->refs++;
+    atomic_fetch_add_explicit(&view->buffer->refs, 1, memory_order_relaxed);
     *out = view;
     return GK_OK;
 }
@@ -103,8 +103,12 @@ static void set_contiguous_strides(gk_array *a)
     }
 }
 
-static gk_status check_shape(int ndim, const int64_t *shape, const char *what)
+/* A shape of dtype elements that can exist: 0 to GK_MAX_DIMS axes, no
+ * negative length, and a byte size that fits (with room to round up). */
+static gk_status check_array(int ndim, const int64_t *shape, gk_dtype dtype, const char *what)
 {
+    if (gk_dtype_size(dtype) == 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", what, (int)dtype);
     if (ndim < 0 || ndim > GK_MAX_DIMS)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %d dimensions; arrays have 0 to %d", what,
                        ndim, GK_MAX_DIMS);
@@ -112,7 +116,8 @@ static gk_status check_shape(int ndim, const int64_t *shape, const char *what)
         if (shape[i] < 0)
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: negative length %lld on axis %d", what,
                            (long long)shape[i], i);
-    if (gk_shape_size(ndim, shape) < 0)
+    int64_t size = gk_shape_size(ndim, shape);
+    if (size < 0 || (uint64_t)size > (SIZE_MAX / 4) / gk_dtype_size(dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the shape has too many elements", what);
     return GK_OK;
 }
@@ -121,11 +126,9 @@ gk_status gk_empty(gk_device device, gk_dtype dtype, int ndim, const int64_t *sh
                    gk_array **out)
 {
     *out = NULL;
-    gk_status status = check_shape(ndim, shape, "empty");
+    gk_status status = check_array(ndim, shape, dtype, "empty");
     if (status != GK_OK)
         return status;
-    if (gk_dtype_size(dtype) == 0)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "empty: invalid dtype %d", (int)dtype);
     status = gk_device_check(device);
     if (status != GK_OK)
         return status;
@@ -142,7 +145,8 @@ gk_status gk_empty(gk_device device, gk_dtype dtype, int ndim, const int64_t *sh
     copy_shape(a->shape, shape, ndim);
     set_contiguous_strides(a);
     size_t bytes = (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype);
-    *buffer = (gk_buffer){device, backend, NULL, bytes, 1, true};
+    *buffer = (gk_buffer){device, backend, NULL, bytes, 0, true};
+    atomic_init(&buffer->refs, 1);
     status = backend->alloc(device, bytes, &buffer->data);
     if (status != GK_OK) {
         free(a);
@@ -158,7 +162,7 @@ gk_status gk_wrap_host(gk_dtype dtype, int ndim, const int64_t *shape, void *dat
                        gk_array **out)
 {
     *out = NULL;
-    gk_status status = check_shape(ndim, shape, "wrap_host");
+    gk_status status = check_array(ndim, shape, dtype, "wrap_host");
     if (status != GK_OK)
         return status;
     if (!data)
@@ -175,7 +179,8 @@ gk_status gk_wrap_host(gk_dtype dtype, int ndim, const int64_t *shape, void *dat
     copy_shape(a->shape, shape, ndim);
     set_contiguous_strides(a);
     *buffer = (gk_buffer){gk_device_cpu(), &gk_cpu_backend, data,
-                          (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype), 1, false};
+                          (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype), 0, false};
+    atomic_init(&buffer->refs, 1);
     a->buffer = buffer;
     *out = a;
     return GK_OK;
@@ -389,7 +394,7 @@ gk_status gk_slice(const gk_array *a, int axis, int64_t start, int64_t stop, int
 gk_status gk_broadcast_to(const gk_array *a, int ndim, const int64_t *shape, gk_array **out)
 {
     *out = NULL;
-    gk_status status = check_shape(ndim, shape, "broadcast_to");
+    gk_status status = check_array(ndim, shape, a->dtype, "broadcast_to");
     if (status != GK_OK)
         return status;
     bool fits = ndim >= a->ndim;

@@ -6,13 +6,15 @@
 
 #include <gpukit/array.h>
 
+#include <stdatomic.h>
+
 /* Device memory shared by an array and its views. */
 typedef struct gk_buffer {
     gk_device device;
     const gk_backend *backend;
     void *data;
     size_t bytes;
-    long refs;
+    atomic_long refs; /* views on other threads may come and go at once */
     bool owned; /* false for gk_wrap_host() memory */
 } gk_buffer;
 

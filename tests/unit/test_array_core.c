@@ -120,6 +120,17 @@ static void test_creation(gk_device device)
                 "dimensions");
     int64_t huge[2] = {INT64_MAX / 2, 4};
     CHECK_FAILS(gk_zeros(device, GK_FLOAT32, 2, huge, &a), GK_ERR_INVALID_ARGUMENT, "too many");
+    int64_t wraps[1] = {(int64_t)1 << 61}; /* 2^61 float64 = 2^64 bytes */
+    CHECK_FAILS(gk_empty(device, GK_FLOAT64, 1, wraps, &a), GK_ERR_INVALID_ARGUMENT, "too many");
+    CHECK_FAILS(gk_full(device, (gk_dtype)17, 1, shape, 0, &a), GK_ERR_INVALID_ARGUMENT,
+                "invalid dtype");
+    /* Out-of-range values saturate (NaN is 0) instead of being undefined. */
+    CHECK_OK(gk_full(device, GK_INT32, 1, shape, 1e10, &a));
+    CHECK_VALUES(a, ((double[]){2147483647, 2147483647}), 2, 0);
+    gk_array_free(a);
+    CHECK_OK(gk_full(device, GK_UINT8, 1, shape, NAN, &a));
+    CHECK_VALUES(a, ((double[]){0, 0}), 2, 0);
+    gk_array_free(a);
 }
 
 /* A 3x4 float64 array holding 0..11. */

@@ -68,6 +68,9 @@ static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
      * aligned_alloc wants a multiple of the alignment, and 0 bytes still
      * gets a unique pointer. */
     size_t alignment = bytes >= HUGE_MIN ? HUGE_PAGE : 64;
+    if (bytes > SIZE_MAX - alignment)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory: %zu bytes cannot be allocated",
+                       bytes);
     size_t rounded = (bytes + alignment - 1) / alignment * alignment;
     *data = aligned_alloc(alignment, rounded ? rounded : alignment);
 #ifdef MADV_HUGEPAGE
