@@ -65,3 +65,16 @@ void gk_dtype_store(gk_dtype dtype, double value, void *bytes)
     case GK_FLOAT64: *(double *)bytes = value; break;
     }
 }
+
+double gk_dtype_load(gk_dtype dtype, const void *bytes)
+{
+    switch (dtype) {
+    case GK_BOOL:
+    case GK_UINT8: return *(const uint8_t *)bytes;
+    case GK_INT32: return *(const int32_t *)bytes;
+    case GK_INT64: return (double)*(const int64_t *)bytes;
+    case GK_FLOAT32: return *(const float *)bytes;
+    case GK_FLOAT64: return *(const double *)bytes;
+    }
+    return 0;
+}

@@ -278,20 +278,6 @@ gk_status gk_dot(const gk_array *a, const gk_array *b, gk_array **out)
 
 /* --- factorizations on the host --- */
 
-/* One element of `dtype` at `bytes` as a double. */
-static double load(gk_dtype dtype, const char *bytes)
-{
-    switch (dtype) {
-    case GK_BOOL:
-    case GK_UINT8: return *(const uint8_t *)bytes;
-    case GK_INT32: return *(const int32_t *)bytes;
-    case GK_INT64: return (double)*(const int64_t *)bytes;
-    case GK_FLOAT32: return *(const float *)bytes;
-    case GK_FLOAT64: return *(const double *)bytes;
-    }
-    return 0;
-}
-
 /* The elements of a in C order, as `dtype` (float32 or float64), in new
  * host memory (free it); at least one element long so LAPACK always gets a
  * pointer. Fails when an element is NaN or infinite. */
@@ -314,7 +300,7 @@ static gk_status host_copy(const gk_array *a, gk_dtype dtype, const char *what, 
     bool finite = true, grow = out_size > in_size;
     for (int64_t j = 0; j < count; j++) {
         int64_t i = grow ? count - 1 - j : j;
-        double x = load(a->dtype, raw + (size_t)i * in_size);
+        double x = gk_dtype_load(a->dtype, raw + (size_t)i * in_size);
         finite = finite && isfinite(x);
         if (dtype == GK_FLOAT32)
             ((float *)raw)[i] = (float)x;

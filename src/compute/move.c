@@ -115,19 +115,6 @@ gk_status gk_to(const gk_array *a, gk_device device, gk_array **out)
     return GK_OK;
 }
 
-static double load(gk_dtype dtype, const void *bytes)
-{
-    switch (dtype) {
-    case GK_BOOL:
-    case GK_UINT8: return *(const uint8_t *)bytes;
-    case GK_INT32: return *(const int32_t *)bytes;
-    case GK_INT64: return (double)*(const int64_t *)bytes;
-    case GK_FLOAT32: return *(const float *)bytes;
-    case GK_FLOAT64: return *(const double *)bytes;
-    }
-    return 0;
-}
-
 gk_status gk_item(const gk_array *a, const int64_t *index, double *value)
 {
     int64_t offset = 0;
@@ -148,6 +135,6 @@ gk_status gk_item(const gk_array *a, const int64_t *index, double *value)
     gk_status status =
         gk_array_backend(a)->download(gk_array_device(a), bytes, address, size);
     if (status == GK_OK)
-        *value = load(a->dtype, bytes);
+        *value = gk_dtype_load(a->dtype, bytes);
     return status;
 }
