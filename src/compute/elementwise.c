@@ -279,7 +279,7 @@ static gk_status binary_typed(gk_op op, const gk_array *a, const gk_array *b, ty
 {
     int ndim;
     int64_t shape[GK_MAX_DIMS];
-    gk_dtype compute, result;
+    gk_dtype compute = GK_FLOAT32, result = GK_FLOAT32; /* set by the rules below */
     gk_status status = binary_plan(op, a, b, ta, tb, "binary", &ndim, shape, &compute, &result);
     if (status != GK_OK)
         return status;
@@ -307,7 +307,7 @@ gk_status gk_binary_into(gk_op op, const gk_array *a, const gk_array *b, gk_arra
 {
     int ndim;
     int64_t shape[GK_MAX_DIMS];
-    gk_dtype compute, result;
+    gk_dtype compute = GK_FLOAT32, result = GK_FLOAT32; /* set by the rules below */
     gk_status status = binary_plan(op, a, b, a ? array_type(a) : (typed){0, 0},
                                    b ? array_type(b) : (typed){0, 0}, "binary_into", &ndim,
                                    shape, &compute, &result);
@@ -372,7 +372,7 @@ gk_status gk_binary_scalar(gk_op op, const gk_array *a, double value, gk_array *
     /* The value's nominal dtype decides promotion; it is stored in the
      * compute dtype directly (no conversion pass for one element). */
     typed types[2] = {array_type(a), value_type(value)};
-    gk_dtype compute, result;
+    gk_dtype compute = GK_FLOAT32, result = GK_FLOAT32; /* set by the rules below */
     status = binary_types(op, result_type(2, types), a, NULL, value, &compute, &result);
     if (status != GK_OK)
         return status;
@@ -452,7 +452,7 @@ static gk_status run_unary(gk_op op, const gk_array *a, gk_array *out, bool fres
 gk_status gk_unary(gk_op op, const gk_array *a, gk_array **out)
 {
     *out = NULL;
-    gk_dtype result;
+    gk_dtype result = GK_FLOAT32; /* set by the rules below */
     gk_status status = unary_plan(op, a, "unary", &result);
     if (status != GK_OK)
         return status;
@@ -469,7 +469,7 @@ gk_status gk_unary(gk_op op, const gk_array *a, gk_array **out)
 
 gk_status gk_unary_into(gk_op op, const gk_array *a, gk_array *out)
 {
-    gk_dtype result;
+    gk_dtype result = GK_FLOAT32; /* set by the rules below */
     gk_status status = unary_plan(op, a, "unary_into", &result);
     if (status != GK_OK)
         return status;

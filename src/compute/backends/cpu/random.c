@@ -164,7 +164,7 @@ gk_status cpu_random(gk_device device, const gk_operand *out, int64_t count, uin
         philox_words r = philox((uint64_t)block, seed);
         int64_t first = block * per_block;
         int64_t n = count - first < per_block ? count - first : per_block;
-        double v[4];
+        double v[4] = {0, 0, 0, 0};
         if (normal && single) {
             for (int p = 0; p < 2; p++) {
                 double u1 = ((double)r.w[2 * p] + 1.0) * TWO_M32;

@@ -1,0 +1,235 @@
+"""Benchmark: gpukit arrays against NumPy in the same run, on this machine.
+
+The C side (bench/array_bench.c) and NumPy each time the issue's operations:
+  add       c = a + b of two float32 arrays of 2^25 elements, a new result
+            each time (NumPy: np.add(a, b)); target >= 1.5x NumPy
+  add_into  the same into a preallocated c (NumPy: np.add(a, b, out=c))
+  sum       the sum of 2^26 float32 (NumPy: np.sum(a, dtype=np.float32));
+            target >= 1.5x NumPy
+  matmul    float32 2048x2048 @ 2048x2048 (NumPy: a @ b); target >= 0.9x
+  copy      2^26 float32 copied: STREAM-style in C (memcpy, one chunk per
+            CPU), np.copyto in NumPy: the memory bandwidth the others are
+            measured against
+Each side warms up, then takes the median of --repeat runs (matmul: fewer).
+The ratio is NumPy's time / gpukit's: above 1 gpukit is faster. Rates are
+bytes moved / time (reads + writes, no write-allocate traffic) or
+2 n^3 / time. It builds nothing and asserts nothing: it prints numbers.
+
+    .venv/bin/python bench/array_vs_numpy.py [--build DIR] [--repeat 20]
+                                             [--matmul-repeat 5] [--device cpu]
+                                             [--cases add,add_into,sum,matmul,copy]
+"""
+import argparse
+import ctypes
+import json
+import os
+import platform
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CASES = ("copy", "add", "add_into", "sum", "matmul")
+TARGETS = {"add": 1.5, "sum": 1.5, "matmul": 0.9}  # from the issue: ratio >= target
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GOMP_CPU_AFFINITY",
+                    "OMP_PROC_BIND")
+
+
+def default_build():
+    """./build-rel (optimized) when it has the benchmark, else ./build."""
+    for name in ("build-rel", "build"):
+        if (ROOT / name / "bench" / "array_bench").exists():
+            return ROOT / name
+    return ROOT / "build"
+
+
+def pattern(n, scale):
+    """What array_bench fills its inputs with: (i % 1000) * scale, float32."""
+    return ((np.arange(n, dtype=np.int64) % 1000).astype(np.float32) * np.float32(scale))
+
+
+def time_numpy(run, repeat, warmup=2):
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()  # CLOCK_MONOTONIC on Linux, as in array_bench
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times)
+
+
+def numpy_case(case, repeat):
+    """(median s, min s, bytes, flops, check) of one case in NumPy."""
+    if case in ("add", "add_into"):
+        n = 1 << 25
+        a, b = pattern(n, 0.001), pattern(n, 0.002)
+        if case == "add":
+            run = lambda: np.add(a, b)  # noqa: E731 - a new array each time, like a + b
+        else:
+            c = np.empty_like(a)
+            run = lambda: np.add(a, b, out=c)  # noqa: E731
+        median, best = time_numpy(run, repeat)
+        return median, best, 3 * 4 * n, 0, "ok" if np.array_equal(run(), a + b) else "wrong"
+    if case == "sum":
+        n = 1 << 26
+        a = pattern(n, 0.001)
+        result = []
+        median, best = time_numpy(lambda: result.append(np.sum(a, dtype=np.float32)), repeat)
+        expected = a.sum(dtype=np.float64)
+        ok = abs(float(result[-1]) - expected) <= 1e-4 * abs(expected)
+        return median, best, 4 * n, 0, "ok" if ok else f"sum is {result[-1]}, expected {expected}"
+    if case == "matmul":
+        side = 2048
+        a = pattern(side * side, 0.001).reshape(side, side)
+        b = pattern(side * side, 0.002).reshape(side, side)
+        median, best = time_numpy(lambda: a @ b, repeat)
+        return median, best, 0, 2 * side ** 3, "ok"
+    if case == "copy":
+        n = 1 << 26
+        src, dst = pattern(n, 1.0), np.zeros(n, dtype=np.float32)
+        median, best = time_numpy(lambda: np.copyto(dst, src), repeat)
+        return median, best, 2 * 4 * n, 0, "ok" if np.array_equal(dst, src) else "wrong"
+    raise ValueError(case)
+
+
+def gpukit_case(bench, case, repeat, device):
+    command = [str(bench), case, str(repeat)] + ([device] if device else [])
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        return {"error": (result.stderr.strip() or f"exit {result.returncode}").splitlines()[-1]}
+    try:
+        return json.loads(result.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return {"error": f"unreadable output: {result.stdout.strip()[:200]!r}"}
+
+
+def numpy_blas():
+    """(description, threads) of the BLAS NumPy uses."""
+    try:
+        from threadpoolctl import threadpool_info
+        infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+        if infos:
+            info = infos[0]
+            return (f"{info.get('internal_api')} {info.get('version')} ({info.get('filepath')})",
+                    info.get("num_threads"))
+    except ImportError:
+        pass
+    description = "?"
+    try:
+        config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        description = config.get("openblas configuration") or f"{config.get('name')} {config.get('version')}"
+    except Exception:  # older NumPy: no mode argument
+        pass
+    return description, openblas_threads_loaded()
+
+
+def openblas_threads_loaded():
+    """The thread count of the OpenBLAS loaded in this process (NumPy's), asked
+    directly as threadpoolctl would; None when none is found."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for symbol in ("openblas_get_num_threads", "openblas_get_num_threads64_",
+                       "scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads"):
+            function = getattr(library, symbol, None)
+            if function is not None:
+                function.restype = ctypes.c_int
+                return function()
+    return None
+
+
+def rate(bytes_, flops, seconds):
+    if not seconds:
+        return "-"
+    return f"{flops / seconds / 1e9:.1f} GFLOP/s" if flops else f"{bytes_ / seconds / 1e9:.1f} GB/s"
+
+
+def share(ours, copy_row):
+    """gpukit's GB/s as a share of the measured copy bandwidth."""
+    if not copy_row or not ours.get("bytes") or ours["case"] == "copy":
+        return "-"
+    return f"{ours['gb_per_s'] / copy_row['gb_per_s']:.0%}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=Path, default=default_build(),
+                        help="the build holding bench/array_bench (default: %(default)s)")
+    parser.add_argument("--repeat", type=int, default=20, help="timed runs per case")
+    parser.add_argument("--matmul-repeat", type=int, default=5, help="timed runs of matmul")
+    parser.add_argument("--device", default=None,
+                        help="gpukit's device (default: gk_device_default())")
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated cases")
+    args = parser.parse_args()
+    bench = args.build / "bench" / "array_bench"
+    cases = [c for c in args.cases.split(",") if c]
+
+    blas, blas_threads = numpy_blas()
+    threads = ", ".join(f"{v}={os.environ[v]}" for v in THREAD_VARIABLES if v in os.environ)
+    print(f"gpukit {bench.resolve()}")
+    print(f"NumPy {np.__version__}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+          f"{platform.processor() or platform.machine()}")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average before the run: {load} (other work on these CPUs skews the times)")
+    print(f"thread variables: {threads or 'none set (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS unset)'}")
+    print(f"NumPy's BLAS: {blas}, {blas_threads if blas_threads is not None else '?'} threads")
+
+    rows, copy_row, ours_info = [], None, None
+    for case in cases:
+        repeat = args.matmul_repeat if case == "matmul" else args.repeat
+        ours = gpukit_case(bench, case, repeat, args.device)  # one after the other, never both
+        theirs = numpy_case(case, repeat)
+        if "error" not in ours:
+            ours_info = ours_info or ours
+            if case == "copy":
+                copy_row = ours
+        rows.append((case, ours, theirs))
+
+    if ours_info:
+        print(f"gpukit's device: {ours_info['device']} ({ours_info['device_description']}); "
+              f"its BLAS: {ours_info['blas']}, {ours_info['blas_threads']} threads")
+    print(f"\nmedian of {args.repeat} runs ({args.matmul_repeat} for matmul) after 2 warm-up runs; "
+          f"ratio = NumPy time / gpukit time (> 1: gpukit faster)\n")
+    header = (f"{'operation':<10} {'gpukit s':>10} {'NumPy s':>10} {'ratio':>7} {'target':>7} "
+              f"{'met':>4}  {'gpukit rate':>15} {'NumPy rate':>15} {'of copy bw':>11}  "
+              f"{'check (gpukit / NumPy)'}")
+    print(header)
+    print("-" * len(header))
+    for case, ours, (median, _, bytes_, flops, numpy_check) in rows:
+        target = TARGETS.get(case)
+        label = "copy (C)" if case == "copy" else case  # plain C on gpukit's side
+        target_text = f">={target}x" if target else "-"
+        if "error" in ours:
+            print(f"{label:<10} {'-':>10} {median:>10.4f} {'-':>7} {target_text:>7} {'-':>4}  "
+                  f"{'-':>15} {rate(bytes_, flops, median):>15} {'-':>11}  "
+                  f"gpukit failed: {ours['error']}")
+            continue
+        ratio = median / ours["median_s"]
+        met = ("yes" if ratio >= target else "NO") if target else "-"
+        print(f"{label:<10} {ours['median_s']:>10.4f} {median:>10.4f} {ratio:>6.2f}x "
+              f"{target_text:>7} {met:>4}  {rate(bytes_, flops, ours['median_s']):>15} "
+              f"{rate(bytes_, flops, median):>15} {share(ours, copy_row):>11}  "
+              f"{ours['check']} / {numpy_check}")
+    if copy_row:
+        threads = copy_row["copy_threads"]
+        print(f"\nmeasured memory bandwidth: {copy_row['gb_per_s']:.1f} GB/s (the C copy, memcpy "
+              f"on {threads} thread{'s' if threads != 1 else ''}: the faster of 1 and one per "
+              f"CPU); per element add moves 12 bytes, sum 4, copy 8 (reads + writes)")
+    else:
+        print("\nno copy bandwidth measured (run the copy case)")
+
+
+if __name__ == "__main__":
+    main()
