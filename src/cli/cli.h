@@ -108,6 +108,10 @@ enum { CLI_REQUEST_FIRST = 1000, CLI_REQUEST_LAST = 1020 };
  * why) for a bad value. */
 int cli_request_option(const char *command, int opt, const char *arg, gk_request *request);
 
+/* --wait[=TIMEOUT]: GK_EXIT_OK with *seconds (0 without a TIMEOUT: no
+ * limit), or GK_EXIT_USAGE after saying why. */
+int cli_parse_wait(const char *command, const char *arg, double *seconds);
+
 /* The exit code and message for a failed gk_reserve(). */
 int cli_reserve_failed(const char *command, gk_status status);
 

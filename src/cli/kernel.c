@@ -244,11 +244,8 @@ static int install(int argc, char **argv)
             break;
         case OPT_WAIT: {
             double seconds = 0;
-            if (optarg && (gk_parse_duration(optarg, &seconds) != GK_OK || seconds <= 0)) {
-                fprintf(stderr, "gpukit kernel install: --wait: give a time above 0 as 90, "
-                                "30m or 2h\n");
+            if (cli_parse_wait("kernel install", optarg, &seconds) != GK_EXIT_OK)
                 goto done;
-            }
             snprintf(wait_text, sizeof wait_text, "%s", optarg ? optarg : "no time limit");
             if (!add_option(&run, "wait", optarg))
                 goto done;

@@ -175,14 +175,8 @@ int cmd_run(int argc, char **argv)
         switch (opt) {
         case OPT_WAIT:
             reserve.wait = true;
-            if (optarg && gk_parse_duration(optarg, &reserve.wait_seconds) != GK_OK) {
-                fprintf(stderr, "gpukit run: --wait: %s\n", gk_last_error());
+            if (cli_parse_wait("run", optarg, &reserve.wait_seconds) != GK_EXIT_OK)
                 return GK_EXIT_USAGE;
-            }
-            if (optarg && reserve.wait_seconds <= 0) {
-                fprintf(stderr, "gpukit run: --wait: the timeout must be more than 0\n");
-                return GK_EXIT_USAGE;
-            }
             break;
         case OPT_OFFLOAD:
             offload = true;

@@ -122,16 +122,12 @@ static gk_status check_array(int ndim, const int64_t *shape, gk_dtype dtype, con
     return GK_OK;
 }
 
-gk_status gk_empty(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
-                   gk_array **out)
+/* A contiguous array over `data` on the CPU (not owned), or, when data is
+ * NULL, over fresh memory from the device's backend (owned). Shape and
+ * dtype are already checked. */
+static gk_status new_array(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                           void *data, gk_array **out)
 {
-    *out = NULL;
-    gk_status status = check_array(ndim, shape, dtype, "empty");
-    if (status != GK_OK)
-        return status;
-    status = gk_device_check(device);
-    if (status != GK_OK)
-        return status;
     const gk_backend *backend = gk_backend_of(device.kind);
     gk_array *a = calloc(1, sizeof *a);
     gk_buffer *buffer = calloc(1, sizeof *buffer);
@@ -145,17 +141,29 @@ gk_status gk_empty(gk_device device, gk_dtype dtype, int ndim, const int64_t *sh
     copy_shape(a->shape, shape, ndim);
     set_contiguous_strides(a);
     size_t bytes = (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype);
-    *buffer = (gk_buffer){device, backend, NULL, bytes, 0, true};
+    *buffer = (gk_buffer){device, backend, data, bytes, 0, data == NULL};
     atomic_init(&buffer->refs, 1);
-    status = backend->alloc(device, bytes, &buffer->data);
-    if (status != GK_OK) {
-        free(a);
-        free(buffer);
-        return status;
+    if (!data) {
+        gk_status status = backend->alloc(device, bytes, &buffer->data);
+        if (status != GK_OK) {
+            free(a);
+            free(buffer);
+            return status;
+        }
     }
     a->buffer = buffer;
     *out = a;
     return GK_OK;
+}
+
+gk_status gk_empty(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                   gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_array(ndim, shape, dtype, "empty");
+    if (status == GK_OK)
+        status = gk_device_check(device);
+    return status == GK_OK ? new_array(device, dtype, ndim, shape, NULL, out) : status;
 }
 
 gk_status gk_wrap_host(gk_dtype dtype, int ndim, const int64_t *shape, void *data,
@@ -167,23 +175,7 @@ gk_status gk_wrap_host(gk_dtype dtype, int ndim, const int64_t *shape, void *dat
         return status;
     if (!data)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "wrap_host: the data pointer is NULL");
-    gk_array *a = calloc(1, sizeof *a);
-    gk_buffer *buffer = calloc(1, sizeof *buffer);
-    if (!a || !buffer) {
-        free(a);
-        free(buffer);
-        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array");
-    }
-    a->dtype = dtype;
-    a->ndim = ndim;
-    copy_shape(a->shape, shape, ndim);
-    set_contiguous_strides(a);
-    *buffer = (gk_buffer){gk_device_cpu(), &gk_cpu_backend, data,
-                          (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype), 0, false};
-    atomic_init(&buffer->refs, 1);
-    a->buffer = buffer;
-    *out = a;
-    return GK_OK;
+    return new_array(gk_device_cpu(), dtype, ndim, shape, data, out);
 }
 
 /* --- operands --- */

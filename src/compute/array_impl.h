@@ -40,6 +40,9 @@ gk_loop gk_array_loop(const gk_array *a);
  * right, strides 0 along axes a stretches. The shapes must be compatible. */
 gk_operand gk_broadcast_operand(const gk_array *a, int ndim, const int64_t *shape);
 
+/* A contiguous copy of a on its device, converted to `dtype`. */
+gk_status gk_copy_as(const gk_array *a, gk_dtype dtype, gk_array **out);
+
 /* The broadcast shape of `count` arrays, or GK_ERR_INVALID_ARGUMENT naming
  * their shapes ("shapes (2, 3) and (4,) do not broadcast"). */
 gk_status gk_broadcast_shapes(int count, const gk_array *const *arrays, int *ndim,

@@ -166,17 +166,9 @@ static gk_status prepare(const gk_array *a, gk_dtype dtype, const gk_array *out,
     } else if (a->dtype == dtype) {
         return GK_OK;
     }
-    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, &in->temp);
+    gk_status status = gk_copy_as(a, dtype, &in->temp);
     if (status != GK_OK)
         return status;
-    gk_loop own = gk_array_loop(a);
-    gk_operand to = gk_array_operand(in->temp), from = gk_array_operand(a);
-    status = gk_array_backend(a)->convert(gk_array_device(a), &own, &to, &from);
-    if (status != GK_OK) {
-        gk_array_free(in->temp);
-        in->temp = NULL;
-        return status;
-    }
     in->operand = gk_broadcast_operand(in->temp, loop->ndim, loop->shape);
     return GK_OK;
 }
@@ -570,15 +562,5 @@ gk_status gk_cast(const gk_array *a, gk_dtype dtype, gk_array **out)
     if (!valid_dtype(dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "cast: %d is not a dtype (casting %s)",
                        (int)dtype, gk_dtype_name(a->dtype));
-    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, out);
-    if (status != GK_OK || gk_array_size(a) == 0)
-        return status;
-    gk_loop loop = gk_array_loop(a);
-    gk_operand to = gk_array_operand(*out), from = gk_array_operand(a);
-    status = gk_array_backend(a)->convert(gk_array_device(a), &loop, &to, &from);
-    if (status != GK_OK) {
-        gk_array_free(*out);
-        *out = NULL;
-    }
-    return status;
+    return gk_copy_as(a, dtype, out);
 }

@@ -37,19 +37,7 @@ static gk_dtype result_dtype(gk_dtype a, gk_dtype b)
  * when it already is one, else a converted copy. */
 static gk_status dense_as(const gk_array *a, gk_dtype dtype, gk_array **out)
 {
-    if (a->dtype == dtype)
-        return gk_contiguous(a, out);
-    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, out);
-    if (status != GK_OK || gk_array_size(a) == 0)
-        return status;
-    gk_loop loop = gk_array_loop(a);
-    gk_operand to = gk_array_operand(*out), from = gk_array_operand(a);
-    status = gk_array_backend(a)->convert(gk_array_device(a), &loop, &to, &from);
-    if (status != GK_OK) {
-        gk_array_free(*out);
-        *out = NULL;
-    }
-    return status;
+    return a->dtype == dtype ? gk_contiguous(a, out) : gk_copy_as(a, dtype, out);
 }
 
 /* --- matmul --- */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-gk_status gk_copy(const gk_array *a, gk_array **out)
+gk_status gk_copy_as(const gk_array *a, gk_dtype dtype, gk_array **out)
 {
-    gk_status status = gk_empty(gk_array_device(a), a->dtype, a->ndim, a->shape, out);
+    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, out);
     if (status != GK_OK || gk_array_size(a) == 0)
         return status;
     gk_loop loop = gk_array_loop(a);
@@ -20,6 +20,11 @@ gk_status gk_copy(const gk_array *a, gk_array **out)
         *out = NULL;
     }
     return status;
+}
+
+gk_status gk_copy(const gk_array *a, gk_array **out)
+{
+    return gk_copy_as(a, a->dtype, out);
 }
 
 gk_status gk_contiguous(const gk_array *a, gk_array **out)
