@@ -44,6 +44,10 @@ int gk_device_equal(gk_device a, gk_device b);
 /* How many devices of a kind are usable now (the CPU: 1). */
 int gk_device_count(gk_device_kind kind);
 
+/* Every device there is: cpu, then cuda:0..., then opencl:P:D... Writes up
+ * to `max` (devices may be NULL when max is 0) and returns the total. */
+int gk_device_list(gk_device *devices, int max);
+
 /* GK_OK when the device exists and works; else why not (GK_ERR_NOT_FOUND
  * for "no such device", GK_ERR_DRIVER for a failing one). */
 gk_status gk_device_check(gk_device device);

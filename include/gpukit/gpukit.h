@@ -5,6 +5,7 @@
 
 #include <gpukit/array.h>
 #include <gpukit/device.h>
+#include <gpukit/kernel.h>
 #include <gpukit/launch.h>
 #include <gpukit/lease.h>
 #include <gpukit/optimus.h>

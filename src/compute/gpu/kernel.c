@@ -1,0 +1,1 @@
+/* Placeholder: user kernels being written. */

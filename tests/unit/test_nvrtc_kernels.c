@@ -1,0 +1,5 @@
+/* Placeholder: being written. */
+int main(void)
+{
+    return 0;
+}
