@@ -56,6 +56,12 @@ gk_status gk_device_check(gk_device device);
  * C form of `"cuda" if torch.cuda.is_available() else "cpu"`. */
 gk_device gk_device_default(void);
 
+/* The device to run user kernels on when none is named: the first usable
+ * CUDA GPU, else the first usable OpenCL GPU, else any usable OpenCL
+ * device (PoCL runs on the CPU); GK_ERR_NOT_FOUND with the fix when there
+ * is none. */
+gk_status gk_device_accelerator(gk_device *device);
+
 /* A human description ("AMD EPYC 7B13, 2 threads") into buf. */
 gk_status gk_device_describe(gk_device device, char *buf, size_t size);
 

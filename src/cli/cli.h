@@ -30,6 +30,7 @@ int cmd_pick(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_leases(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* --- shared helpers (common.c) --- */
 

@@ -1,6 +1,7 @@
-/* Devices: names, and which backend serves each kind. Only the CPU backend
- * is built in so far; CUDA and OpenCL slot into gk_backend_of(). */
+/* Devices: names, and which backend serves each kind: the CPU's, and the
+ * shared GPU backend (gpu/) over the CUDA or the OpenCL driver. */
 #include "compute/backend.h"
+#include "compute/gpu/gpu.h"
 
 #include "core/error.h"
 
@@ -12,8 +13,8 @@ const gk_backend *gk_backend_of(gk_device_kind kind)
 {
     switch (kind) {
     case GK_DEVICE_CPU: return &gk_cpu_backend;
-    case GK_DEVICE_CUDA:
-    case GK_DEVICE_OPENCL: return NULL;
+    case GK_DEVICE_CUDA: return &gk_cuda_backend;
+    case GK_DEVICE_OPENCL: return &gk_opencl_backend;
     }
     return NULL;
 }
@@ -87,14 +88,24 @@ int gk_device_count(gk_device_kind kind)
     return backend ? backend->count() : 0;
 }
 
+int gk_device_list(gk_device *devices, int max)
+{
+    int total = 0;
+    if (total < max)
+        devices[total] = gk_device_cpu();
+    total++;
+    const gk_gpu_driver *drivers[] = {&gk_cuda_driver, &gk_opencl_driver};
+    for (int d = 0; d < 2; d++)
+        total += drivers[d]->list(total < max ? devices + total : NULL,
+                                  total < max ? max - total : 0);
+    return total;
+}
+
 gk_status gk_device_check(gk_device device)
 {
     const gk_backend *backend = gk_backend_of(device.kind);
-    char name[GK_DEVICE_NAME_MAX];
     if (!backend)
-        return gk_fail(GK_ERR_NOT_FOUND, "%s: this gpukit has no %s backend yet",
-                       gk_device_name(device, name, sizeof name),
-                       device.kind == GK_DEVICE_CUDA ? "CUDA" : "OpenCL");
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "not a device kind: %d", (int)device.kind);
     return backend->check(device);
 }
 
@@ -104,6 +115,30 @@ gk_device gk_device_default(void)
     if (gk_device_count(GK_DEVICE_CUDA) > 0 && gk_device_check(cuda) == GK_OK)
         return cuda;
     return gk_device_cpu();
+}
+
+gk_status gk_device_accelerator(gk_device *device)
+{
+    gk_device found[64];
+    int count = gk_device_list(found, 64);
+    if (count > 64)
+        count = 64;
+    /* Three rounds: CUDA GPUs, OpenCL GPUs, other OpenCL devices. */
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < count; i++) {
+            const gk_gpu_info *info;
+            if (found[i].kind == GK_DEVICE_CPU ||
+                (round == 0) != (found[i].kind == GK_DEVICE_CUDA) ||
+                gk_gpu_info_of(found[i], &info) != GK_OK)
+                continue;
+            if (round == 0 || (round == 1) == info->gpu) {
+                *device = found[i];
+                return GK_OK;
+            }
+        }
+    return gk_fail(GK_ERR_NOT_FOUND,
+                   "no CUDA or OpenCL device: install the NVIDIA driver for a GPU, or "
+                   "pocl-opencl-icd to run kernels on the CPU through OpenCL");
 }
 
 gk_status gk_device_describe(gk_device device, char *buf, size_t size)

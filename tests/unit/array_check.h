@@ -26,10 +26,8 @@ static inline int test_devices(gk_device *devices, int max)
                 n++;
         return n;
     }
-    devices[n++] = gk_device_cpu();
-    for (int i = 0; i < gk_device_count(GK_DEVICE_CUDA) && n < max; i++)
-        devices[n++] = (gk_device){GK_DEVICE_CUDA, i, 0};
-    return n;
+    n = gk_device_list(devices, max);
+    return n < max ? n : max;
 }
 
 /* Runs `test(device)` for every device, naming the device on failure. */

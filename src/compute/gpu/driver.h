@@ -31,6 +31,7 @@ typedef struct gk_gpu_info {
     char architecture[256];
     /* The compiler: "nvrtc 13.0" or the OpenCL platform's version text. */
     char compiler[128];
+    bool gpu;                  /* a GPU (not an OpenCL CPU device like PoCL) */
     int compute_units;         /* SMs / compute units */
     int max_group_size;        /* work-items per group, at least 64 */
     uint64_t max_local_bytes;  /* local (shared) memory per group */

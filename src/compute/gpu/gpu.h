@@ -24,9 +24,9 @@
 #include "compute/gpu/driver.h"
 #include "compute/kernels/dialect.h"
 
-/* The built-in families, each a file compute/kernels/<family>.gk. */
-extern const char *const gk_gpu_families[];
-extern const int gk_gpu_family_count;
+/* The built-in families, each a file compute/kernels/<family>.gk: the
+ * name of family i ("elementwise"), or NULL past the last. */
+const char *gk_gpu_family(int i);
 
 /* --- devices --- */
 typedef struct gk_gpu_device gk_gpu_device;

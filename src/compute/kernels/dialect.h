@@ -85,14 +85,15 @@ typedef int64_t gk_i64;
 /* --- shared by host and kernels --- */
 
 #define GK_KLOOP_DIMS 8
-#define GK_KLOOP_OPERANDS 4
+#define GK_KLOOP_OPERANDS 8
 
 /* An elementwise iteration space as built-in kernels receive it (by
  * value): `size` elements in C order over `shape`, and for each operand
  * (output first) the element offset of its origin from its buffer argument
- * and its stride per axis in elements. `contiguous` is 1 when ndim is 1
- * and every stride is 1 or 0 (0: a broadcast scalar), so kernels skip the
- * index arithmetic. */
+ * and its stride per axis in elements. `contiguous` is 1 when the loop has
+ * a single axis after merging (contiguous arrays, broadcast scalars, plain
+ * strided vectors): offsets are then offset + i * stride, with no
+ * division, which is the fast path GK_KLOOP_OFFSETS takes. */
 typedef struct gk_kloop {
     gk_i64 size;
     gk_i64 ndim;

@@ -1,0 +1,57 @@
+/* The CUDA and OpenCL backends: one shared implementation (the files of gpu/) over
+ * two drivers, so both kinds answer the gk_backend calls the same way. */
+#include "compute/gpu/gpu.h"
+
+static int cuda_count(void)
+{
+    return gk_cuda_driver.list(NULL, 0);
+}
+
+static int opencl_count(void)
+{
+    return gk_opencl_driver.list(NULL, 0);
+}
+
+static gk_status gpu_check(gk_device device)
+{
+    return gk_gpu_driver_of(device)->check(device);
+}
+
+static gk_status gpu_describe(gk_device device, char *buf, size_t size)
+{
+    return gk_gpu_driver_of(device)->describe(device, buf, size);
+}
+
+static gk_status gpu_memory(gk_device device, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    return gk_gpu_driver_of(device)->memory(device, free_bytes, total_bytes);
+}
+
+static gk_status gpu_upload(gk_device device, void *data, const void *host, size_t bytes)
+{
+    return gk_gpu_driver_of(device)->upload(device, data, host, bytes);
+}
+
+static gk_status gpu_download(gk_device device, void *host, const void *data, size_t bytes)
+{
+    return gk_gpu_driver_of(device)->download(device, host, data, bytes);
+}
+
+static gk_status gpu_synchronize(gk_device device)
+{
+    return gk_gpu_driver_of(device)->synchronize(device);
+}
+
+#define GPU_BACKEND(KIND, NAME, COUNT)                                                    \
+    {                                                                                    \
+        .kind = KIND, .name = NAME, .count = COUNT, .check = gpu_check,                  \
+        .describe = gpu_describe, .memory = gpu_memory, .alloc = gk_gpu_alloc,           \
+        .release = gk_gpu_release, .upload = gpu_upload, .download = gpu_download,       \
+        .synchronize = gpu_synchronize, .convert = gpu_convert, .fill = gpu_fill,        \
+        .sequence = gpu_sequence, .elementwise = gpu_elementwise, .where = gpu_where,    \
+        .reduce = gpu_reduce, .cumsum = gpu_cumsum, .sort = gpu_sort,                    \
+        .random = gpu_random, .matmul = gpu_matmul,                                      \
+    }
+
+const gk_backend gk_cuda_backend = GPU_BACKEND(GK_DEVICE_CUDA, "cuda", cuda_count);
+const gk_backend gk_opencl_backend = GPU_BACKEND(GK_DEVICE_OPENCL, "opencl", opencl_count);

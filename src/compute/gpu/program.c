@@ -1,0 +1,277 @@
+/* Compiled GPU programs: built-in kernel sources and user sources, each
+ * compiled once per device and kept loaded. A program is looked for in
+ * memory, then in the disk cache (gpu/cache.h), then compiled, and the
+ * compiled binary is written back to the disk cache. Built-in programs on
+ * CUDA load the PTX made at build time when there is one, so a machine
+ * with the driver but no toolkit still runs every built-in op. */
+#include "compute/gpu/cache.h"
+#include "compute/gpu/gpu.h"
+
+#include "core/embedded.h"
+#include "core/error.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* dialect.h, types.h and one <family>.gk per family (cmake/embed.cmake). */
+extern const gk_embedded_file gk_kernel_source_files[];
+extern const size_t gk_kernel_source_files_count;
+
+/* A loaded program: a user or built-in source by its cache key, or a
+ * built-in program by (family, dtype). */
+typedef struct loaded_program {
+    gk_device device;
+    gk_cache_key key;
+    const char *family; /* NULL for programs found by key */
+    gk_dtype dtype;
+    gk_gpu_module *module;
+} loaded_program;
+
+static loaded_program *programs;
+static size_t program_count, program_capacity;
+/* Held while looking up and while compiling, so that two threads needing
+ * one program compile it once. */
+static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const gk_embedded_file *source_file(const char *name)
+{
+    for (size_t i = 0; i < gk_kernel_source_files_count; i++)
+        if (strcmp(gk_kernel_source_files[i].name, name) == 0)
+            return &gk_kernel_source_files[i];
+    return NULL;
+}
+
+/* Families are the .gk files, in the embedded table's (sorted) order,
+ * named without the extension. */
+enum { MAX_FAMILIES = 32, MAX_FAMILY_NAME = 64 };
+static char family_names[MAX_FAMILIES][MAX_FAMILY_NAME];
+static int family_count;
+static pthread_once_t families_once = PTHREAD_ONCE_INIT;
+
+static void list_families(void)
+{
+    for (size_t f = 0; f < gk_kernel_source_files_count && family_count < MAX_FAMILIES; f++) {
+        const char *name = gk_kernel_source_files[f].name;
+        size_t length = strlen(name);
+        if (length > 3 && length < MAX_FAMILY_NAME && strcmp(name + length - 3, ".gk") == 0) {
+            memcpy(family_names[family_count], name, length - 3);
+            family_names[family_count][length - 3] = 0;
+            family_count++;
+        }
+    }
+}
+
+const char *gk_gpu_family(int i)
+{
+    pthread_once(&families_once, list_families);
+    return i >= 0 && i < family_count ? family_names[i] : NULL;
+}
+
+/* Appends `size` bytes to a growing NUL-terminated text. */
+static bool append(char **text, size_t *length, const void *data, size_t size)
+{
+    char *grown = realloc(*text, *length + size + 1);
+    if (!grown)
+        return false;
+    memcpy(grown + *length, data, size);
+    *length += size;
+    grown[*length] = 0;
+    *text = grown;
+    return true;
+}
+
+/* dialect.h in front of `source`, as every portable-dialect program has. */
+static gk_status with_dialect(const char *source, size_t source_length, char **text)
+{
+    const gk_embedded_file *dialect = source_file("dialect.h");
+    size_t length = 0;
+    *text = NULL;
+    if (append(text, &length, dialect->data, dialect->size) && append(text, &length, "\n", 1) &&
+        append(text, &length, source, source_length))
+        return GK_OK;
+    free(*text);
+    return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory");
+}
+
+gk_status gk_gpu_builtin_source(const char *family, gk_dtype dtype, char **source,
+                                char *options, size_t options_size)
+{
+    char file_name[MAX_FAMILY_NAME + 4];
+    snprintf(file_name, sizeof file_name, "%s.gk", family);
+    const gk_embedded_file *types = source_file("types.h"), *body = source_file(file_name);
+    if (!body)
+        return gk_fail(GK_ERR_NOT_FOUND, "no built-in kernel family '%s'", family);
+    size_t length = 0;
+    char *text = NULL;
+    const gk_embedded_file *parts[] = {source_file("dialect.h"), types, body};
+    for (int i = 0; i < 3; i++)
+        if (!append(&text, &length, parts[i]->data, parts[i]->size) ||
+            !append(&text, &length, "\n", 1)) {
+            free(text);
+            return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+    snprintf(options, options_size, "-DGK_DTYPE=%d", (int)dtype);
+    *source = text;
+    return GK_OK;
+}
+
+/* Records a loaded program (under programs_lock). */
+static gk_status remember(const loaded_program *program)
+{
+    if (program_count == program_capacity) {
+        size_t capacity = program_capacity ? 2 * program_capacity : 64;
+        loaded_program *grown = realloc(programs, capacity * sizeof *grown);
+        if (!grown)
+            return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory");
+        programs = grown;
+        program_capacity = capacity;
+    }
+    programs[program_count++] = *program;
+    return GK_OK;
+}
+
+/* The cache key of a program's full text (dialect included) on a device:
+ * everything that changes what the compiler makes of it. */
+static gk_status program_key(gk_device device, gk_gpu_language language, const char *text,
+                             const char *options, gk_cache_key *key)
+{
+    const gk_gpu_info *info;
+    gk_status status = gk_gpu_info_of(device, &info);
+    if (status != GK_OK)
+        return status;
+    const char *parts[] = {"gpukit kernel cache 1", gk_gpu_driver_of(device)->name,
+                           info->architecture, info->compiler,
+                           language == GK_GPU_CUDA_C ? "cuda-c" : "portable", options, text};
+    size_t lengths[7];
+    for (int i = 0; i < 7; i++)
+        lengths[i] = strlen(parts[i]);
+    *key = gk_cache_key_of(parts, lengths, 7);
+    return GK_OK;
+}
+
+/* The disk cache, then the compiler; the compiled binary goes back to the
+ * disk cache. */
+static gk_status compile_cached(gk_device device, gk_gpu_language language, const char *text,
+                                const char *options, const gk_cache_key *key,
+                                gk_gpu_module **module)
+{
+    const gk_gpu_driver *driver = gk_gpu_driver_of(device);
+    void *binary;
+    size_t size;
+    if (gk_cache_read(key, &binary, &size) == GK_OK) {
+        gk_status status = driver->load(device, binary, size, module);
+        free(binary);
+        if (status == GK_OK)
+            return GK_OK;
+        /* A binary the driver no longer takes: compile afresh below, and
+         * the write replaces it. */
+    }
+    gk_status status = driver->build(device, language, text, options, module, &binary, &size);
+    if (status != GK_OK)
+        return status;
+    (void)gk_cache_write(key, binary, size); /* best effort: only speed is lost */
+    free(binary);
+    return GK_OK;
+}
+
+/* gk_gpu_program for a full text, with programs_lock held. */
+static gk_status program_locked(gk_device device, gk_gpu_language language, const char *text,
+                                const char *options, gk_gpu_module **module)
+{
+    gk_cache_key key;
+    gk_status status = program_key(device, language, text, options, &key);
+    if (status != GK_OK)
+        return status;
+    for (size_t i = 0; i < program_count; i++)
+        if (!programs[i].family && gk_device_equal(programs[i].device, device) &&
+            memcmp(programs[i].key.bytes, key.bytes, sizeof key.bytes) == 0) {
+            *module = programs[i].module;
+            return GK_OK;
+        }
+    status = compile_cached(device, language, text, options, &key, module);
+    if (status == GK_OK)
+        status = remember(&(loaded_program){device, key, NULL, GK_BOOL, *module});
+    return status;
+}
+
+gk_status gk_gpu_program(gk_device device, gk_gpu_language language, const char *source,
+                         const char *options, gk_gpu_module **module)
+{
+    char *text;
+    gk_status status;
+    if (language == GK_GPU_PORTABLE) {
+        status = with_dialect(source, strlen(source), &text);
+        if (status != GK_OK)
+            return status;
+    } else if (!(text = strdup(source))) {
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    pthread_mutex_lock(&programs_lock);
+    status = program_locked(device, language, text, options ? options : "", module);
+    pthread_mutex_unlock(&programs_lock);
+    free(text);
+    return status;
+}
+
+/* Loads a built-in program (programs_lock held): the PTX made at build
+ * time when the driver has it, else the source through the compiler and
+ * the caches. */
+static gk_status load_builtin(gk_device device, const char *family, gk_dtype dtype,
+                              gk_gpu_module **module)
+{
+    const gk_gpu_driver *driver = gk_gpu_driver_of(device);
+    char program_name[MAX_FAMILY_NAME + 16];
+    snprintf(program_name, sizeof program_name, "%s_%s", family, gk_dtype_name(dtype));
+    const void *prebuilt;
+    size_t prebuilt_size;
+    if (driver->prebuilt && driver->prebuilt(program_name, &prebuilt, &prebuilt_size) &&
+        driver->load(device, prebuilt, prebuilt_size, module) == GK_OK)
+        return GK_OK;
+    /* No prebuilt code, or the driver refused it (too old for its PTX
+     * version): compile the source. */
+    char *source, options[64];
+    gk_status status = gk_gpu_builtin_source(family, dtype, &source, options, sizeof options);
+    if (status != GK_OK)
+        return status;
+    status = program_locked(device, GK_GPU_PORTABLE, source, options, module);
+    free(source);
+    if (status != GK_OK) {
+        char name[GK_DEVICE_NAME_MAX];
+        return gk_fail(status, "cannot build gpukit's %s kernels for %s: %s", program_name,
+                       gk_device_name(device, name, sizeof name), gk_last_error());
+    }
+    return GK_OK;
+}
+
+gk_status gk_gpu_builtin_function(gk_device device, const char *family, gk_dtype dtype,
+                                  const char *kernel, gk_gpu_function **function)
+{
+    const gk_gpu_info *info;
+    gk_status status = gk_gpu_info_of(device, &info);
+    if (status != GK_OK)
+        return status;
+    if (dtype == GK_FLOAT64 && !info->fp64) {
+        char name[GK_DEVICE_NAME_MAX];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "%s does not support float64 (no cl_khr_fp64): use float32 arrays "
+                       "there, or another device",
+                       gk_device_name(device, name, sizeof name));
+    }
+    gk_gpu_module *module = NULL;
+    pthread_mutex_lock(&programs_lock);
+    for (size_t i = 0; i < program_count && !module; i++)
+        if (programs[i].family && programs[i].dtype == dtype &&
+            strcmp(programs[i].family, family) == 0 && gk_device_equal(programs[i].device, device))
+            module = programs[i].module;
+    if (!module) {
+        status = load_builtin(device, family, dtype, &module);
+        if (status == GK_OK)
+            status = remember(&(loaded_program){device, {{0}}, family, dtype, module});
+    }
+    pthread_mutex_unlock(&programs_lock);
+    if (status != GK_OK)
+        return status;
+    return gk_gpu_driver_of(device)->function(device, module, kernel, function);
+}
