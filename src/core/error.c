@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static _Thread_local char last_message[1024];
+/* Large enough for a compiler's log (kernel build errors quote it). */
+static _Thread_local char last_message[20480];
 
 gk_status gk_fail(gk_status status, const char *fmt, ...)
 {
@@ -17,7 +18,7 @@ gk_status gk_fail(gk_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    memcpy(last_message, message, sizeof last_message);
+    memcpy(last_message, message, strlen(message) + 1);
     return status;
 }
 
