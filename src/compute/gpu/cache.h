@@ -6,6 +6,10 @@
  * compiler's version and the device architecture. The directory is
  * $GPUKIT_CACHE_DIR, else $XDG_CACHE_HOME/gpukit/kernels, else
  * ~/.cache/gpukit/kernels; GPUKIT_CACHE_DIR=off disables the disk cache.
+ * Empty variables count as unset and a relative XDG_CACHE_HOME is ignored
+ * (the XDG rule); without HOME the password database's home is used, and
+ * with neither (or a path too long) the cache is off. Payloads over 256 MiB
+ * are refused.
  *
  * Each file is <32 hex digits of the key>.bin: a header (magic, format
  * version, the key, the payload size, an XXH3-64 checksum of the payload)
@@ -30,7 +34,8 @@ typedef struct gk_cache_key {
 } gk_cache_key;
 
 /* The key of `count` byte strings (lengths are hashed too, so
- * ("ab","c") and ("a","bc") differ). A NULL part counts as empty. */
+ * ("ab","c") and ("a","bc") differ). A NULL part counts as empty;
+ * lengths NULL means the parts are NUL-terminated strings. */
 gk_cache_key gk_cache_key_of(const char *const *parts, const size_t *lengths, int count);
 /* 32 lower-case hex digits and a NUL. */
 void gk_cache_key_hex(const gk_cache_key *key, char hex[33]);
