@@ -417,7 +417,7 @@ static void test_sub_buffers(void)
     /* An unaligned offset is refused with the way out. */
     args[0] = buffer_arg(data + 4);
     gk_status status = cl->launch(dev, add_one, groups, local, 2, args, NULL);
-    CHECK(status == GK_ERR_INVALID_ARGUMENT && strstr(gk_last_error(), "contiguous copy"),
+    CHECK(status == GK_ERR_INVALID_ARGUMENT && strstr(gk_last_error(), "gk_copy"),
           "unaligned: %d %s", status, gk_last_error());
     cl->free(dev, data);
 }

@@ -95,6 +95,8 @@ gk_status gk_gpu_run_groups(gk_gpu_launch *launch, const char *family, gk_dtype 
 gk_status gk_gpu_run_function(gk_gpu_launch *launch, gk_gpu_function *function,
                               const size_t groups[3], const size_t local[3],
                               gk_gpu_stream *stream);
+/* The 1-D launch gk_gpu_run_items makes for `items` work-items. */
+gk_status gk_gpu_items_size(gk_device device, int64_t items, size_t groups[3], size_t local[3]);
 /* The 1-D group size gk_gpu_run_items uses on this device. */
 size_t gk_gpu_group_size(gk_device device);
 

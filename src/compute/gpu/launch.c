@@ -123,24 +123,36 @@ gk_status gk_gpu_run_groups(gk_gpu_launch *launch, const char *family, gk_dtype 
  * latency, few enough that each work-item loops. */
 enum { GROUPS_PER_UNIT = 32 };
 
-gk_status gk_gpu_run_items(gk_gpu_launch *launch, const char *family, gk_dtype dtype,
-                           const char *kernel, int64_t items)
+gk_status gk_gpu_items_size(gk_device device, int64_t items, size_t groups[3], size_t local[3])
 {
-    if (items <= 0)
-        return GK_OK;
     const gk_gpu_info *info;
-    gk_status status = gk_gpu_info_of(launch->device, &info);
+    gk_status status = gk_gpu_info_of(device, &info);
     if (status != GK_OK)
         return status;
-    size_t local = gk_gpu_group_size(launch->device);
-    int64_t groups = (items + (int64_t)local - 1) / (int64_t)local;
+    size_t group = gk_gpu_group_size(device);
+    int64_t count = (items + (int64_t)group - 1) / (int64_t)group;
     int64_t most = (int64_t)(info->compute_units > 0 ? info->compute_units : 1) * GROUPS_PER_UNIT;
     /* GPUs: a grid that fills the device, each work-item striding over
      * many elements. CPU devices (PoCL): one element per work-item, which
      * their compilers vectorise across a work-group; a striding loop per
      * work-item runs 7 to 10 times slower there. */
-    if (info->gpu && groups > most)
-        groups = most;
-    size_t group_dims[3] = {(size_t)groups, 1, 1}, local_dims[3] = {local, 1, 1};
-    return gk_gpu_run_groups(launch, family, dtype, kernel, group_dims, local_dims);
+    if (info->gpu && count > most)
+        count = most;
+    groups[0] = (size_t)(count > 0 ? count : 1);
+    groups[1] = groups[2] = 1;
+    local[0] = group;
+    local[1] = local[2] = 1;
+    return GK_OK;
+}
+
+gk_status gk_gpu_run_items(gk_gpu_launch *launch, const char *family, gk_dtype dtype,
+                           const char *kernel, int64_t items)
+{
+    if (items <= 0)
+        return GK_OK;
+    size_t groups[3], local[3];
+    gk_status status = gk_gpu_items_size(launch->device, items, groups, local);
+    if (status != GK_OK)
+        return status;
+    return gk_gpu_run_groups(launch, family, dtype, kernel, groups, local);
 }

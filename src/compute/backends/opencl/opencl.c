@@ -1046,7 +1046,7 @@ static gk_status buffer_argument(const gk_opencl *cl, ocl_device *dev, int index
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "kernel argument %d starts at byte offset %zu of its allocation on %s, "
                        "which OpenCL cannot pass as a buffer (offsets must be multiples of %zu "
-                       "bytes, CL_DEVICE_MEM_BASE_ADDR_ALIGN): pass a contiguous copy, or the "
+                       "bytes, CL_DEVICE_MEM_BASE_ADDR_ALIGN): pass a copy (gk_copy), or the "
                        "allocation and the offset as separate arguments",
                        index, place.offset, dev->name, dev->base_align);
     cl_buffer_region region = {.origin = place.offset, .size = place.size - place.offset};
