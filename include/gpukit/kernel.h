@@ -95,14 +95,18 @@ gk_status gk_kernel_launch(gk_kernel *kernel, const uint32_t grid[3], const uint
  * "float32 z" (dtypes: bool, uint8, int32, int64, float32, float64; bool
  * elements are gk_u8 0/1 in the body). `body` is dialect code run once per
  * element with each name bound to that element (outputs are assignable)
- * and `i` the element's index in C order, e.g. "z = 2 * x + y;". */
+ * and `i` the element's index in C order, e.g. "z = 2 * x + y;". Outputs
+ * start at 0 in the body (they are not read from the output arrays). Names
+ * may not be `i` or start with gk_/GK_ (the generated code uses those), and
+ * OpenCL C reserves a few more (e.g. `half`). */
 gk_status gk_elementwise_kernel(gk_device device, const char *inputs, const char *outputs,
                                 const char *body, const char *name, gk_kernel **out);
 /* Runs it over the inputs broadcast together: `in` holds one array per
  * declared input (0-d arrays act as scalars), dtypes exactly as declared;
  * `out` one per output: an array of the broadcast shape to write into, or
- * a NULL entry that is filled with a new array. The launch size is chosen
- * for the device. */
+ * a NULL entry that is filled with a new array (a kernel with no inputs
+ * takes its shape from the outputs given). The launch size is chosen for
+ * the device. */
 gk_status gk_elementwise_launch(gk_kernel *kernel, int in_count, const gk_array *const *in,
                                 int out_count, gk_array **out, gk_stream *stream);
 

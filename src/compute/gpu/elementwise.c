@@ -1,15 +1,185 @@
-/* Placeholder: being written. */
+/* Elementwise work on GPUs: conversion, fill, sequences, arithmetic, math,
+ * comparisons and where. Each call picks one kernel of the "elementwise"
+ * family (kernels/elementwise.gk, whose header lists the kernels and the
+ * semantics they share with the CPU backend) and runs it over the loop in
+ * 1-D; the shared launch code merges contiguous axes first.
+ *
+ * Programs are per dtype: the input's for arithmetic and comparisons, the
+ * output's for conversions (one kernel per source dtype), the values' for
+ * fill and where. */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
 
-gk_status gpu_convert(gk_device device, const gk_loop *loop, const gk_operand *out, const gk_operand *in)
-{ (void)loop, (void)out, (void)in; (void)device; return gk_fail(GK_ERR_NOT_FOUND, "not built yet"); }
-gk_status gpu_fill(gk_device device, const gk_loop *loop, const gk_operand *out, const void *value)
-{ (void)loop, (void)out, (void)value; (void)device; return gk_fail(GK_ERR_NOT_FOUND, "not built yet"); }
-gk_status gpu_sequence(gk_device device, const gk_operand *out, int64_t count, double start, double step)
-{ (void)out, (void)count, (void)start, (void)step; (void)device; return gk_fail(GK_ERR_NOT_FOUND, "not built yet"); }
-gk_status gpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const gk_operand *out, const gk_operand *in)
-{ (void)op, (void)loop, (void)out, (void)in; (void)device; return gk_fail(GK_ERR_NOT_FOUND, "not built yet"); }
-gk_status gpu_where(gk_device device, const gk_loop *loop, const gk_operand *out, const gk_operand *condition, const gk_operand *a, const gk_operand *b)
-{ (void)loop, (void)out, (void)condition, (void)a, (void)b; (void)device; return gk_fail(GK_ERR_NOT_FOUND, "not built yet"); }
+#include <stdio.h>
+
+static const char *const family = "elementwise";
+
+/* The dtypes each op has a kernel for, as in the CPU backend's table: the
+ * core converts integers to float32 for division and math, and rejects
+ * sub, pow and neg of bools. */
+#define D(t) (1u << (t))
+#define ALL (D(GK_BOOL) | D(GK_UINT8) | D(GK_INT32) | D(GK_INT64) | D(GK_FLOAT32) | D(GK_FLOAT64))
+#define NUMERIC (ALL & ~D(GK_BOOL))
+#define FLOATING (D(GK_FLOAT32) | D(GK_FLOAT64))
+
+static const unsigned op_dtypes[GK_OP_COUNT] = {
+    [GK_ADD] = ALL,          [GK_SUB] = NUMERIC,   [GK_MUL] = ALL,       [GK_DIV] = FLOATING,
+    [GK_POW] = NUMERIC,      [GK_MINIMUM] = ALL,   [GK_MAXIMUM] = ALL,   [GK_EQ] = ALL,
+    [GK_NE] = ALL,           [GK_LT] = ALL,        [GK_LE] = ALL,        [GK_GT] = ALL,
+    [GK_GE] = ALL,           [GK_NEG] = NUMERIC,   [GK_ABS] = ALL,       [GK_EXP] = FLOATING,
+    [GK_LOG] = FLOATING,     [GK_SQRT] = FLOATING, [GK_SIN] = FLOATING,  [GK_COS] = FLOATING,
+    [GK_TANH] = FLOATING,    [GK_SIGMOID] = FLOATING, [GK_RELU] = ALL,
+};
+
+static bool valid_dtype(gk_dtype dtype)
+{
+    return (unsigned)dtype < GK_DTYPE_COUNT;
+}
+
+static bool is_comparison(gk_op op)
+{
+    return op >= GK_EQ && op <= GK_GE;
+}
+
+/* The number of elements of a loop (ndim 0: one). */
+static int64_t loop_size(const gk_loop *loop)
+{
+    int64_t size = 1;
+    for (int i = 0; i < loop->ndim; i++)
+        size *= loop->shape[i];
+    return size;
+}
+
+/* float64 kernels exist only where the device has double precision. The
+ * shared code refuses a float64 program there; this also covers float64
+ * inputs and outputs of other dtypes' programs (conversions). */
+static gk_status check_fp64(gk_device device, gk_dtype a, gk_dtype b, const char *what)
+{
+    if (a != GK_FLOAT64 && b != GK_FLOAT64)
+        return GK_OK;
+    const gk_gpu_info *info;
+    gk_status status = gk_gpu_info_of(device, &info);
+    if (status != GK_OK)
+        return status;
+    if (info->fp64)
+        return GK_OK;
+    char name[GK_DEVICE_NAME_MAX];
+    return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                   "%s: %s does not support float64 (no double precision): use float32 "
+                   "arrays there, or another device",
+                   what, gk_device_name(device, name, sizeof name));
+}
+
+gk_status gpu_convert(gk_device device, const gk_loop *loop, const gk_operand *out,
+                      const gk_operand *in)
+{
+    if (!valid_dtype(in->dtype) || !valid_dtype(out->dtype))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "convert: %s to %s", gk_dtype_name(in->dtype),
+                       gk_dtype_name(out->dtype));
+    gk_status status = check_fp64(device, in->dtype, out->dtype, "convert");
+    if (status != GK_OK)
+        return status;
+    char kernel[32];
+    snprintf(kernel, sizeof kernel, "convert_from_%s", gk_dtype_name(in->dtype));
+    gk_gpu_launch launch;
+    gk_gpu_launch_begin(&launch, device);
+    gk_operand operands[2] = {*out, *in};
+    gk_gpu_arg_loop(&launch, loop, operands, 2);
+    return gk_gpu_run_items(&launch, family, out->dtype, kernel, loop_size(loop));
+}
+
+gk_status gpu_fill(gk_device device, const gk_loop *loop, const gk_operand *out,
+                   const void *value)
+{
+    if (!valid_dtype(out->dtype))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "fill: %s", gk_dtype_name(out->dtype));
+    gk_status status = check_fp64(device, out->dtype, out->dtype, "fill");
+    if (status != GK_OK)
+        return status;
+    /* The kernel takes the value first (as GK_T), then the loop. */
+    gk_gpu_launch launch;
+    gk_gpu_launch_begin(&launch, device);
+    gk_gpu_arg_value(&launch, value, gk_dtype_size(out->dtype));
+    gk_gpu_arg_loop(&launch, loop, out, 1);
+    return gk_gpu_run_items(&launch, family, out->dtype, "fill", loop_size(loop));
+}
+
+gk_status gpu_sequence(gk_device device, const gk_operand *out, int64_t count, double start,
+                       double step)
+{
+    if (!valid_dtype(out->dtype))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "sequence: %s", gk_dtype_name(out->dtype));
+    if (count <= 0)
+        return GK_OK;
+    const gk_gpu_info *info;
+    gk_status status = gk_gpu_info_of(device, &info);
+    if (status != GK_OK)
+        return status;
+    status = check_fp64(device, out->dtype, out->dtype, "sequence");
+    if (status != GK_OK)
+        return status;
+    gk_gpu_launch launch;
+    gk_gpu_launch_begin(&launch, device);
+    gk_gpu_arg_array(&launch, out->data, out->dtype);
+    /* The kernel computes in double where the device has it (like the
+     * CPU), else in float, and its start and step parameters have that
+     * type. */
+    if (info->fp64) {
+        gk_gpu_arg_value(&launch, &start, sizeof start);
+        gk_gpu_arg_value(&launch, &step, sizeof step);
+    } else {
+        float start32 = (float)start, step32 = (float)step;
+        gk_gpu_arg_value(&launch, &start32, sizeof start32);
+        gk_gpu_arg_value(&launch, &step32, sizeof step32);
+    }
+    gk_gpu_arg_i64(&launch, count);
+    return gk_gpu_run_items(&launch, family, out->dtype, "sequence", count);
+}
+
+gk_status gpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const gk_operand *out,
+                          const gk_operand *in)
+{
+    gk_dtype dtype = in[0].dtype;
+    bool known = (unsigned)op < GK_OP_COUNT && valid_dtype(dtype) &&
+                 (op_dtypes[op] & D(dtype)) != 0;
+    bool binary = known && gk_op_is_binary(op);
+    gk_dtype want = is_comparison(op) ? GK_BOOL : dtype;
+    if (!known || out->dtype != want || (binary && in[1].dtype != dtype))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "gpu: no elementwise kernel for %s on %s%s%s into %s",
+                       gk_op_name(op), gk_dtype_name(dtype), binary ? " and " : "",
+                       binary ? gk_dtype_name(in[1].dtype) : "", gk_dtype_name(out->dtype));
+    gk_status status = check_fp64(device, dtype, dtype, gk_op_name(op));
+    if (status != GK_OK)
+        return status;
+    /* Kernel names carry a prefix: CUDA already declares C functions named
+     * exp, pow, div, abs... */
+    char kernel[32];
+    snprintf(kernel, sizeof kernel, "op_%s", gk_op_name(op));
+    gk_gpu_launch launch;
+    gk_gpu_launch_begin(&launch, device);
+    gk_operand operands[3] = {*out, in[0], binary ? in[1] : in[0]};
+    gk_gpu_arg_loop(&launch, loop, operands, binary ? 3 : 2);
+    return gk_gpu_run_items(&launch, family, dtype, kernel, loop_size(loop));
+}
+
+gk_status gpu_where(gk_device device, const gk_loop *loop, const gk_operand *out,
+                    const gk_operand *condition, const gk_operand *a, const gk_operand *b)
+{
+    if (condition->dtype != GK_BOOL || a->dtype != out->dtype || b->dtype != out->dtype ||
+        !valid_dtype(out->dtype))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "gpu: where needs a bool condition and one dtype for a, b and out "
+                       "(here %s, %s, %s into %s)",
+                       gk_dtype_name(condition->dtype), gk_dtype_name(a->dtype),
+                       gk_dtype_name(b->dtype), gk_dtype_name(out->dtype));
+    gk_status status = check_fp64(device, out->dtype, out->dtype, "where");
+    if (status != GK_OK)
+        return status;
+    gk_gpu_launch launch;
+    gk_gpu_launch_begin(&launch, device);
+    gk_operand operands[4] = {*out, *condition, *a, *b};
+    gk_gpu_arg_loop(&launch, loop, operands, 4);
+    return gk_gpu_run_items(&launch, family, out->dtype, "where", loop_size(loop));
+}

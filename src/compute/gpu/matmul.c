@@ -1,7 +1,56 @@
-/* Placeholder: being written. */
+/* Matrix products on a GPU: the vendor BLAS (cuBLAS) through the driver
+ * when it loads, else the tiled kernel of kernels/matmul.gk, which needs
+ * no library and runs on any CUDA or OpenCL device. */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
 
-gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const char *a, int64_t a_batch_stride, const char *b, int64_t b_batch_stride, char *c)
-{ (void)dtype, (void)batch, (void)m, (void)n, (void)k, (void)a, (void)a_batch_stride, (void)b, (void)b_batch_stride, (void)c; (void)device; return gk_fail(GK_ERR_NOT_FOUND, "not built yet"); }
+/* The kernel's c tile is 4 S x 4 S for a group of S x S work-items. */
+enum { MAX_SIDE = 16, MIN_SIDE = 8, BLOCK = 4, MAX_GROUPS = 65535 };
+
+static size_t capped(int64_t groups)
+{
+    return (size_t)(groups < MAX_GROUPS ? groups : MAX_GROUPS);
+}
+
+gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
+                     int64_t k, const char *a, int64_t a_batch_stride, const char *b,
+                     int64_t b_batch_stride, char *c)
+{
+    if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "matmul on a GPU: %s is not a floating dtype (use float32 or float64)",
+                       gk_dtype_name(dtype));
+    if (batch <= 0 || m <= 0 || n <= 0)
+        return GK_OK;
+
+    const gk_gpu_driver *driver = gk_gpu_driver_of(device);
+    if (driver->blas_matmul) {
+        gk_status status = driver->blas_matmul(device, dtype, batch, m, n, k, a, a_batch_stride,
+                                               b, b_batch_stride, c);
+        /* GK_ERR_NOT_FOUND: the library is not installed; anything else
+         * is a real failure. */
+        if (status != GK_ERR_NOT_FOUND)
+            return status;
+    }
+
+    /* The kernel's groups are square: 16 x 16, or 8 x 8 where groups are
+     * smaller (every device has at least 64). */
+    int64_t side = gk_gpu_group_size(device) >= MAX_SIDE * MAX_SIDE ? MAX_SIDE : MIN_SIDE;
+    int64_t tile = side * BLOCK;
+    size_t groups[3] = {capped((n + tile - 1) / tile), capped((m + tile - 1) / tile),
+                        capped(batch)};
+    size_t local[3] = {(size_t)side, (size_t)side, 1};
+    gk_gpu_launch launch;
+    gk_gpu_launch_begin(&launch, device);
+    gk_gpu_arg_array(&launch, a, dtype);
+    gk_gpu_arg_array(&launch, b, dtype);
+    gk_gpu_arg_array(&launch, c, dtype);
+    gk_gpu_arg_i64(&launch, batch);
+    gk_gpu_arg_i64(&launch, m);
+    gk_gpu_arg_i64(&launch, n);
+    gk_gpu_arg_i64(&launch, k);
+    gk_gpu_arg_i64(&launch, a_batch_stride);
+    gk_gpu_arg_i64(&launch, b_batch_stride);
+    return gk_gpu_run_groups(&launch, "matmul", dtype, "matmul_tiled", groups, local);
+}

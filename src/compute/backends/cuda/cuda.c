@@ -1,23 +1,828 @@
-/* Placeholder until the CUDA driver lands: no devices. */
+/* The CUDA driver behind the shared GPU backend (gpu/driver.h).
+ *
+ * Each device is used through its primary context, the one the CUDA
+ * runtime (and so cuBLAS, PyTorch, CuPy) uses too, so memory and streams
+ * can be shared with them. The context is pushed around every call and
+ * popped after, which leaves whatever the calling thread had current
+ * untouched. All work of a device goes to one non-blocking stream (it
+ * does not wait for the legacy default stream other code in the process
+ * may be using), made when the device is first used.
+ *
+ * Uploads return before the copy is done: the host data is copied into
+ * pinned staging buffers, whose copies to the device are queued on the
+ * stream, and each buffer is reused only after an event says its last
+ * copy finished. Large uploads go in pieces, so copying into one buffer
+ * overlaps with the transfer from the one before.
+ *
+ * Kernels are compiled by NVRTC to machine code for the device's
+ * architecture, or, when this NVRTC does not know that architecture yet,
+ * to PTX for the newest one it knows, which the driver compiles on load.
+ * Built-in programs also come as PTX made at build time by nvcc
+ * (CMakeLists-ptx.cmake), so they work without NVRTC.
+ *
+ * Thread-safe: device state is made once under its lock; the staging
+ * buffers and the cuBLAS handle have locks of their own. */
 #include "compute/gpu/driver.h"
 
+#include "core/embedded.h"
 #include "core/error.h"
+#include "core/units.h"
+#include "ext/cublas.h"
+#include "ext/cuda.h"
+#include "ext/nvrtc.h"
 
-static int no_devices(gk_device *devices, int max)
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The PTX of the built-in programs, "<family>_<dtype>.ptx", generated at
+ * build time (empty when nvcc was not found) by CMakeLists-ptx.cmake,
+ * which also defines GK_CUDA_PTX_TABLE for this file. */
+#ifdef GK_CUDA_PTX_TABLE
+extern const gk_embedded_file gk_cuda_ptx_files[];
+extern const size_t gk_cuda_ptx_files_count;
+#else
+static const gk_embedded_file gk_cuda_ptx_files[1];
+static const size_t gk_cuda_ptx_files_count = 0;
+#endif
+
+/* Four 4 MiB pinned buffers per device: enough to keep the copy engine
+ * busy while the next piece is copied in, small enough not to matter. */
+#define STAGING_SLOTS 4
+#define STAGING_BYTES ((size_t)4 << 20)
+
+/* The most kernel parameters a launch takes (gk_gpu_launch has 24). */
+#define MAX_LAUNCH_ARGS 64
+
+/* The JIT's error log kept when a module does not load. */
+#define JIT_LOG_BYTES 4096
+
+typedef struct staging_slot {
+    void *host;   /* STAGING_BYTES of pinned memory, made on first use */
+    CUevent done; /* recorded after the slot's last copy */
+    bool pending; /* `done` was recorded and not yet waited for */
+} staging_slot;
+
+typedef struct cuda_device {
+    pthread_mutex_t lock; /* making the state below */
+    atomic_bool opened;
+    CUdevice handle;
+    CUcontext context;
+    CUstream stream;
+    char name[256];
+    int sm; /* compute capability as major * 10 + minor */
+    uint64_t total_bytes;
+    gk_gpu_info info; /* all but `compiler`, filled when NVRTC is asked for */
+
+    pthread_mutex_t staging_lock;
+    staging_slot staging[STAGING_SLOTS];
+    int staging_next;
+    bool staging_unavailable; /* pinned memory could not be had: copy synchronously */
+
+    pthread_mutex_t blas_lock;
+    cublasHandle_t blas;
+    bool blas_failed;
+} cuda_device;
+
+static pthread_once_t state_once = PTHREAD_ONCE_INIT;
+static const gk_cuda *cu; /* set once the driver loaded and started */
+static int device_count;
+static cuda_device *devices;
+
+static void state_init(void)
 {
-    (void)devices, (void)max;
-    return 0;
+    const gk_cuda *driver;
+    int count = 0;
+    if (gk_cuda_open(&driver) != GK_OK)
+        return;
+    if (driver->DeviceGetCount(&count) != CUDA_SUCCESS || count <= 0)
+        return;
+    devices = calloc((size_t)count, sizeof *devices);
+    if (!devices)
+        return;
+    for (int i = 0; i < count; i++) {
+        pthread_mutex_init(&devices[i].lock, NULL);
+        pthread_mutex_init(&devices[i].staging_lock, NULL);
+        pthread_mutex_init(&devices[i].blas_lock, NULL);
+    }
+    cu = driver;
+    device_count = count;
 }
 
-static gk_status unavailable(gk_device device)
+/* Records "cuda:N: <what>: CUDA_ERROR_..." and returns its status. */
+static gk_status cu_fail(gk_device device, CUresult result, const char *what)
 {
-    (void)device;
-    return gk_fail(GK_ERR_NOT_FOUND, "the CUDA backend is not built yet");
+    char message[512];
+    snprintf(message, sizeof message, "cuda:%d: %s", device.index, what);
+    return gk_cuda_fail(result, message);
+}
+
+/* Retains the primary context and makes the stream: the first use. */
+static gk_status setup(cuda_device *d, gk_device device)
+{
+    int major = 0, minor = 0, sms = 0, threads = 0, shared = 0;
+    size_t total = 0;
+    CUresult r = cu->DeviceGet(&d->handle, device.index);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(device, r, "cuDeviceGet");
+    if ((r = cu->DeviceGetName(d->name, (int)sizeof d->name, d->handle)) != CUDA_SUCCESS ||
+        (r = cu->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                    d->handle)) != CUDA_SUCCESS ||
+        (r = cu->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                    d->handle)) != CUDA_SUCCESS ||
+        (r = cu->DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                    d->handle)) != CUDA_SUCCESS ||
+        (r = cu->DeviceGetAttribute(&threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                    d->handle)) != CUDA_SUCCESS ||
+        (r = cu->DeviceGetAttribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+                                    d->handle)) != CUDA_SUCCESS ||
+        (r = cu->DeviceTotalMem(&total, d->handle)) != CUDA_SUCCESS)
+        return cu_fail(device, r, "reading the device's properties");
+    d->name[sizeof d->name - 1] = '\0';
+    d->sm = major * 10 + minor;
+    d->total_bytes = total;
+
+    if ((r = cu->DevicePrimaryCtxRetain(&d->context, d->handle)) != CUDA_SUCCESS)
+        return cu_fail(device, r,
+                       "cannot make a context (cuDevicePrimaryCtxRetain; a GPU in "
+                       "exclusive-process mode may be in use by another process)");
+    if ((r = cu->CtxPushCurrent(d->context)) != CUDA_SUCCESS) {
+        cu->DevicePrimaryCtxRelease(d->handle);
+        return cu_fail(device, r, "cuCtxPushCurrent");
+    }
+    r = cu->StreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
+    CUcontext popped;
+    cu->CtxPopCurrent(&popped);
+    if (r != CUDA_SUCCESS) {
+        cu->DevicePrimaryCtxRelease(d->handle);
+        return cu_fail(device, r, "cuStreamCreate");
+    }
+
+    gk_gpu_info *info = &d->info;
+    memset(info, 0, sizeof *info);
+    snprintf(info->architecture, sizeof info->architecture, "sm_%d", d->sm);
+    info->gpu = true;
+    info->compute_units = sms;
+    info->max_group_size = threads;
+    info->max_local_bytes = (uint64_t)shared;
+    info->fp64 = true;
+    info->max_allocation = total;
+    return GK_OK;
+}
+
+/* The state of a usable device, made on first use. */
+static gk_status open_device(gk_device device, cuda_device **out)
+{
+    const gk_cuda *driver;
+    gk_status status = gk_cuda_open(&driver);
+    if (status != GK_OK)
+        return gk_fail(status, "cuda:%d: %s", device.index, gk_last_error());
+    pthread_once(&state_once, state_init);
+    if (device.kind != GK_DEVICE_CUDA || device.index < 0 || device.index >= device_count)
+        return gk_fail(GK_ERR_NOT_FOUND,
+                       "cuda:%d: no such device: the CUDA driver sees %d GPU(s)%s", device.index,
+                       device_count,
+                       getenv("CUDA_VISIBLE_DEVICES") ? " (CUDA_VISIBLE_DEVICES is set)" : "");
+    cuda_device *d = &devices[device.index];
+    if (!atomic_load_explicit(&d->opened, memory_order_acquire)) {
+        pthread_mutex_lock(&d->lock);
+        if (!atomic_load_explicit(&d->opened, memory_order_relaxed)) {
+            status = setup(d, device);
+            if (status == GK_OK)
+                atomic_store_explicit(&d->opened, true, memory_order_release);
+        }
+        pthread_mutex_unlock(&d->lock);
+        if (status != GK_OK)
+            return status;
+    }
+    *out = d;
+    return GK_OK;
+}
+
+/* Opens the device and makes its context current on this thread; every
+ * successful enter() is paired with leave(). */
+static gk_status enter(gk_device device, cuda_device **out)
+{
+    gk_status status = open_device(device, out);
+    if (status != GK_OK)
+        return status;
+    CUresult r = cu->CtxPushCurrent((*out)->context);
+    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "cuCtxPushCurrent");
+}
+
+static void leave(void)
+{
+    CUcontext popped;
+    cu->CtxPopCurrent(&popped);
+}
+
+/* --- devices --- */
+
+static int cuda_list(gk_device *list, int max)
+{
+    const gk_cuda *driver;
+    if (gk_cuda_open(&driver) != GK_OK)
+        return 0;
+    pthread_once(&state_once, state_init);
+    for (int i = 0; i < device_count && i < max; i++)
+        list[i] = (gk_device){GK_DEVICE_CUDA, i, 0};
+    return device_count;
+}
+
+static gk_status cuda_check(gk_device device)
+{
+    cuda_device *d;
+    return open_device(device, &d);
+}
+
+static gk_status cuda_describe(gk_device device, char *buf, size_t size)
+{
+    cuda_device *d;
+    char total[32];
+    gk_status status = open_device(device, &d);
+    if (status != GK_OK)
+        return status;
+    snprintf(buf, size, "%s, compute capability %d.%d, %d SMs, %s", d->name, d->sm / 10,
+             d->sm % 10, d->info.compute_units, gk_format_size(total, sizeof total, d->total_bytes));
+    return GK_OK;
+}
+
+static gk_status cuda_memory(gk_device device, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    cuda_device *d;
+    size_t available = 0, total = 0;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUresult r = cu->MemGetInfo(&available, &total);
+    leave();
+    if (r != CUDA_SUCCESS)
+        return cu_fail(device, r, "cuMemGetInfo");
+    *free_bytes = available;
+    *total_bytes = total;
+    return GK_OK;
+}
+
+static gk_status cuda_info(gk_device device, gk_gpu_info *info)
+{
+    cuda_device *d;
+    const gk_nvrtc *nvrtc;
+    gk_status status = open_device(device, &d);
+    if (status != GK_OK)
+        return status;
+    *info = d->info;
+    if (gk_nvrtc_open(&nvrtc) == GK_OK)
+        snprintf(info->compiler, sizeof info->compiler, "nvrtc %d.%d", nvrtc->major,
+                 nvrtc->minor);
+    else
+        snprintf(info->compiler, sizeof info->compiler, "driver JIT");
+    return GK_OK;
+}
+
+/* --- memory --- */
+
+static CUdeviceptr device_pointer(const char *address)
+{
+    return (CUdeviceptr)(uintptr_t)address;
+}
+
+static gk_status cuda_allocate(gk_device device, size_t bytes, char **address)
+{
+    cuda_device *d;
+    CUdeviceptr pointer = 0;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    /* cuMemAlloc refuses 0 bytes; the pool may ask for it. */
+    CUresult r = cu->MemAlloc(&pointer, bytes ? bytes : 1);
+    size_t available = 0, total = 0;
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && cu->MemGetInfo(&available, &total) != CUDA_SUCCESS)
+        available = total = 0;
+    leave();
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        char want[32], have[32], all[32];
+        return gk_fail(GK_ERR_OUT_OF_MEMORY,
+                       "cuda:%d: out of GPU memory: %s wanted, %s free of %s; free arrays no "
+                       "longer needed, use smaller pieces, or pick a GPU with more free memory",
+                       device.index, gk_format_size(want, sizeof want, bytes),
+                       gk_format_size(have, sizeof have, available),
+                       gk_format_size(all, sizeof all, total));
+    }
+    if (r != CUDA_SUCCESS)
+        return cu_fail(device, r, "cuMemAlloc");
+    *address = (char *)(uintptr_t)pointer;
+    return GK_OK;
+}
+
+static void cuda_free(gk_device device, char *address)
+{
+    cuda_device *d;
+    if (!address || enter(device, &d) != GK_OK)
+        return;
+    /* Queued work may still use the memory; the driver would wait for
+     * the whole device otherwise, this waits for our stream only. */
+    cu->StreamSynchronize(d->stream);
+    cu->MemFree(device_pointer(address));
+    leave();
+}
+
+static void cuda_resolve(const char *address, char **base, size_t *offset)
+{
+    /* CUDA addresses are plain device pointers: offsets are already in. */
+    *base = (char *)address;
+    *offset = 0;
+}
+
+/* The next staging buffer, once its previous copy is done; NULL when
+ * pinned memory cannot be had (then the caller copies synchronously).
+ * Called with the staging lock held. */
+static staging_slot *take_staging(cuda_device *d, gk_device device, gk_status *status)
+{
+    *status = GK_OK;
+    if (d->staging_unavailable)
+        return NULL;
+    staging_slot *slot = &d->staging[d->staging_next];
+    if (!slot->host) {
+        if (cu->MemHostAlloc(&slot->host, STAGING_BYTES, 0) != CUDA_SUCCESS) {
+            slot->host = NULL;
+            d->staging_unavailable = true;
+            return NULL;
+        }
+        if (cu->EventCreate(&slot->done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+            cu->MemFreeHost(slot->host);
+            slot->host = NULL;
+            d->staging_unavailable = true;
+            return NULL;
+        }
+    }
+    if (slot->pending) {
+        CUresult r = cu->EventSynchronize(slot->done);
+        if (r != CUDA_SUCCESS) {
+            *status = cu_fail(device, r, "waiting for an earlier upload");
+            return NULL;
+        }
+        slot->pending = false;
+    }
+    d->staging_next = (d->staging_next + 1) % STAGING_SLOTS;
+    return slot;
+}
+
+static gk_status cuda_upload(gk_device device, char *address, const void *host, size_t bytes)
+{
+    cuda_device *d;
+    if (bytes == 0)
+        return GK_OK;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    const char *from = host;
+    CUdeviceptr to = device_pointer(address);
+    size_t done = 0;
+    pthread_mutex_lock(&d->staging_lock);
+    while (done < bytes) {
+        staging_slot *slot = take_staging(d, device, &status);
+        if (status != GK_OK)
+            break;
+        if (!slot) {
+            /* No pinned memory: a synchronous copy from the caller's
+             * memory, after the work queued before it. */
+            CUresult r = cu->StreamSynchronize(d->stream);
+            if (r == CUDA_SUCCESS)
+                r = cu->MemcpyHtoD(to + done, from + done, bytes - done);
+            if (r != CUDA_SUCCESS)
+                status = cu_fail(device, r, "copying to the GPU");
+            break;
+        }
+        size_t piece = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
+        memcpy(slot->host, from + done, piece);
+        CUresult r = cu->MemcpyHtoDAsync(to + done, slot->host, piece, d->stream);
+        if (r == CUDA_SUCCESS)
+            r = cu->EventRecord(slot->done, d->stream);
+        if (r != CUDA_SUCCESS) {
+            status = cu_fail(device, r, "queueing a copy to the GPU");
+            break;
+        }
+        slot->pending = true;
+        done += piece;
+    }
+    pthread_mutex_unlock(&d->staging_lock);
+    leave();
+    return status;
+}
+
+static gk_status cuda_download(gk_device device, void *host, const char *address, size_t bytes)
+{
+    cuda_device *d;
+    if (bytes == 0)
+        return GK_OK;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUresult r = cu->StreamSynchronize(d->stream);
+    if (r == CUDA_SUCCESS)
+        r = cu->MemcpyDtoH(host, device_pointer(address), bytes);
+    leave();
+    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "copying from the GPU");
+}
+
+static gk_status cuda_copy(gk_device device, char *to, const char *from, size_t bytes)
+{
+    cuda_device *d;
+    if (bytes == 0)
+        return GK_OK;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUresult r =
+        cu->MemcpyDtoDAsync(device_pointer(to), device_pointer(from), bytes, d->stream);
+    leave();
+    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "queueing a copy on the GPU");
+}
+
+static gk_status cuda_synchronize(gk_device device)
+{
+    cuda_device *d;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUresult r = cu->StreamSynchronize(d->stream);
+    leave();
+    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "waiting for the GPU");
+}
+
+/* --- kernels --- */
+
+static bool is_elf(const void *image, size_t size)
+{
+    return size >= 4 && memcmp(image, "\x7f" "ELF", 4) == 0;
+}
+
+/* Loads a cubin or PTX text into the device's context. */
+static gk_status load_image(gk_device device, const void *image, size_t size, CUmodule *module)
+{
+    cuda_device *d;
+    char *copy = NULL;
+    if (!image || size == 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "cuda:%d: no program to load (empty binary)",
+                       device.index);
+    /* The driver reads PTX up to its NUL; a binary from a file may lack it. */
+    if (!is_elf(image, size) && ((const char *)image)[size - 1] != '\0') {
+        copy = malloc(size + 1);
+        if (!copy)
+            return gk_fail(GK_ERR_OUT_OF_MEMORY, "cuda:%d: out of memory loading a program",
+                           device.index);
+        memcpy(copy, image, size);
+        copy[size] = '\0';
+        image = copy;
+    }
+    gk_status status = enter(device, &d);
+    if (status != GK_OK) {
+        free(copy);
+        return status;
+    }
+    char log[JIT_LOG_BYTES] = "";
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, (void *)(uintptr_t)sizeof log};
+    CUresult r = cu->ModuleLoadDataEx(module, image, 2, options, values);
+    leave();
+    free(copy);
+    if (r == CUDA_SUCCESS)
+        return GK_OK;
+
+    log[sizeof log - 1] = '\0';
+    char name[64], what[JIT_LOG_BYTES + 512];
+    gk_cuda_error_name(r, name, sizeof name);
+    const char *fix = "";
+    if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_NO_BINARY_FOR_GPU ||
+        r == CUDA_ERROR_INVALID_IMAGE)
+        fix = ": the program was made by a newer CUDA than this driver supports; update the "
+              "NVIDIA driver, or use the NVRTC of an older CUDA (GPUKIT_NVRTC_LIBRARY)";
+    snprintf(what, sizeof what, "cuda:%d: cannot load the program into %s (driver CUDA %d.%d): %s%s%s%s",
+             device.index, d->name, cu->driver_version / 1000, cu->driver_version % 1000 / 10,
+             name, fix, *log ? "\n" : "", log);
+    return gk_fail(GK_ERR_DRIVER, "%s", what);
+}
+
+static gk_status cuda_build(gk_device device, gk_gpu_language language, const char *source,
+                            const char *options, gk_gpu_module **module, void **binary,
+                            size_t *size)
+{
+    cuda_device *d;
+    const gk_nvrtc *nvrtc;
+    (void)language; /* portable sources already start with dialect.h */
+    gk_status status = open_device(device, &d);
+    if (status != GK_OK)
+        return status;
+    if (gk_nvrtc_open(&nvrtc) != GK_OK)
+        return gk_fail(GK_ERR_NOT_FOUND,
+                       "cuda:%d: user kernels need the CUDA toolkit's NVRTC (%s); gpukit's "
+                       "built-in ops still work from their built-in PTX",
+                       device.index, gk_last_error());
+
+    /* Machine code when NVRTC knows this GPU; else PTX for the newest
+     * architecture it knows that this GPU can run, compiled on load. */
+    bool cubin = gk_nvrtc_supports(nvrtc, d->sm);
+    int target = cubin ? d->sm : gk_nvrtc_newest_up_to(nvrtc, d->sm);
+    if (target == 0)
+        return gk_fail(GK_ERR_NOT_FOUND,
+                       "cuda:%d: NVRTC %d.%d cannot compile for %s (sm_%d), which it no longer "
+                       "supports (its oldest is sm_%d): point GPUKIT_NVRTC_LIBRARY at the NVRTC "
+                       "of an older CUDA toolkit",
+                       device.index, nvrtc->major, nvrtc->minor, d->name, d->sm,
+                       nvrtc->arch_count ? nvrtc->archs[0] : 0);
+    char arch[32];
+    snprintf(arch, sizeof arch, "sm_%d", target);
+
+    void *image;
+    size_t image_size;
+    status = gk_nvrtc_compile(source, "gpukit_kernel.cu", options, arch, cubin, &image,
+                              &image_size, NULL);
+    if (status != GK_OK)
+        return status;
+    CUmodule loaded;
+    status = load_image(device, image, image_size, &loaded);
+    if (status != GK_OK) {
+        free(image);
+        return status;
+    }
+    *module = (gk_gpu_module *)(void *)loaded;
+    if (binary) {
+        *binary = image;
+        *size = image_size;
+    } else {
+        free(image);
+    }
+    return GK_OK;
+}
+
+static gk_status cuda_load(gk_device device, const void *binary, size_t size,
+                           gk_gpu_module **module)
+{
+    CUmodule loaded;
+    gk_status status = load_image(device, binary, size, &loaded);
+    if (status == GK_OK)
+        *module = (gk_gpu_module *)(void *)loaded;
+    return status;
+}
+
+static void cuda_unload(gk_device device, gk_gpu_module *module)
+{
+    cuda_device *d;
+    if (!module || enter(device, &d) != GK_OK)
+        return;
+    cu->ModuleUnload((CUmodule)(void *)module);
+    leave();
+}
+
+static gk_status cuda_function(gk_device device, gk_gpu_module *module, const char *name,
+                               gk_gpu_function **function)
+{
+    cuda_device *d;
+    CUfunction found;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUresult r = cu->ModuleGetFunction(&found, (CUmodule)(void *)module, name);
+    leave();
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return gk_fail(GK_ERR_NOT_FOUND,
+                       "cuda:%d: the program has no kernel named '%s': check the name (kernels "
+                       "are declared GK_KERNEL, or extern \"C\" __global__ in CUDA C, so that "
+                       "their names are not mangled)",
+                       device.index, name);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(device, r, "cuModuleGetFunction");
+    *function = (gk_gpu_function *)(void *)found;
+    return GK_OK;
+}
+
+static gk_status cuda_launch(gk_device device, gk_gpu_function *function, const size_t groups[3],
+                             const size_t local[3], int count, const gk_gpu_arg *args,
+                             gk_gpu_stream *stream)
+{
+    cuda_device *d;
+    void *params[MAX_LAUNCH_ARGS];
+    CUdeviceptr pointers[MAX_LAUNCH_ARGS];
+    unsigned int grid[3], block[3];
+    if (count < 0 || count > MAX_LAUNCH_ARGS)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "cuda:%d: %d kernel arguments (at most %d)",
+                       device.index, count, MAX_LAUNCH_ARGS);
+    for (int i = 0; i < 3; i++) {
+        if (groups[i] > UINT_MAX || local[i] > UINT_MAX)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "cuda:%d: launch of %zu x %zu work-items in dimension %d is too "
+                           "large for CUDA",
+                           device.index, groups[i], local[i], i);
+        grid[i] = (unsigned int)groups[i];
+        block[i] = (unsigned int)local[i];
+        if (grid[i] == 0 || block[i] == 0)
+            return GK_OK; /* no work-items */
+    }
+    /* cuLaunchKernel reads each parameter's bytes through a pointer; a
+     * buffer parameter's bytes are its CUdeviceptr. */
+    for (int i = 0; i < count; i++) {
+        if (args[i].kind == GK_GPU_ARG_BUFFER) {
+            pointers[i] = device_pointer(args[i].address);
+            params[i] = &pointers[i];
+        } else {
+            params[i] = (void *)args[i].value;
+        }
+    }
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUstream on = stream ? (CUstream)(void *)stream : d->stream;
+    CUresult r = cu->LaunchKernel((CUfunction)(void *)function, grid[0], grid[1], grid[2],
+                                  block[0], block[1], block[2], 0, on, count ? params : NULL,
+                                  NULL);
+    leave();
+    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "cuLaunchKernel");
+}
+
+/* --- streams --- */
+
+static gk_status cuda_stream_create(gk_device device, gk_gpu_stream **stream)
+{
+    cuda_device *d;
+    CUstream made;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUresult r = cu->StreamCreate(&made, CU_STREAM_NON_BLOCKING);
+    leave();
+    if (r != CUDA_SUCCESS)
+        return cu_fail(device, r, "cuStreamCreate");
+    *stream = (gk_gpu_stream *)(void *)made;
+    return GK_OK;
+}
+
+static gk_status cuda_stream_synchronize(gk_device device, gk_gpu_stream *stream)
+{
+    cuda_device *d;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUresult r = cu->StreamSynchronize(stream ? (CUstream)(void *)stream : d->stream);
+    leave();
+    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "waiting for a stream");
+}
+
+static void cuda_stream_destroy(gk_device device, gk_gpu_stream *stream)
+{
+    cuda_device *d;
+    if (!stream || enter(device, &d) != GK_OK)
+        return;
+    cu->StreamDestroy((CUstream)(void *)stream);
+    leave();
+}
+
+static gk_status cuda_stream_order(gk_device device, gk_gpu_stream *later, gk_gpu_stream *earlier)
+{
+    cuda_device *d;
+    CUevent event;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUstream after = later ? (CUstream)(void *)later : d->stream;
+    CUstream before = earlier ? (CUstream)(void *)earlier : d->stream;
+    CUresult r = CUDA_SUCCESS;
+    if (after != before) {
+        /* The event may be destroyed at once: the wait keeps what it needs. */
+        r = cu->EventCreate(&event, CU_EVENT_DISABLE_TIMING);
+        if (r == CUDA_SUCCESS) {
+            r = cu->EventRecord(event, before);
+            if (r == CUDA_SUCCESS)
+                r = cu->StreamWaitEvent(after, event, 0);
+            cu->EventDestroy(event);
+        }
+    }
+    leave();
+    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "ordering two streams");
+}
+
+/* --- cuBLAS --- */
+
+static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
+                                  int64_t n, int64_t k, const char *a, int64_t a_batch_stride,
+                                  const char *b, int64_t b_batch_stride, char *c)
+{
+    cuda_device *d;
+    const gk_cublas *blas;
+    gk_status status = gk_cublas_open(&blas);
+    if (status != GK_OK)
+        return status;
+    if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64)
+        return gk_fail(GK_ERR_NOT_FOUND, "cuBLAS multiplies only float32 and float64 matrices");
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batch > INT_MAX)
+        return gk_fail(GK_ERR_NOT_FOUND, "matrices too large for cuBLAS's 32-bit sizes");
+    if (batch <= 0 || m <= 0 || n <= 0)
+        return GK_OK;
+    status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    pthread_mutex_lock(&d->blas_lock);
+    if (!d->blas && !d->blas_failed) {
+        cublasStatus_t made = blas->Create(&d->blas);
+        if (made == CUBLAS_STATUS_SUCCESS)
+            made = blas->SetStream(d->blas, d->stream);
+        if (made != CUBLAS_STATUS_SUCCESS) {
+            if (d->blas)
+                blas->Destroy(d->blas);
+            d->blas = NULL;
+            d->blas_failed = true;
+            fprintf(stderr, "gpukit: cuda:%d: cuBLAS could not start (%s); using gpukit's own "
+                    "matrix kernel\n", device.index, gk_cublas_status_name(made));
+        }
+    }
+    if (!d->blas) {
+        pthread_mutex_unlock(&d->blas_lock);
+        leave();
+        return gk_fail(GK_ERR_NOT_FOUND, "cuda:%d: cuBLAS could not start", device.index);
+    }
+
+    /* Row-major C = A B is column-major C^T = B^T A^T, and a row-major
+     * matrix read column-major is its transpose: so multiply with the
+     * operands swapped and no transposition, n x m = (n x k) (k x m). */
+    int in = (int)n, im = (int)m, ik = (int)k;
+    int ldb = in, lda = ik > 0 ? ik : 1, ldc = in;
+    long long stride_c = (long long)m * n;
+    cublasStatus_t result;
+    if (dtype == GK_FLOAT32) {
+        const float one = 1, zero = 0;
+        if (batch == 1)
+            result = blas->Sgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one,
+                                 (const float *)b, ldb, (const float *)a, lda, &zero,
+                                 (float *)c, ldc);
+        else
+            result = blas->SgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik,
+                                               &one, (const float *)b, ldb, b_batch_stride,
+                                               (const float *)a, lda, a_batch_stride, &zero,
+                                               (float *)c, ldc, stride_c, (int)batch);
+    } else {
+        const double one = 1, zero = 0;
+        if (batch == 1)
+            result = blas->Dgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one,
+                                 (const double *)b, ldb, (const double *)a, lda, &zero,
+                                 (double *)c, ldc);
+        else
+            result = blas->DgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik,
+                                               &one, (const double *)b, ldb, b_batch_stride,
+                                               (const double *)a, lda, a_batch_stride, &zero,
+                                               (double *)c, ldc, stride_c, (int)batch);
+    }
+    pthread_mutex_unlock(&d->blas_lock);
+    leave();
+    if (result != CUBLAS_STATUS_SUCCESS)
+        return gk_fail(result == CUBLAS_STATUS_ALLOC_FAILED ? GK_ERR_OUT_OF_MEMORY : GK_ERR_DRIVER,
+                       "cuda:%d: cuBLAS %cgemm of %lld x %lld x %lld failed: %s", device.index,
+                       dtype == GK_FLOAT32 ? 's' : 'd', (long long)m, (long long)k, (long long)n,
+                       gk_cublas_status_name(result));
+    return GK_OK;
+}
+
+/* --- built-in PTX --- */
+
+static bool cuda_prebuilt(const char *program, const void **binary, size_t *size)
+{
+    size_t length = strlen(program);
+    for (size_t i = 0; i < gk_cuda_ptx_files_count; i++) {
+        const char *name = gk_cuda_ptx_files[i].name;
+        if (strncmp(name, program, length) == 0 && strcmp(name + length, ".ptx") == 0) {
+            *binary = gk_cuda_ptx_files[i].data;
+            *size = gk_cuda_ptx_files[i].size;
+            return true;
+        }
+    }
+    return false;
 }
 
 const gk_gpu_driver gk_cuda_driver = {
     .kind = GK_DEVICE_CUDA,
     .name = "CUDA",
-    .list = no_devices,
-    .check = unavailable,
+    .list = cuda_list,
+    .check = cuda_check,
+    .describe = cuda_describe,
+    .memory = cuda_memory,
+    .info = cuda_info,
+    .allocate = cuda_allocate,
+    .free = cuda_free,
+    .resolve = cuda_resolve,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .copy = cuda_copy,
+    .synchronize = cuda_synchronize,
+    .build = cuda_build,
+    .load = cuda_load,
+    .unload = cuda_unload,
+    .function = cuda_function,
+    .launch = cuda_launch,
+    .stream_create = cuda_stream_create,
+    .stream_synchronize = cuda_stream_synchronize,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_order = cuda_stream_order,
+    .blas_matmul = cuda_blas_matmul,
+    .prebuilt = cuda_prebuilt,
 };
