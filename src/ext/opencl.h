@@ -80,6 +80,8 @@ enum {
     CL_PLATFORM_VENDOR = 0x0903,
 };
 
+/* cl_device_fp_config bits */
+#define CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ((cl_bitfield)1 << 7)
 #define CL_DEVICE_TYPE_GPU ((cl_device_type)1 << 2)
 #define CL_DEVICE_TYPE_ALL ((cl_device_type)0xFFFFFFFF)
 
@@ -96,6 +98,7 @@ enum {
     CL_DRIVER_VERSION = 0x102D,             /* text */
     CL_DEVICE_VERSION = 0x102F,             /* text: "OpenCL <major>.<minor> ..." */
     CL_DEVICE_EXTENSIONS = 0x1030,          /* text, space-separated */
+    CL_DEVICE_SINGLE_FP_CONFIG = 0x101B,    /* cl_device_fp_config */
     CL_DEVICE_DOUBLE_FP_CONFIG = 0x1032,    /* cl_device_fp_config, 0 = no double */
 };
 

@@ -116,6 +116,7 @@ typedef struct ocl_device {
     cl_command_queue queue;
     size_t base_align;       /* sub-buffer origins must be multiples of this */
     uint64_t max_allocation; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    bool rounded_divide;     /* float32 / and sqrt can be correctly rounded */
     uint64_t architecture;   /* hash of architecture_text(): marks its binaries */
 
     uint64_t allocated; /* bytes this process holds on it, under slots_lock */
@@ -340,6 +341,9 @@ static gk_status ready_device(gk_device device, const gk_opencl **cl, ocl_device
                 dev->base_align = align_bits >= 8 ? (size_t)(align_bits / 8) : 128;
                 dev->max_allocation =
                     device_number(api, dev->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(cl_ulong));
+                dev->rounded_divide = (device_number(api, dev->id, CL_DEVICE_SINGLE_FP_CONFIG,
+                                                     sizeof(cl_ulong)) &
+                                       CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
                 char architecture[256];
                 architecture_text(api, dev, architecture, sizeof architecture);
                 dev->architecture = XXH3_64bits(architecture, strlen(architecture));
@@ -768,7 +772,13 @@ static gk_status build_program(const gk_opencl *cl, ocl_device *dev, cl_program 
                                const char *options, gk_status failure, const char *what,
                                gk_gpu_module **module)
 {
-    cl_int err = cl->BuildProgram(program, 1, &dev->id, options ? options : "", NULL, NULL);
+    /* OpenCL C lets float32 division and sqrt be a few ulp off unless asked;
+     * ask where the device can, so results match the CPU's. */
+    char all_options[4096];
+    snprintf(all_options, sizeof all_options, "%s%s",
+             dev->rounded_divide ? "-cl-fp32-correctly-rounded-divide-sqrt " : "",
+             options ? options : "");
+    cl_int err = cl->BuildProgram(program, 1, &dev->id, all_options, NULL, NULL);
     if (err != CL_SUCCESS) {
         char *log = build_log(cl, program, dev->id);
         cl->ReleaseProgram(program);
