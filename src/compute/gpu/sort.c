@@ -12,15 +12,11 @@
  * argsort carries each element's index in its row (int64) with its key;
  * sort moves the keys alone (the merges are stable by construction). The
  * order is the CPU's (backends/cpu/sort.c), -0.0 included: value sorts of
- * rows the CPU radix sorts (RADIX_MIN there) put -0.0 before 0.0. */
+ * rows the CPU radix sorts (CPU_RADIX_MIN) put -0.0 before 0.0. */
+#include "compute/backends/cpu/cpu.h" /* CPU_RADIX_MIN */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
-
-/* Rows of at least this many elements (4 times as many for 8-byte keys)
- * are radix sorted by the CPU backend; must match RADIX_MIN in
- * backends/cpu/sort.c. */
-enum { CPU_RADIX_MIN = 64 };
 
 /* The most groups one launch asks for; the kernel strides over the rest. */
 enum { MAX_GROUPS = 65535 };

@@ -19,6 +19,12 @@ typedef void (*cpu_inner_loop)(int64_t n, char *const *data, const int64_t *stri
 void cpu_for_each(const gk_loop *loop, const gk_operand *operands, int count,
                   cpu_inner_loop inner, const void *context);
 
+/* Sort rows at least this long (4 times as long for 8-byte values) are
+ * radix sorted, which puts -0.0 before 0.0 in plain sorts; shorter rows
+ * keep them in input order. The GPU sort (gpu/sort.c) follows the same
+ * rule so both give the same bytes. */
+#define CPU_RADIX_MIN 64
+
 /* Loops large enough to be worth threads (elements). */
 #define CPU_PARALLEL_MIN 32768
 

@@ -22,7 +22,7 @@
 /* RUN: insertion-sorted runs of the merge sort. RADIX_MIN: rows this long
  * or longer are radix sorted (4 times as long for 8-byte keys, which take
  * twice the passes and a histogram twice the size). */
-enum { RUN = 32, RADIX_MIN = 64 };
+enum { RUN = 32, RADIX_MIN = CPU_RADIX_MIN };
 
 /* --- merge sort of elements E ordered by LESS(a, b) --- */
 
