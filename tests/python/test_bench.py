@@ -1,6 +1,7 @@
 """`gpukit bench`: the CPU-vs-GPU table on every device, here the CPU and
 PoCL's OpenCL device (CI installs pocl-opencl-icd), with no CUDA driver."""
 import json
+import os
 
 from conftest import BUILD, EXIT_DRIVER, EXIT_OK, EXIT_USAGE, base_env, run
 
@@ -13,6 +14,8 @@ def bench_env(tmp_path):
     env["GPUKIT_CUDA_LIBRARY"] = str(tmp_path / "no-such-dir" / "libcuda.so.1")
     env["GPUKIT_CACHE_DIR"] = str(tmp_path / "cache")
     env["OMP_WAIT_POLICY"] = "passive"
+    # PoCL links each compiled kernel with the system's `ld`.
+    env["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
     return env
 
 
