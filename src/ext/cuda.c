@@ -200,8 +200,8 @@ static void load(void)
         char name[64];
         gk_cuda_error_name(result, name, sizeof name);
         load_status = result == CUDA_ERROR_NO_DEVICE ? GK_ERR_NOT_FOUND : GK_ERR_DRIVER;
-        snprintf(load_message, sizeof load_message, "the CUDA driver failed to start (cuInit: %s): %s",
-                 name, init_fix(result));
+        snprintf(load_message, sizeof load_message,
+                 "the CUDA driver failed to start (cuInit: %s): %s", name, init_fix(result));
         /* The library stays loaded so that gk_cuda_error_name keeps
          * working; nothing else is called on it. */
         return;

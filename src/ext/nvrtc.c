@@ -96,7 +96,8 @@ static void load(void)
         n->GetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
         int *archs = malloc((size_t)count * sizeof *archs);
         if (archs && n->GetSupportedArchs(archs) == NVRTC_SUCCESS) {
-            for (int i = 0; i < count && n->arch_count < (int)(sizeof n->archs / sizeof n->archs[0]); i++)
+            int room = (int)(sizeof n->archs / sizeof n->archs[0]);
+            for (int i = 0; i < count && n->arch_count < room; i++)
                 n->archs[n->arch_count++] = archs[i];
         }
         free(archs);

@@ -173,6 +173,7 @@ static int list_gk(const char *dir, char names[][256], int max)
 /* --- compiles --- */
 
 typedef struct job {
+    char name[300];    /* "elementwise_float32", what NVRTC's log calls it */
     char label[320];   /* "elementwise_float32 for sm_90" */
     const char *source;
     char options[64];
@@ -200,7 +201,7 @@ static void *worker(void *unused)
         job *j = &jobs[i];
         void *binary = NULL;
         size_t size = 0;
-        gk_status status = gk_nvrtc_compile(j->source, j->label, j->options, j->arch,
+        gk_status status = gk_nvrtc_compile(j->source, j->name, j->options, j->arch,
                                             j->machine_code, &binary, &size, &j->log);
         if (status != GK_OK) {
             j->failed = 1;
@@ -221,6 +222,7 @@ static void add_job(const char *label, const char *source, const char *options, 
         return;
     }
     job *j = &jobs[job_count++];
+    snprintf(j->name, sizeof j->name, "%s", label);
     snprintf(j->label, sizeof j->label, "%s for sm_%d", label, arch);
     j->source = source;
     snprintf(j->options, sizeof j->options, "%s", options);
@@ -248,6 +250,15 @@ static char *join(const char *a, const char *b, const char *c)
     }
     *p = '\0';
     return text;
+}
+
+/* `#line 1 "name"` and the text, malloc'd. */
+static char *with_line(const char *name, const char *text)
+{
+    char *marked;
+    if (asprintf(&marked, "#line 1 \"%s\"\n%s", name, text) < 0)
+        return NULL;
+    return marked;
 }
 
 int main(void)
@@ -310,8 +321,13 @@ int main(void)
         CHECK(body != NULL, "cannot read %s", path);
         if (!body)
             continue;
-        /* One source serves every dtype: the dtype is an option. */
-        char *source = join(dialect, types, body);
+        /* One source serves every dtype: the dtype is an option. The
+         * #line makes NVRTC's messages name the family file's lines. */
+        char relative[300];
+        snprintf(relative, sizeof relative, "src/compute/kernels/%s", names[f]);
+        char *marked = with_line(relative, body);
+        char *source = join(dialect, types, marked);
+        free(marked);
         free(body);
         sources[source_count++] = source;
         for (int dtype = 0; dtype < 6; dtype++) {
@@ -332,7 +348,11 @@ int main(void)
         CHECK(body != NULL, "cannot read %s", path);
         if (!body)
             continue;
-        char *source = join(dialect, body, NULL);
+        char relative[300];
+        snprintf(relative, sizeof relative, "examples/kernels/%s", names[e]);
+        char *marked = with_line(relative, body);
+        char *source = join(dialect, marked, NULL);
+        free(marked);
         free(body);
         sources[source_count++] = source;
         char label[300];

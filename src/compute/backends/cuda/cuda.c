@@ -39,15 +39,9 @@
 #include <string.h>
 
 /* The PTX of the built-in programs, "<family>_<dtype>.ptx", generated at
- * build time (empty when nvcc was not found) by CMakeLists-ptx.cmake,
- * which also defines GK_CUDA_PTX_TABLE for this file. */
-#ifdef GK_CUDA_PTX_TABLE
+ * build time (empty when nvcc was not found) by CMakeLists-ptx.cmake. */
 extern const gk_embedded_file gk_cuda_ptx_files[];
 extern const size_t gk_cuda_ptx_files_count;
-#else
-static const gk_embedded_file gk_cuda_ptx_files[1];
-static const size_t gk_cuda_ptx_files_count = 0;
-#endif
 
 /* Four 4 MiB pinned buffers per device: enough to keep the copy engine
  * busy while the next piece is copied in, small enough not to matter. */
@@ -75,7 +69,7 @@ typedef struct cuda_device {
     char name[256];
     int sm; /* compute capability as major * 10 + minor */
     uint64_t total_bytes;
-    gk_gpu_info info; /* all but `compiler`, filled when NVRTC is asked for */
+    gk_gpu_info info; /* all but `compiler`, which info() fills in */
 
     pthread_mutex_t staging_lock;
     staging_slot staging[STAGING_SLOTS];
@@ -245,8 +239,9 @@ static gk_status cuda_describe(gk_device device, char *buf, size_t size)
     gk_status status = open_device(device, &d);
     if (status != GK_OK)
         return status;
+    gk_format_size(total, sizeof total, d->total_bytes);
     snprintf(buf, size, "%s, compute capability %d.%d, %d SMs, %s", d->name, d->sm / 10,
-             d->sm % 10, d->info.compute_units, gk_format_size(total, sizeof total, d->total_bytes));
+             d->sm % 10, d->info.compute_units, total);
     return GK_OK;
 }
 
@@ -493,17 +488,17 @@ static gk_status load_image(gk_device device, const void *image, size_t size, CU
         return GK_OK;
 
     log[sizeof log - 1] = '\0';
-    char name[64], what[JIT_LOG_BYTES + 512];
+    char name[64];
     gk_cuda_error_name(r, name, sizeof name);
     const char *fix = "";
     if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || r == CUDA_ERROR_NO_BINARY_FOR_GPU ||
         r == CUDA_ERROR_INVALID_IMAGE)
         fix = ": the program was made by a newer CUDA than this driver supports; update the "
               "NVIDIA driver, or use the NVRTC of an older CUDA (GPUKIT_NVRTC_LIBRARY)";
-    snprintf(what, sizeof what, "cuda:%d: cannot load the program into %s (driver CUDA %d.%d): %s%s%s%s",
-             device.index, d->name, cu->driver_version / 1000, cu->driver_version % 1000 / 10,
-             name, fix, *log ? "\n" : "", log);
-    return gk_fail(GK_ERR_DRIVER, "%s", what);
+    return gk_fail(GK_ERR_DRIVER,
+                   "cuda:%d: cannot load the program into %s (driver CUDA %d.%d): %s%s%s%s",
+                   device.index, d->name, cu->driver_version / 1000,
+                   cu->driver_version % 1000 / 10, name, fix, *log ? "\n" : "", log);
 }
 
 static gk_status cuda_build(gk_device device, gk_gpu_language language, const char *source,

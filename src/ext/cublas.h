@@ -1,0 +1,74 @@
+/* cuBLAS, loaded at run time (libcublas.so.13, .so.12 or .so.11;
+ * GPUKIT_CUBLAS_LIBRARY names one file instead).
+ *
+ * cuBLAS comes with the CUDA toolkit, not the driver, so it is optional:
+ * without it gpukit multiplies matrices with its own kernel. It runs on
+ * the CUDA runtime, which shares the driver's primary context of each
+ * device, so the handles made here work on the streams gpukit makes in
+ * that context. Loaded once per process; thread-safe. */
+#ifndef GK_EXT_CUBLAS_H
+#define GK_EXT_CUBLAS_H
+
+#include <gpukit/status.h>
+
+#include <stddef.h>
+
+typedef int cublasStatus_t;
+typedef int cublasOperation_t;
+typedef struct cublasContext *cublasHandle_t;
+typedef struct CUstream_st *cublas_stream; /* a CUstream (the same type) */
+
+enum {
+    CUBLAS_STATUS_SUCCESS = 0,
+    CUBLAS_STATUS_NOT_INITIALIZED = 1,
+    CUBLAS_STATUS_ALLOC_FAILED = 3,
+    CUBLAS_STATUS_INVALID_VALUE = 7,
+    CUBLAS_STATUS_ARCH_MISMATCH = 8,
+    CUBLAS_STATUS_MAPPING_ERROR = 11,
+    CUBLAS_STATUS_EXECUTION_FAILED = 13,
+    CUBLAS_STATUS_INTERNAL_ERROR = 14,
+    CUBLAS_STATUS_NOT_SUPPORTED = 15,
+    CUBLAS_STATUS_LICENSE_ERROR = 16,
+};
+
+enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
+
+typedef struct gk_cublas {
+    void *library;
+    char path[512];
+
+    cublasStatus_t (*Create)(cublasHandle_t *handle);
+    cublasStatus_t (*Destroy)(cublasHandle_t handle);
+    cublasStatus_t (*SetStream)(cublasHandle_t handle, cublas_stream stream);
+    /* Column-major C = alpha op(A) op(B) + beta C. */
+    cublasStatus_t (*Sgemm)(cublasHandle_t handle, cublasOperation_t transa,
+                            cublasOperation_t transb, int m, int n, int k, const float *alpha,
+                            const float *a, int lda, const float *b, int ldb, const float *beta,
+                            float *c, int ldc);
+    cublasStatus_t (*Dgemm)(cublasHandle_t handle, cublasOperation_t transa,
+                            cublasOperation_t transb, int m, int n, int k, const double *alpha,
+                            const double *a, int lda, const double *b, int ldb,
+                            const double *beta, double *c, int ldc);
+    cublasStatus_t (*SgemmStridedBatched)(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const float *alpha, const float *a, int lda,
+                                          long long stride_a, const float *b, int ldb,
+                                          long long stride_b, const float *beta, float *c,
+                                          int ldc, long long stride_c, int batch);
+    cublasStatus_t (*DgemmStridedBatched)(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const double *alpha, const double *a, int lda,
+                                          long long stride_a, const double *b, int ldb,
+                                          long long stride_b, const double *beta, double *c,
+                                          int ldc, long long stride_c, int batch);
+    const char *(*GetStatusName)(cublasStatus_t status); /* may be NULL (before 11.4) */
+} gk_cublas;
+
+/* cuBLAS, loaded on the first call; GK_ERR_NOT_FOUND (the same answer
+ * every time) when it is not there. */
+gk_status gk_cublas_open(const gk_cublas **cublas);
+
+/* "CUBLAS_STATUS_ALLOC_FAILED"; works without a loaded library. */
+const char *gk_cublas_status_name(cublasStatus_t status);
+
+#endif
