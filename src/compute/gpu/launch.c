@@ -120,8 +120,10 @@ gk_status gk_gpu_run_groups(gk_gpu_launch *launch, const char *family, gk_dtype 
 }
 
 /* Groups per compute unit on a GPU: enough resident work to hide memory
- * latency, few enough that each work-item loops. */
-enum { GROUPS_PER_UNIT = 32 };
+ * latency, few enough that each work-item loops a few dozen times. On an
+ * H100, add of 2^28 float32 reached 83% of copy bandwidth with 32, 85%
+ * with 64 or 128, 87% with 256, and 72% with one element per work-item. */
+enum { GROUPS_PER_UNIT = 256 };
 
 gk_status gk_gpu_items_size(gk_device device, int64_t items, size_t groups[3], size_t local[3])
 {
