@@ -46,8 +46,9 @@ enum {
     PROD_CHUNK = 65536,
 };
 
-/* The most work-groups one launch asks for; kernels loop over the rest. */
-enum { MAX_GROUPS = 1 << 20 };
+/* The most work-groups one launch asks for (kernels loop over the rest);
+ * the rows a _cols work-group takes (reduce.gk's GK_RED_COLS). */
+enum { MAX_GROUPS = 1 << 20, COLS = 8 };
 
 /* What the last level of a reduction does (reduce.gk's GK_FINISH_*). */
 enum { FINISH_PART = 0, FINISH_STORE, FINISH_MEAN, FINISH_MEANS, FINISH_VAR, FINISH_STD };
@@ -171,7 +172,7 @@ static size_t state_size(const job *j, const char *kernel_class)
 
 /* One kernel of a class over a level. */
 typedef struct level {
-    const char *suffix; /* "rows" or "parts" */
+    const char *suffix; /* "rows", "cols" or "parts" */
     char *src, *src_index;
     char *part, *part_index;
     char *means;
@@ -204,20 +205,44 @@ static gk_status launch_level(const job *j, const char *kernel_class, size_t siz
     gk_gpu_arg_i64(&launch, v->p.pieces);
     gk_gpu_arg_i64(&launch, v->finish);
     gk_gpu_arg_i64(&launch, j->divisor);
-    int64_t tasks = j->outputs * v->p.pieces, teams = j->group / v->p.width;
+    /* _rows and _parts: a team of width work-items per piece of a row;
+     * _cols: a work-group per piece of COLS rows. */
+    int64_t teams = j->group / v->p.width, tasks = j->outputs * v->p.pieces;
+    if (!strcmp(v->suffix, "cols")) {
+        teams = 1;
+        tasks = (j->outputs + COLS - 1) / COLS * v->p.pieces;
+    }
     size_t groups[3] = {clamp_groups((tasks + teams - 1) / teams), 1, 1};
     size_t local[3] = {(size_t)j->group, 1, 1};
     return gk_gpu_run_groups(&launch, "reduce", j->in->dtype, kernel, groups, local);
 }
 
+/* Whether neighbouring outputs read neighbouring elements (a reduction
+ * along a leading axis of a C-order array): the last outer axis that is
+ * not 1 has an input stride of 1. */
+static bool columns_side_by_side(const job *j)
+{
+    for (int i = j->outer->ndim - 1; i >= 0; i--)
+        if (j->outer->shape[i] > 1)
+            return j->in->strides[i] == 1 && j->stride != 1;
+    return false;
+}
+
 /* Reduces every row with the kernels of `kernel_class`, level after level,
- * finishing with `finish` (`means`: var's means, written or read). */
+ * finishing with `finish` (`means`: var's means, written or read). Rows
+ * side by side in memory are read by the _cols kernels (value classes):
+ * COLS rows a work-group, each row's lanes spread over its work-items, so
+ * that every load of a warp covers COLS neighbouring elements; a row gets
+ * exactly the operations the _rows kernels give it. */
 static gk_status run_class(const job *j, const char *kernel_class, bool with_index, int finish,
                            char *means)
 {
     size_t size = state_size(j, kernel_class);
-    level v = {"rows", NULL, NULL, NULL, NULL, means, j->count,
-               plan_row(j->count, j->group), finish};
+    level v = {.suffix = "rows", .means = means, .length = j->count,
+               .p = plan_row(j->count, j->group)};
+    if (!with_index && v.p.width > 1 && j->outputs > 1 && columns_side_by_side(j) &&
+        j->info->max_local_bytes >= (uint64_t)j->group * COLS * size)
+        v.suffix = "cols";
     int64_t src_count = 0; /* elements of v.src, to release it */
     gk_status status = GK_OK;
     for (;;) {
@@ -349,7 +374,7 @@ gk_status gpu_reduce(gk_device device, gk_reduction op, const gk_loop *outer,
  * when there are too few rows for GROUPS_PER_UNIT groups per compute unit.
  * SCAN_PER_ITEM is scan.gk's GK_SCAN_PER_ITEM. */
 enum { SHORT_SCAN = 16, MANY_ROWS = 8192, GROUPS_PER_UNIT = 8, MIN_PIECE_BLOCKS = 4,
-       SCAN_PER_ITEM = 4 };
+       SCAN_PER_ITEM = 8 };
 
 /* Starts a cumsum launch: out, in, loop. */
 static void scan_begin(gk_gpu_launch *launch, gk_device device, const gk_loop *outer,
