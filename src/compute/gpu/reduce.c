@@ -17,16 +17,22 @@
  *   elements, so many outputs give many teams (a team per output, a
  *   work-item per output for rows of up to LANE_ELEMENTS), and the outputs
  *   of a column reduction read side by side;
- * - long rows: teams of a whole group, pieces of 8 to 64 elements per lane,
- *   enough of them that one long row (the sum of a big array) fills the
- *   device; the partials then make short rows for the next level.
+ * - long rows: teams of a whole group, pieces of 64 elements per lane for
+ *   rows of up to 16 such pieces, else of 8 to 64 with enough pieces that
+ *   one long row (the sum of a big array) fills the device; the partials
+ *   then make short rows for the next level.
  * Lanes read strided by the team's width, so contiguous rows are read
- * coalesced.
+ * coalesced; rows side by side in memory (a reduction along a leading
+ * axis of a C-order array) go through the _cols kernels, which give each
+ * row the same operations while a warp's loads cover neighbouring rows
+ * (run_class). var/std make two passes: the means, then the squared
+ * deviations from them.
  *
  * Float sums add up to 64 elements per lane in the float type and the rest
  * in double (where the device has it): the sum of 10^8 float32 ones is
- * exact. Integer means and all variances are float64 results: devices
- * without fp64 refuse them, as every float64 array, with a message. */
+ * exact. Means, variances and standard deviations of integers are float64:
+ * devices without fp64 refuse them, as every float64 array, with a message
+ * (float32 variances are then computed in float32). */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
@@ -36,13 +42,15 @@
 
 /* Elements per lane below which a row is one piece; the lanes' share of a
  * long row's piece (8 to 64); the pieces a long row is cut into at least,
- * when it is long enough (so that one row fills a GPU); float products'
- * chunk (the CPU's, so that results agree bit for bit). */
+ * when it is long enough (so that one row fills a GPU); the pieces of 64
+ * a lane below that (see plan_row); float products' chunk (the CPU's, so
+ * that results agree bit for bit). */
 enum {
     LANE_ELEMENTS = 16,
     PIECE_LANE_MIN = 8,
     PIECE_LANE_MAX = 64,
     LONG_ROW_PIECES = 1024,
+    FEW_PIECES = 16,
     PROD_CHUNK = 65536,
 };
 
@@ -138,7 +146,13 @@ static plan plan_row(int64_t length, int64_t group)
             p.width *= 2;
         return p;
     }
+    /* Up to FEW_PIECES pieces of PIECE_LANE_MAX a lane (a row of at most
+     * 1 MiB of float32: launches cost more than filling the device would
+     * save), else pieces of PIECE_LANE_MIN and more a lane, as long as
+     * there are LONG_ROW_PIECES of them. */
     int64_t per_lane = PIECE_LANE_MIN;
+    if (length <= group * PIECE_LANE_MAX * FEW_PIECES)
+        per_lane = PIECE_LANE_MAX;
     while (per_lane < PIECE_LANE_MAX && length / (group * per_lane * 2) >= LONG_ROW_PIECES)
         per_lane *= 2;
     p.width = group;
