@@ -14,7 +14,7 @@
  * the "device" is this same CPU, using all its cores.
  *
  * Run: ./build/examples/example_cpu_vs_gpu [DEVICE]   (DEVICE: cuda:0, opencl:0:0) */
-#include <gpukit/gpukit.h>
+#include "kernel_example.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,15 +22,6 @@
 #include <time.h>
 
 #define N 10000000
-
-/* Every gpukit call returns a status: stop with the library's message. */
-static void check(gk_status status, const char *what)
-{
-    if (status != GK_OK) {
-        fprintf(stderr, "%s failed: %s\n", what, gk_last_error());
-        exit(1);
-    }
-}
 
 static double seconds(void)
 {
@@ -48,12 +39,8 @@ static void work_on_cpu(const float *x, float *y)
 int main(int argc, char **argv)
 {
     gk_device device;
-    if (argc > 1) {
-        check(gk_device_parse(argv[1], &device), "gk_device_parse");
-    } else if (gk_device_accelerator(&device) != GK_OK) {
-        printf("no CUDA or OpenCL device here, nothing to compare: %s\n", gk_last_error());
+    if (!choose_device(argc, argv, &device))
         return 0;
-    }
     char name[GK_DEVICE_NAME_MAX], about[256];
     gk_device_name(device, name, sizeof name);
     check(gk_device_describe(device, about, sizeof about), "gk_device_describe");

@@ -7,53 +7,14 @@
  * compare with.
  *
  * Run: ./build/examples/example_grayscale [DEVICE]   (DEVICE: cuda:0, opencl:0:0) */
-#include <gpukit/gpukit.h>
+#include "kernel_example.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Where the kernel sources are: GPUKIT_EXAMPLES_DIR, else the build's. */
-#ifndef GPUKIT_EXAMPLE_KERNELS
-#define GPUKIT_EXAMPLE_KERNELS "examples/kernels"
-#endif
-
 #define HEIGHT 116
 #define WIDTH 434
 #define BYTES (HEIGHT * WIDTH * 4)
-
-/* Every gpukit call returns a status: stop with the library's message. */
-static void check(gk_status status, const char *what)
-{
-    if (status != GK_OK) {
-        fprintf(stderr, "%s failed: %s\n", what, gk_last_error());
-        exit(1);
-    }
-}
-
-/* The text of examples/kernels/<file> (malloc'd). */
-static char *read_kernel(const char *file)
-{
-    const char *dir = getenv("GPUKIT_EXAMPLES_DIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : GPUKIT_EXAMPLE_KERNELS, file);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s: set GPUKIT_EXAMPLES_DIR to gpukit's examples/kernels\n",
-                path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    char *text = malloc((size_t)size + 1);
-    if (!text || fread(text, 1, (size_t)size, f) != (size_t)size) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(1);
-    }
-    text[size] = 0;
-    fclose(f);
-    return text;
-}
 
 /* A colourful test image: red rises left to right, green top to bottom,
  * blue in stripes, and alpha varies too (to show that it is kept). */
@@ -73,12 +34,8 @@ static void make_image(uint8_t *image)
 int main(int argc, char **argv)
 {
     gk_device device;
-    if (argc > 1) {
-        check(gk_device_parse(argv[1], &device), "gk_device_parse");
-    } else if (gk_device_accelerator(&device) != GK_OK) {
-        printf("no CUDA or OpenCL device here, nothing to run: %s\n", gk_last_error());
+    if (!choose_device(argc, argv, &device))
         return 0;
-    }
     char name[GK_DEVICE_NAME_MAX];
     printf("device: %s\n", gk_device_name(device, name, sizeof name));
 
