@@ -69,30 +69,34 @@ const char *gk_gpu_family(int i)
     return i >= 0 && i < family_count ? family_names[i] : NULL;
 }
 
-/* Appends `size` bytes to a growing NUL-terminated text. */
-static bool append(char **text, size_t *length, const void *data, size_t size)
+/* The parts one after the other, each followed by a line break, as one
+ * NUL-terminated text (malloc'd): how a program's source is assembled. */
+static gk_status join_lines(const void *const *parts, const size_t *sizes, int count,
+                            char **text)
 {
-    char *grown = realloc(*text, *length + size + 1);
-    if (!grown)
-        return false;
-    memcpy(grown + *length, data, size);
-    *length += size;
-    grown[*length] = 0;
-    *text = grown;
-    return true;
+    size_t total = 1;
+    for (int i = 0; i < count; i++)
+        total += sizes[i] + 1;
+    char *out = malloc(total), *end = out;
+    if (!out)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (int i = 0; i < count; i++) {
+        memcpy(end, parts[i], sizes[i]);
+        end += sizes[i];
+        *end++ = '\n';
+    }
+    *end = 0;
+    *text = out;
+    return GK_OK;
 }
 
 /* dialect.h in front of `source`, as every portable-dialect program has. */
-static gk_status with_dialect(const char *source, size_t source_length, char **text)
+static gk_status with_dialect(const char *source, char **text)
 {
     const gk_embedded_file *dialect = source_file("dialect.h");
-    size_t length = 0;
-    *text = NULL;
-    if (append(text, &length, dialect->data, dialect->size) && append(text, &length, "\n", 1) &&
-        append(text, &length, source, source_length))
-        return GK_OK;
-    free(*text);
-    return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory");
+    const void *parts[] = {dialect->data, source};
+    size_t sizes[] = {dialect->size, strlen(source)};
+    return join_lines(parts, sizes, 2, text);
 }
 
 gk_status gk_gpu_builtin_source(const char *family, gk_dtype dtype, char **source,
@@ -100,21 +104,16 @@ gk_status gk_gpu_builtin_source(const char *family, gk_dtype dtype, char **sourc
 {
     char file_name[MAX_FAMILY_NAME + 4];
     snprintf(file_name, sizeof file_name, "%s.gk", family);
-    const gk_embedded_file *types = source_file("types.h"), *body = source_file(file_name);
+    const gk_embedded_file *dialect = source_file("dialect.h"), *types = source_file("types.h"),
+                           *body = source_file(file_name);
     if (!body)
         return gk_fail(GK_ERR_NOT_FOUND, "no built-in kernel family '%s'", family);
-    size_t length = 0;
-    char *text = NULL;
-    const gk_embedded_file *parts[] = {source_file("dialect.h"), types, body};
-    for (int i = 0; i < 3; i++)
-        if (!append(&text, &length, parts[i]->data, parts[i]->size) ||
-            !append(&text, &length, "\n", 1)) {
-            free(text);
-            return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory");
-        }
-    snprintf(options, options_size, "-DGK_DTYPE=%d", (int)dtype);
-    *source = text;
-    return GK_OK;
+    const void *parts[] = {dialect->data, types->data, body->data};
+    size_t sizes[] = {dialect->size, types->size, body->size};
+    gk_status status = join_lines(parts, sizes, 3, source);
+    if (status == GK_OK)
+        snprintf(options, options_size, "-DGK_DTYPE=%d", (int)dtype);
+    return status;
 }
 
 /* Records a loaded program (under programs_lock). */
@@ -199,10 +198,10 @@ static gk_status program_locked(gk_device device, gk_gpu_language language, cons
 gk_status gk_gpu_program(gk_device device, gk_gpu_language language, const char *source,
                          const char *options, gk_gpu_module **module)
 {
-    char *text;
+    char *text = NULL;
     gk_status status;
     if (language == GK_GPU_PORTABLE) {
-        status = with_dialect(source, strlen(source), &text);
+        status = with_dialect(source, &text);
         if (status != GK_OK)
             return status;
     } else if (!(text = strdup(source))) {
