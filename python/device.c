@@ -1,0 +1,349 @@
+/* gpukit.device: where arrays live ("cpu", "cuda:0", "opencl:0:0"), equal
+ * to its name; a context manager that makes it the default device, as
+ * `with torch.device("cuda:0"):` does. Also devices(), default_device()
+ * and set_default_device(). */
+#include "gkpy.h"
+
+typedef struct device_object {
+    PyObject_HEAD
+    gk_device device;
+} device_object;
+
+gk_device gkpy_default_device(gkpy_state *state)
+{
+    return state->device_depth > 0 ? state->device_stack[state->device_depth - 1]
+                                   : state->default_device;
+}
+
+static int parse_name(PyObject *name, gk_device *device)
+{
+    const char *text = PyUnicode_AsUTF8(name);
+    if (!text)
+        return -1;
+    if (gk_device_parse(text, device) != GK_OK) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s; devices are named \"cpu\", \"cuda\", \"cuda:N\", \"opencl\" or "
+                     "\"opencl:P:D\" (gpukit.devices() lists them)",
+                     gk_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+int gkpy_device_from_object(gkpy_state *state, PyObject *object, gk_device *device)
+{
+    if (object == NULL || object == Py_None) {
+        *device = gkpy_default_device(state);
+        return 0;
+    }
+    if (Py_IS_TYPE(object, state->device_type)) {
+        *device = ((device_object *)object)->device;
+        return 0;
+    }
+    if (PyUnicode_Check(object))
+        return parse_name(object, device);
+    PyErr_Format(PyExc_TypeError,
+                 "expected a device such as \"cuda:0\" or gpukit.device(\"cpu\"), not %.100s",
+                 Py_TYPE(object)->tp_name);
+    return -1;
+}
+
+PyObject *gkpy_device_object(gkpy_state *state, gk_device device)
+{
+    device_object *self = PyObject_New(device_object, state->device_type);
+    if (self)
+        self->device = device;
+    return (PyObject *)self;
+}
+
+static gk_device device_of(PyObject *self)
+{
+    return ((device_object *)self)->device;
+}
+
+PyDoc_STRVAR(device_doc,
+"device(name, index=None)\n"
+"--\n\n"
+"A compute device: device(\"cpu\"), device(\"cuda:0\"), device(\"cuda\", 1),\n"
+"device(\"opencl:0:0\") (OpenCL platform 0, device 0).\n\n"
+"Equal to its name (device(\"cuda:0\") == \"cuda:0\"). The device need not\n"
+"exist until something runs there; gpukit.devices() lists those that do.\n"
+"As a context manager it is the default device inside the block:\n\n"
+"    with gpukit.device(\"cuda:0\"):\n"
+"        x = gpukit.zeros((3, 3))   # on cuda:0\n");
+
+static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"name", "index", NULL};
+    PyObject *name, *index = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:device", keywords, &name, &index))
+        return NULL;
+    gkpy_state *state = gkpy_state_of_type(type);
+    if (Py_IS_TYPE(name, state->device_type) && index == Py_None)
+        return Py_NewRef(name);
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "device(): the name must be a str, not %.100s",
+                     Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    gk_device device;
+    if (index == Py_None) {
+        if (parse_name(name, &device) < 0)
+            return NULL;
+    } else {
+        long n = PyLong_AsLong(index);
+        if (n == -1 && PyErr_Occurred())
+            return NULL;
+        PyObject *full = PyUnicode_FromFormat("%U:%ld", name, n);
+        if (!full)
+            return NULL;
+        int failed = parse_name(full, &device);
+        Py_DECREF(full);
+        if (failed)
+            return NULL;
+    }
+    return gkpy_device_object(state, device);
+}
+
+static PyObject *device_str(PyObject *self)
+{
+    char name[GK_DEVICE_NAME_MAX];
+    return PyUnicode_FromString(gk_device_name(device_of(self), name, sizeof name));
+}
+
+static PyObject *device_repr(PyObject *self)
+{
+    char name[GK_DEVICE_NAME_MAX];
+    return PyUnicode_FromFormat("device('%s')", gk_device_name(device_of(self), name, sizeof name));
+}
+
+static Py_hash_t device_hash(PyObject *self)
+{
+    PyObject *name = device_str(self);
+    if (!name)
+        return -1;
+    Py_hash_t hash = PyObject_Hash(name);
+    Py_DECREF(name);
+    return hash;
+}
+
+static PyObject *device_richcompare(PyObject *self, PyObject *other, int op)
+{
+    if (op != Py_EQ && op != Py_NE)
+        Py_RETURN_NOTIMPLEMENTED;
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
+    gk_device theirs;
+    if (Py_IS_TYPE(other, state->device_type))
+        theirs = device_of(other);
+    else if (!PyUnicode_Check(other) || parse_name(other, &theirs) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    bool equal = gk_device_equal(device_of(self), theirs);
+    return PyBool_FromLong(equal == (op == Py_EQ));
+}
+
+static PyObject *device_get_type(PyObject *self, void *closure)
+{
+    (void)closure;
+    static const char *const kinds[] = {"cpu", "cuda", "opencl"};
+    return PyUnicode_FromString(kinds[device_of(self).kind]);
+}
+
+static PyObject *device_get_index(PyObject *self, void *closure)
+{
+    (void)closure;
+    gk_device device = device_of(self);
+    if (device.kind == GK_DEVICE_CPU)
+        Py_RETURN_NONE;
+    return PyLong_FromLong(device.index);
+}
+
+static PyObject *device_get_platform(PyObject *self, void *closure)
+{
+    (void)closure;
+    gk_device device = device_of(self);
+    if (device.kind != GK_DEVICE_OPENCL)
+        Py_RETURN_NONE;
+    return PyLong_FromLong(device.platform);
+}
+
+static PyObject *device_describe(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    char text[256];
+    gk_status status = gk_device_describe(device_of(self), text, sizeof text);
+    if (status != GK_OK)
+        return gkpy_raise(gkpy_state_of_type(Py_TYPE(self)), status);
+    return PyUnicode_FromString(text);
+}
+
+static PyObject *device_mem_get_info(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    uint64_t free_bytes = 0, total_bytes = 0;
+    gk_status status = gk_device_memory(device_of(self), &free_bytes, &total_bytes);
+    if (status != GK_OK)
+        return gkpy_raise(gkpy_state_of_type(Py_TYPE(self)), status);
+    return Py_BuildValue("(KK)", (unsigned long long)free_bytes, (unsigned long long)total_bytes);
+}
+
+static PyObject *device_synchronize(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    gk_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gk_device_synchronize(device_of(self));
+    Py_END_ALLOW_THREADS
+    if (status != GK_OK)
+        return gkpy_raise(gkpy_state_of_type(Py_TYPE(self)), status);
+    Py_RETURN_NONE;
+}
+
+static PyObject *device_enter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
+    if (state->device_depth == (int)(sizeof state->device_stack / sizeof state->device_stack[0])) {
+        PyErr_SetString(PyExc_RecursionError, "too many nested `with gpukit.device(...)` blocks");
+        return NULL;
+    }
+    state->device_stack[state->device_depth++] = device_of(self);
+    return Py_NewRef(self);
+}
+
+static PyObject *device_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
+    if (state->device_depth > 0)
+        state->device_depth--;
+    Py_RETURN_FALSE;
+}
+
+static PyObject *device_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *name = device_str(self);
+    if (!name)
+        return NULL;
+    return Py_BuildValue("(O(N))", (PyObject *)Py_TYPE(self), name);
+}
+
+static PyGetSetDef device_getset[] = {
+    {"type", device_get_type, NULL, "The kind of device: 'cpu', 'cuda' or 'opencl'.", NULL},
+    {"index", device_get_index, NULL,
+     "The device's number within its kind (cuda:N -> N, opencl:P:D -> D); None for the CPU.",
+     NULL},
+    {"platform", device_get_platform, NULL,
+     "The OpenCL platform number (opencl:P:D -> P); None for other devices.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef device_methods[] = {
+    {"describe", device_describe, METH_NOARGS,
+     "describe()\n--\n\nA description for people, e.g. 'NVIDIA H100 80GB HBM3' or the CPU's "
+     "model and threads. Raises GPUError when the device is not there."},
+    {"mem_get_info", device_mem_get_info, METH_NOARGS,
+     "mem_get_info()\n--\n\n(free, total) memory of the device in bytes (the CPU: available "
+     "and total RAM)."},
+    {"synchronize", device_synchronize, METH_NOARGS,
+     "synchronize()\n--\n\nWaits until all work queued on the device has finished."},
+    {"__enter__", device_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))device_exit, METH_FASTCALL, NULL},
+    {"__reduce__", device_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot device_slots[] = {
+    {Py_tp_doc, (void *)device_doc},
+    {Py_tp_new, device_new},
+    {Py_tp_repr, device_repr},
+    {Py_tp_str, device_str},
+    {Py_tp_hash, device_hash},
+    {Py_tp_richcompare, device_richcompare},
+    {Py_tp_getset, device_getset},
+    {Py_tp_methods, device_methods},
+    {0, NULL},
+};
+
+static PyType_Spec device_spec = {
+    .name = "gpukit.device",
+    .basicsize = sizeof(device_object),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = device_slots,
+};
+
+PyDoc_STRVAR(devices_doc,
+"devices()\n--\n\n"
+"Every device there is: the CPU, then each usable CUDA GPU (cuda:0, ...),\n"
+"then each OpenCL device (opencl:P:D). A kind whose driver is missing has\n"
+"no devices; that is not an error.");
+
+static PyObject *py_devices(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    gkpy_state *state = gkpy_state_of_module(module);
+    gk_device found[256];
+    int count;
+    Py_BEGIN_ALLOW_THREADS
+    count = gk_device_list(found, 256);
+    Py_END_ALLOW_THREADS
+    if (count > 256)
+        count = 256;
+    PyObject *list = PyList_New(count);
+    for (int i = 0; list && i < count; i++) {
+        PyObject *device = gkpy_device_object(state, found[i]);
+        if (!device) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, device);
+    }
+    return list;
+}
+
+PyDoc_STRVAR(default_device_doc,
+"default_device()\n--\n\n"
+"The device arrays are created on when no device= is given: the innermost\n"
+"`with gpukit.device(...)` block's, else the one set_default_device() set,\n"
+"else the CPU (PyTorch's rule: pick a GPU explicitly, e.g.\n"
+"`device = \"cuda\" if gpukit.cuda.is_available() else \"cpu\"`).");
+
+static PyObject *py_default_device(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    gkpy_state *state = gkpy_state_of_module(module);
+    return gkpy_device_object(state, gkpy_default_device(state));
+}
+
+PyDoc_STRVAR(set_default_device_doc,
+"set_default_device(device)\n--\n\n"
+"Makes `device` (a gpukit.device or a name such as \"cuda:0\"; None for the\n"
+"CPU) the default for array creation outside `with gpukit.device(...)` blocks.");
+
+static PyObject *py_set_default_device(PyObject *module, PyObject *arg)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    gk_device device = gk_device_cpu();
+    if (arg != Py_None && gkpy_device_from_object(state, arg, &device) < 0)
+        return NULL;
+    state->default_device = device;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef device_functions[] = {
+    {"devices", py_devices, METH_NOARGS, devices_doc},
+    {"default_device", py_default_device, METH_NOARGS, default_device_doc},
+    {"set_default_device", py_set_default_device, METH_O, set_default_device_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+int gkpy_device_init(PyObject *module, gkpy_state *state)
+{
+    state->device_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &device_spec, NULL);
+    if (!state->device_type || PyModule_AddType(module, state->device_type) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, device_functions);
+}

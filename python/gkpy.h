@@ -1,0 +1,113 @@
+/* What the files of the _gpukit extension share: the module state, the
+ * Array object, and the conversions every file needs (errors, dtypes,
+ * devices, arrays). One C file per Python type or protocol; each has an
+ * init function, called from module.c, that adds its types and functions
+ * to the module. */
+#ifndef GKPY_H
+#define GKPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <gpukit/gpukit.h>
+
+#include <stdbool.h>
+
+/* Everything the module owns lives here (PEP 489 module state), never in C
+ * globals, so subinterpreters and reloads each get their own. module.c
+ * visits and clears every object field. */
+typedef struct gkpy_state {
+    /* types */
+    PyTypeObject *array_type;
+    PyTypeObject *dtype_type;
+    PyTypeObject *device_type;
+    PyTypeObject *gpu_type;
+    PyTypeObject *process_type;
+    PyTypeObject *reservation_type;
+    PyTypeObject *raw_kernel_type;
+    PyTypeObject *elementwise_kernel_type;
+    PyTypeObject *stream_type;
+    /* exceptions */
+    PyObject *gpu_error;    /* gpukit.GPUError(RuntimeError) */
+    PyObject *no_gpu_error; /* gpukit.NoGPUError(GPUError) */
+    /* gpukit.bool ... gpukit.float64, indexed by gk_dtype */
+    PyObject *dtypes[GK_DTYPE_COUNT];
+    /* where arrays are created when no device= is given: the innermost
+     * `with gpukit.device(...)` block, else set_default_device(), else the
+     * CPU (PyTorch's rule) */
+    gk_device default_device;
+    gk_device device_stack[64];
+    int device_depth;
+    /* the reservation made by gpukit.reserve() without `with`, kept until
+     * release() or the end of the process (may be NULL) */
+    PyObject *held_reservation;
+} gkpy_state;
+
+/* The state of the module that defined `type` (the types are not
+ * subclassable, so an object's type is always one of ours). */
+gkpy_state *gkpy_state_of_type(PyTypeObject *type);
+gkpy_state *gkpy_state_of_module(PyObject *module);
+
+/* --- errors.c --- */
+/* Raises the exception for `status` with gk_last_error()'s message and
+ * returns NULL: ValueError (invalid argument), MemoryError, GPUError
+ * (driver, not found), PermissionError, OSError, TimeoutError, NoGPUError
+ * (busy), FileExistsError. */
+PyObject *gkpy_raise(gkpy_state *state, gk_status status);
+int gkpy_errors_init(PyObject *module, gkpy_state *state);
+
+/* --- dtype.c --- */
+/* A gk_dtype from a gpukit dtype, its name ("float32"), a Python type
+ * (bool, int, float) or anything with a .dtype/.name naming one of ours
+ * (NumPy dtypes and scalar types). TypeError otherwise; returns -1. */
+int gkpy_dtype_from_object(gkpy_state *state, PyObject *object, gk_dtype *dtype);
+PyObject *gkpy_dtype_object(gkpy_state *state, gk_dtype dtype); /* new reference */
+int gkpy_dtype_init(PyObject *module, gkpy_state *state);
+
+/* --- device.c --- */
+/* A device from a gpukit.device, a string ("cuda:0"), or None (the current
+ * default). ValueError for a malformed name; returns -1. */
+int gkpy_device_from_object(gkpy_state *state, PyObject *object, gk_device *device);
+PyObject *gkpy_device_object(gkpy_state *state, gk_device device); /* new reference */
+gk_device gkpy_default_device(gkpy_state *state);
+int gkpy_device_init(PyObject *module, gkpy_state *state);
+
+/* --- array.c --- */
+typedef struct gkpy_array {
+    PyObject_HEAD
+    gk_array *array; /* owned; everything else is derived from it */
+    PyObject *weakrefs;
+} gkpy_array;
+
+/* A new Array owning `array` (which must not be NULL); when the Python
+ * object cannot be made, frees `array` and returns NULL. */
+PyObject *gkpy_array_wrap(gkpy_state *state, gk_array *array);
+static inline bool gkpy_is_array(gkpy_state *state, PyObject *object)
+{
+    return Py_IS_TYPE(object, state->array_type);
+}
+int gkpy_array_init(PyObject *module, gkpy_state *state);
+
+/* --- create.c --- */
+/* asarray(): a gpukit array from any array-like (an Array, a scalar, nested
+ * sequences, the buffer protocol, __dlpack__, __cuda_array_interface__),
+ * on `device` (NULL: where the data is, or the default for host data) as
+ * `dtype` (NULL: inferred). A new reference to an Array, or NULL. */
+PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtype,
+                       const gk_device *device, int copy);
+int gkpy_create_init(PyObject *module, gkpy_state *state);
+
+/* --- interop.c (buffer protocol, __array__, DLPack, CUDA array interface) --- */
+/* An array over the memory of `object` without copying when it exports
+ * one of the protocols; *handled is false (and nothing raised) when it
+ * exports none. */
+PyObject *gkpy_from_protocols(gkpy_state *state, PyObject *object, bool *handled);
+int gkpy_interop_init(PyObject *module, gkpy_state *state);
+
+/* --- the rest: one file each --- */
+int gkpy_ops_init(PyObject *module, gkpy_state *state);         /* ops.c: math, reductions, linalg, random */
+int gkpy_gpus_init(PyObject *module, gkpy_state *state);        /* gpus.c: GPU, gpus(), cuda.* */
+int gkpy_reservation_init(PyObject *module, gkpy_state *state); /* reservation.c */
+int gkpy_kernel_init(PyObject *module, gkpy_state *state);      /* kernel.c */
+
+#endif

@@ -1,0 +1,19 @@
+"""gpukit: get your work onto the right NVIDIA GPU, and compute there.
+
+GPUs and reservations::
+
+    gpukit.gpus()                      # every GPU now: memory, utilization, processes
+    with gpukit.reserve(min_free="20G"):
+        ...                            # CUDA programs started here see only that GPU
+
+Arrays and kernels on the CPU, CUDA GPUs and OpenCL devices::
+
+    device = "cuda" if gpukit.cuda.is_available() else "cpu"
+    x = gpukit.random.normal((1024, 1024), seed=0, device=device)
+    y = (x @ x.T).sum(axis=0).cpu().numpy()
+
+The work is done by libgpukit, in C; this package is a thin layer over it.
+"""
+from ._gpukit import *  # noqa: F401,F403  (the C extension's public names)
+from ._gpukit import __version__  # noqa: F401
+from . import cuda, linalg, random  # noqa: F401

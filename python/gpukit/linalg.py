@@ -1,0 +1,1 @@
+"""gpukit.linalg (filled in by the change that brings it)."""
