@@ -88,6 +88,16 @@ static inline bool gkpy_is_array(gkpy_state *state, PyObject *object)
 }
 int gkpy_array_init(PyObject *module, gkpy_state *state);
 
+/* Methods and attributes of gpukit.Array that live with their topic: each
+ * file exports NULL-terminated tables, and array.c's type spec takes them
+ * all in (its own table first). The methods receive the Array as self. */
+extern PyMethodDef gkpy_ops_array_methods[];     /* ops.c: sum, mean, sort, ... */
+extern PyMethodDef gkpy_interop_array_methods[]; /* interop.c: __array__, __dlpack__, ... */
+extern PyGetSetDef gkpy_interop_array_getset[];  /* interop.c: __cuda_array_interface__ */
+/* interop.c: the buffer protocol of CPU arrays (Py_bf_getbuffer/releasebuffer). */
+int gkpy_array_getbuffer(PyObject *self, Py_buffer *view, int flags);
+void gkpy_array_releasebuffer(PyObject *self, Py_buffer *view);
+
 /* --- create.c --- */
 /* asarray(): a gpukit array from any array-like (an Array, a scalar, nested
  * sequences, the buffer protocol, __dlpack__, __cuda_array_interface__),

@@ -7,3 +7,5 @@ int gkpy_ops_init(PyObject *module, gkpy_state *state)
     (void)state;
     return 0;
 }
+
+PyMethodDef gkpy_ops_array_methods[] = {{NULL, NULL, 0, NULL}};
