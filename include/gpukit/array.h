@@ -93,7 +93,9 @@ gk_status gk_eye(gk_device device, gk_dtype dtype, int64_t n, gk_array **out);
 /* Copies `data` (C order, size * element size bytes) to a new array. */
 gk_status gk_from_host(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
                        const void *data, gk_array **out);
-/* A CPU array over the caller's memory, no copy: it must outlive the array. */
+/* A CPU array over the caller's memory, no copy: it must outlive the array.
+ * The same as gk_wrap(gk_device_cpu(), dtype, ndim, shape, NULL, data,
+ * NULL, NULL, out). */
 gk_status gk_wrap_host(gk_dtype dtype, int ndim, const int64_t *shape, void *data,
                        gk_array **out);
 /* Counter-based random numbers (Philox4x32-10): the same seed gives the
@@ -102,6 +104,37 @@ gk_status gk_random_uniform(gk_device device, gk_dtype dtype, int ndim, const in
                             uint64_t seed, double low, double high, gk_array **out);
 gk_status gk_random_normal(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
                            uint64_t seed, double mean, double stddev, gk_array **out);
+
+/* --- memory owned by someone else (zero-copy interop) --- */
+/* An array over memory another library owns (a NumPy buffer, a DLPack
+ * tensor, a CuPy array), no copy. `data` is the device address of element
+ * [0, ..., 0]; `strides` are in elements (NULL: C order) and may be 0 or
+ * negative, as long as every element's byte address fits in the address
+ * space. CPU and CUDA devices only: their addresses are plain pointers
+ * (OpenCL addresses are gpukit's own encoding, so foreign OpenCL memory
+ * cannot be named by one). `release(context)` (either may be NULL) is
+ * called exactly once, when the last array or view over the memory is
+ * freed, on whichever thread frees it. On failure nothing is called and
+ * the memory stays the caller's. `data` may be NULL only for an empty
+ * shape. */
+gk_status gk_wrap(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                  const int64_t *strides, void *data, void (*release)(void *context),
+                  void *context, gk_array **out);
+/* The device address of element [0, ..., 0] (what interop exports). For
+ * CPU and CUDA arrays a real pointer (a CUdeviceptr for CUDA); for OpenCL
+ * arrays gpukit's encoded address, meaningful only to gpukit. Queued work
+ * may still be writing there: synchronize the device before another
+ * library reads it. */
+void *gk_array_data(const gk_array *a);
+/* The CUDA device that `data`, a device pointer from another CUDA library,
+ * belongs to (cuPointerGetAttribute's device ordinal);
+ * GK_ERR_INVALID_ARGUMENT when the driver does not know the pointer. */
+gk_status gk_cuda_pointer_device(const void *data, gk_device *device);
+/* Waits on the host until the work queued so far on `stream`, a CUstream
+ * handle of another library on the CUDA `device`, is done (1: the legacy
+ * default stream, 2: the per-thread default stream; 0 is refused as
+ * ambiguous). */
+gk_status gk_cuda_stream_wait(gk_device device, uintptr_t stream);
 
 /* --- moving data --- */
 /* A copy on `device` (the original is untouched), like tensor.to(). */

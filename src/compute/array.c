@@ -3,7 +3,9 @@
  * here except by reshape's fallback copy. */
 #include "compute/array_impl.h"
 
+#include "compute/gpu/driver.h"
 #include "core/error.h"
+#include "ext/cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,8 @@ void gk_array_free(gk_array *a)
     if (atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) == 1) {
         if (buffer->owned)
             buffer->backend->release(buffer->device, buffer->data, buffer->bytes);
+        else if (buffer->release)
+            buffer->release(buffer->context);
         free(buffer);
     }
     free(a);
@@ -122,11 +126,10 @@ static gk_status check_array(int ndim, const int64_t *shape, gk_dtype dtype, con
     return GK_OK;
 }
 
-/* A contiguous array over `data` on the CPU (not owned), or, when data is
- * NULL, over fresh memory from the device's backend (owned). Shape and
- * dtype are already checked. */
+/* A contiguous array over fresh memory from the device's backend (owned).
+ * Shape and dtype are already checked. */
 static gk_status new_array(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
-                           void *data, gk_array **out)
+                           gk_array **out)
 {
     const gk_backend *backend = gk_backend_of(device.kind);
     gk_array *a = calloc(1, sizeof *a);
@@ -141,15 +144,13 @@ static gk_status new_array(gk_device device, gk_dtype dtype, int ndim, const int
     copy_shape(a->shape, shape, ndim);
     set_contiguous_strides(a);
     size_t bytes = (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype);
-    *buffer = (gk_buffer){device, backend, data, bytes, 0, data == NULL};
+    *buffer = (gk_buffer){device, backend, NULL, bytes, 0, true, NULL, NULL};
     atomic_init(&buffer->refs, 1);
-    if (!data) {
-        gk_status status = backend->alloc(device, bytes, &buffer->data);
-        if (status != GK_OK) {
-            free(a);
-            free(buffer);
-            return status;
-        }
+    gk_status status = backend->alloc(device, bytes, &buffer->data);
+    if (status != GK_OK) {
+        free(a);
+        free(buffer);
+        return status;
     }
     a->buffer = buffer;
     *out = a;
@@ -163,19 +164,142 @@ gk_status gk_empty(gk_device device, gk_dtype dtype, int ndim, const int64_t *sh
     gk_status status = check_array(ndim, shape, dtype, "empty");
     if (status == GK_OK)
         status = gk_device_check(device);
-    return status == GK_OK ? new_array(device, dtype, ndim, shape, NULL, out) : status;
+    return status == GK_OK ? new_array(device, dtype, ndim, shape, out) : status;
+}
+
+/* The bytes an array of `shape` and `strides` (elements) reaches below and
+ * above its element [0, ...]: *down <= 0 to the lowest element's first
+ * byte, *up >= 0 to the highest element's first byte. False when they do
+ * not fit in the address space (a stride too large for its axis). */
+static bool stride_reach(int ndim, const int64_t *shape, const int64_t *strides, size_t size,
+                         int64_t *down, int64_t *up)
+{
+    /* Each axis may reach at most a GK_MAX_DIMS-th of INT64_MAX, so the
+     * sums cannot overflow either. */
+    const int64_t limit = INT64_MAX / GK_MAX_DIMS;
+    *down = *up = 0;
+    for (int i = 0; i < ndim; i++) {
+        int64_t steps = shape[i] - 1; /* the shape is not empty: shape[i] >= 1 */
+        int64_t stride = strides[i];
+        if (steps == 0 || stride == 0)
+            continue;
+        uint64_t magnitude = stride < 0 ? 0 - (uint64_t)stride : (uint64_t)stride;
+        if (magnitude > (uint64_t)limit / size / (uint64_t)steps)
+            return false;
+        int64_t reach = (int64_t)(magnitude * size) * steps;
+        if (stride < 0)
+            *down -= reach;
+        else
+            *up += reach;
+    }
+    return true;
+}
+
+gk_status gk_wrap(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                  const int64_t *strides, void *data, void (*release)(void *context),
+                  void *context, gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_array(ndim, shape, dtype, "wrap");
+    if (status != GK_OK)
+        return status;
+    char name[GK_DEVICE_NAME_MAX];
+    if (device.kind != GK_DEVICE_CPU && device.kind != GK_DEVICE_CUDA)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "wrap: memory on %s cannot be wrapped: only CPU and CUDA addresses are "
+                       "plain pointers (copy the data instead)",
+                       gk_device_name(device, name, sizeof name));
+    status = gk_device_check(device);
+    if (status != GK_OK)
+        return status;
+    size_t size = gk_dtype_size(dtype);
+    int64_t count = gk_shape_size(ndim, shape);
+    int64_t down = 0, up = 0;
+    if (count > 0) {
+        if (!data)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "wrap: the data pointer is NULL");
+        if (strides && !stride_reach(ndim, shape, strides, size, &down, &up))
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "wrap: the strides reach beyond the address space");
+        if (!strides)
+            up = (count - 1) * (int64_t)size;
+        /* Every byte from data + down to data + up + size must be an
+         * address: no wrapping around either end. */
+        uintptr_t base = (uintptr_t)data;
+        if (base < (uintptr_t)-down || UINTPTR_MAX - base < (uintptr_t)up + size)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "wrap: the strides reach beyond the address space");
+    }
+    gk_array *a = calloc(1, sizeof *a);
+    gk_buffer *buffer = calloc(1, sizeof *buffer);
+    if (!a || !buffer) {
+        free(a);
+        free(buffer);
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array");
+    }
+    a->dtype = dtype;
+    a->ndim = ndim;
+    copy_shape(a->shape, shape, ndim);
+    if (strides)
+        copy_shape(a->strides, strides, ndim);
+    else
+        set_contiguous_strides(a);
+    /* The buffer starts at the lowest byte an element occupies, so offsets
+     * (which views only ever add to) stay non-negative. */
+    a->offset = (size_t)-down;
+    buffer->device = device;
+    buffer->backend = gk_backend_of(device.kind);
+    buffer->data = (char *)data + down;
+    buffer->bytes = count > 0 ? (size_t)(up - down) + size : 0;
+    buffer->owned = false;
+    buffer->release = release;
+    buffer->context = context;
+    atomic_init(&buffer->refs, 1);
+    a->buffer = buffer;
+    *out = a;
+    return GK_OK;
 }
 
 gk_status gk_wrap_host(gk_dtype dtype, int ndim, const int64_t *shape, void *data,
                        gk_array **out)
 {
-    *out = NULL;
-    gk_status status = check_array(ndim, shape, dtype, "wrap_host");
+    return gk_wrap(gk_device_cpu(), dtype, ndim, shape, NULL, data, NULL, NULL, out);
+}
+
+void *gk_array_data(const gk_array *a)
+{
+    return (char *)a->buffer->data + a->offset;
+}
+
+gk_status gk_cuda_pointer_device(const void *data, gk_device *device)
+{
+    const gk_cuda *cuda;
+    gk_status status = gk_cuda_open(&cuda);
     if (status != GK_OK)
         return status;
-    if (!data)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "wrap_host: the data pointer is NULL");
-    return new_array(gk_device_cpu(), dtype, ndim, shape, data, out);
+    int ordinal = -1;
+    CUresult r = cuda->PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                           (CUdeviceptr)(uintptr_t)data);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "%p is not a CUDA device pointer", data);
+        gk_cuda_fail(r, what);
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s", gk_last_error());
+    }
+    *device = (gk_device){GK_DEVICE_CUDA, ordinal, 0};
+    return GK_OK;
+}
+
+gk_status gk_cuda_stream_wait(gk_device device, uintptr_t stream)
+{
+    if (device.kind != GK_DEVICE_CUDA)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "cuda_stream_wait: not a CUDA device");
+    if (stream == 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "cuda_stream_wait: stream 0 is ambiguous; use 1 for the legacy default "
+                       "stream or 2 for the per-thread default stream");
+    /* A foreign CUstream handle is what the driver layer's streams are. */
+    return gk_cuda_driver.stream_synchronize(device, (gk_gpu_stream *)stream);
 }
 
 /* --- operands --- */

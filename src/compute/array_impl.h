@@ -15,7 +15,11 @@ typedef struct gk_buffer {
     void *data;
     size_t bytes;
     atomic_long refs; /* views on other threads may come and go at once */
-    bool owned; /* false for gk_wrap_host() memory */
+    bool owned; /* false for gk_wrap() memory */
+    /* For gk_wrap() memory: called with `context` when the last view goes
+     * (may be NULL). */
+    void (*release)(void *context);
+    void *context;
 } gk_buffer;
 
 struct gk_array {

@@ -61,6 +61,7 @@ enum {
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 };
 
+enum { CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9 };
 enum { CU_STREAM_NON_BLOCKING = 0x1 };
 enum { CU_EVENT_DISABLE_TIMING = 0x2 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 0x1 };
@@ -96,6 +97,7 @@ typedef struct gk_cuda {
     CUresult (*MemFree)(CUdeviceptr address);
     CUresult (*MemHostAlloc)(void **host, size_t bytes, unsigned int flags);
     CUresult (*MemFreeHost)(void *host);
+    CUresult (*PointerGetAttribute)(void *value, int attribute, CUdeviceptr pointer);
     CUresult (*MemcpyHtoD)(CUdeviceptr to, const void *from, size_t bytes);
     CUresult (*MemcpyHtoDAsync)(CUdeviceptr to, const void *from, size_t bytes, CUstream stream);
     CUresult (*MemcpyDtoH)(void *to, CUdeviceptr from, size_t bytes);

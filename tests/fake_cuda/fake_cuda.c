@@ -69,6 +69,7 @@ static int initialized;
 static unsigned long long allocated;
 static long live_allocations, live_pinned;
 static int misuses;
+static int default_stream_waits; /* cuStreamSynchronize of handle 1 or 2 */
 static char last_misuse[256];
 
 static void misuse(const char *what)
@@ -460,6 +461,17 @@ EXPORT CUresult cuMemFreeHost(void *host)
     return SUCCESS;
 }
 
+EXPORT CUresult cuPointerGetAttribute(void *value, int attribute, CUdeviceptr pointer)
+{
+    NEED_INIT();
+    /* Only the device ordinal (9); every non-NULL pointer is on the one
+     * device. */
+    if (attribute != 9 || !pointer)
+        return INVALID_VALUE;
+    *(int *)value = 0;
+    return SUCCESS;
+}
+
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr to, const void *from, size_t bytes)
 {
     NEED_CONTEXT();
@@ -536,7 +548,16 @@ EXPORT CUresult cuStreamSynchronize(struct CUstream_st *stream)
     if (!stream)
         return SUCCESS;
     pthread_mutex_lock(&lock);
-    run_until(stream, ~0ull);
+    if (stream == (struct CUstream_st *)1 || stream == (struct CUstream_st *)2) {
+        /* The legacy and per-thread default streams (CUDA array interface
+         * producers name them): the fake queues nothing on them, so finish
+         * everything, as a wait on a blocking stream could. */
+        for (struct CUstream_st *s = streams; s; s = s->next)
+            run_until(s, ~0ull);
+        default_stream_waits++;
+    } else {
+        run_until(stream, ~0ull);
+    }
     pthread_mutex_unlock(&lock);
     return SUCCESS;
 }
@@ -788,6 +809,12 @@ EXPORT CUresult cuLaunchKernel(entry *function, unsigned gx, unsigned gy, unsign
 EXPORT int fake_cuda_context_depth(void)
 {
     return context_depth;
+}
+
+/* How often a default stream (handle 1 or 2) was waited for. */
+EXPORT int fake_cuda_default_stream_waits(void)
+{
+    return default_stream_waits;
 }
 
 EXPORT long fake_cuda_live_allocations(void)

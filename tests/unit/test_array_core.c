@@ -266,6 +266,122 @@ static void test_copies(gk_device device)
     gk_array_free(back);
 }
 
+/* gk_wrap's release callback: counts its calls in the int it is given. */
+static void count_release(void *context)
+{
+    (*(int *)context)++;
+}
+
+/* gk_wrap: foreign memory with any strides, read in place (and copied to
+ * `device` right), released exactly once after the last view. */
+static void test_wrap(gk_device device)
+{
+    double memory[12];
+    for (int i = 0; i < 12; i++)
+        memory[i] = i;
+    int released = 0;
+    gk_array *a = NULL, *view = NULL, *moved = NULL;
+
+    /* C order (strides NULL), then a view outliving the array. */
+    CHECK_OK(gk_wrap(gk_device_cpu(), GK_FLOAT64, 2, (int64_t[]){3, 4}, NULL, memory,
+                     count_release, &released, &a));
+    if (!a)
+        return;
+    CHECK(gk_array_data(a) == memory, "data is element [0, 0]");
+    CHECK_OK(gk_slice(a, 1, 1, 4, 2, &view));
+    CHECK(gk_array_data(view) == &memory[1], "a view's data is its first element");
+    gk_array_free(a);
+    CHECK(released == 0, "released while a view is left");
+    memory[3] = 33;
+    CHECK_VALUES(view, ((double[]){1, 33, 5, 7, 9, 11}), 6, 0);
+    gk_array_free(view);
+    CHECK(released == 1, "released %d times after the last view", released);
+    memory[3] = 3;
+
+    /* Strided: every other column, read through and copied to the device. */
+    CHECK_OK(gk_wrap(gk_device_cpu(), GK_FLOAT64, 2, (int64_t[]){3, 2}, (int64_t[]){4, 2},
+                     memory, count_release, &released, &a));
+    CHECK(!gk_array_is_contiguous(a), "strided");
+    CHECK_VALUES(a, ((double[]){0, 2, 4, 6, 8, 10}), 6, 0);
+    CHECK_OK(gk_to(a, device, &moved));
+    CHECK_VALUES(moved, ((double[]){0, 2, 4, 6, 8, 10}), 6, 0);
+    gk_array_free(moved);
+    gk_array_free(a);
+    CHECK(released == 2, "released %d times", released);
+
+    /* Negative strides: element [0, 0] is the last of the memory; the rows
+     * and columns run backwards (NumPy's a[::-1, ::-1]). */
+    CHECK_OK(gk_wrap(gk_device_cpu(), GK_FLOAT64, 2, (int64_t[]){3, 4}, (int64_t[]){-4, -1},
+                     &memory[11], count_release, &released, &a));
+    CHECK(gk_array_data(a) == &memory[11], "data is element [0, 0]");
+    double reversed[12];
+    for (int i = 0; i < 12; i++)
+        reversed[i] = 11 - i;
+    CHECK_VALUES(a, reversed, 12, 0);
+    CHECK_OK(gk_to(a, device, &moved));
+    CHECK_VALUES(moved, reversed, 12, 0);
+    gk_array_free(moved);
+    /* Views of it keep working: [1:, ::-2] of the reversed array. */
+    gk_array *rows = NULL;
+    CHECK_OK(gk_slice(a, 0, 1, 3, 1, &rows));
+    CHECK_OK(gk_slice(rows, 1, -1, -5, -2, &view));
+    CHECK_VALUES(view, ((double[]){4, 6, 0, 2}), 4, 0);
+    CHECK(gk_array_data(view) == &memory[4], "data of the view");
+    gk_array_free(rows);
+    gk_array_free(a);
+    CHECK(released == 2, "not yet released");
+    gk_array_free(view);
+    CHECK(released == 3, "released %d times", released);
+
+    /* Mixed signs and a broadcast (stride 0) axis: [[3, 1], [3, 1]] as int32. */
+    int32_t small[4] = {0, 1, 2, 3};
+    CHECK_OK(gk_wrap(gk_device_cpu(), GK_INT32, 2, (int64_t[]){2, 2}, (int64_t[]){0, -2},
+                     &small[3], NULL, NULL, &a));
+    CHECK_VALUES(a, ((double[]){3, 1, 3, 1}), 4, 0);
+    /* Writes go to the caller's memory. */
+    CHECK_OK(gk_wrap(gk_device_cpu(), GK_INT32, 1, (int64_t[]){4}, (int64_t[]){-1}, &small[3],
+                     NULL, NULL, &view));
+    gk_array *seven = NULL;
+    CHECK_OK(gk_full(gk_device_cpu(), GK_INT32, 1, (int64_t[]){1}, 7, &seven));
+    gk_array *first = NULL;
+    CHECK_OK(gk_slice(view, 0, 0, 1, 1, &first));
+    CHECK_OK(gk_assign(first, seven));
+    CHECK(small[3] == 7 && small[0] == 0, "written through: %d %d", small[3], small[0]);
+    gk_array_free(first);
+    gk_array_free(seven);
+    gk_array_free(view);
+    gk_array_free(a);
+
+    /* An empty array may have no memory at all. */
+    CHECK_OK(gk_wrap(gk_device_cpu(), GK_FLOAT32, 2, (int64_t[]){0, 3}, NULL, NULL,
+                     count_release, &released, &a));
+    CHECK(a && gk_array_size(a) == 0, "empty");
+    gk_array_free(a);
+    CHECK(released == 4, "released %d times", released);
+
+    /* Refusals call nothing and produce nothing. */
+    CHECK_FAILS(gk_wrap(gk_device_cpu(), GK_FLOAT64, 1, (int64_t[]){3}, NULL, NULL,
+                        count_release, &released, &a),
+                GK_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK(a == NULL, "no output on failure");
+    CHECK_FAILS(gk_wrap(gk_device_cpu(), GK_FLOAT64, 2, (int64_t[]){3, 3},
+                        (int64_t[]){INT64_MAX / 4, 1}, memory, count_release, &released, &a),
+                GK_ERR_INVALID_ARGUMENT, "address space");
+    CHECK_FAILS(gk_wrap(gk_device_cpu(), GK_FLOAT64, 1, (int64_t[]){3}, (int64_t[]){-1},
+                        (void *)8, count_release, &released, &a),
+                GK_ERR_INVALID_ARGUMENT, "address space");
+    CHECK_FAILS(gk_wrap((gk_device){GK_DEVICE_OPENCL, 0, 0}, GK_FLOAT64, 1, (int64_t[]){3},
+                        NULL, memory, count_release, &released, &a),
+                GK_ERR_INVALID_ARGUMENT, "only CPU and CUDA");
+    CHECK_FAILS(gk_wrap((gk_device){GK_DEVICE_CUDA, 7, 0}, GK_FLOAT64, 1, (int64_t[]){3}, NULL,
+                        memory, count_release, &released, &a),
+                GK_ERR_NOT_FOUND, "cuda:7");
+    CHECK_FAILS(gk_wrap(gk_device_cpu(), GK_FLOAT64, 1, (int64_t[]){-3}, NULL, memory,
+                        count_release, &released, &a),
+                GK_ERR_INVALID_ARGUMENT, "negative length");
+    CHECK(released == 4 && a == NULL, "nothing released on failure (%d)", released);
+}
+
 int main(void)
 {
     test_device_names();
@@ -273,5 +389,6 @@ int main(void)
     FOR_EACH_DEVICE(test_creation);
     FOR_EACH_DEVICE(test_views);
     FOR_EACH_DEVICE(test_copies);
+    FOR_EACH_DEVICE(test_wrap);
     CHECK_DONE();
 }
