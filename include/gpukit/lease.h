@@ -33,7 +33,7 @@
 extern "C" {
 #endif
 
-#define GK_LEASE_MAX_DEVICES 64
+#define GK_LEASE_MAX_DEVICES GK_SELECT_MAX_COUNT
 
 typedef struct gk_lease {
     char name[64];         /* its file name in the lease directory */

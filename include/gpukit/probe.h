@@ -155,6 +155,13 @@ size_t gk_snapshot_usable_count(const gk_snapshot *snapshot);
 
 const char *gk_probe_source_name(gk_probe_source source);
 
+/* "ok", "lost", "no_permission", "error": the names reports use. */
+const char *gk_gpu_state_name(gk_gpu_state state);
+
+/* The CUDA version a driver supports as people write it ("12.4" from the
+ * driver's 12040) into buf; "" when unknown. Returns buf. */
+const char *gk_cuda_version_string(gk_field version, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

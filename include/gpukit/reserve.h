@@ -29,7 +29,17 @@ typedef struct gk_reserve_options {
     /* Called with a line for people when the wait starts or its reason
      * changes; may be NULL. */
     void (*progress)(const char *message, void *context);
-    void *context;
+    /* Polled between attempts and every few milliseconds while waiting in
+     * line; returning true gives up at once (GK_ERR_CANCELLED), leaving the
+     * line and holding nothing. May be NULL. Lets a caller that waits with
+     * signals deferred (Python's Ctrl-C) stop the wait. */
+    bool (*cancelled)(void *context);
+    void *context;       /* passed to progress and cancelled */
+    /* Make lease_fd close-on-exec: for a process that holds its lease
+     * itself (the Python module), so that programs it starts do not keep
+     * the lease alive after it ends. `gpukit run` leaves it inheritable: the
+     * job it execs holds the lease. */
+    bool cloexec;
 } gk_reserve_options;
 
 typedef struct gk_reservation {
@@ -47,10 +57,12 @@ typedef struct gk_reservation {
  * lease), or: GK_ERR_NOT_FOUND (no GPU here at all), GK_ERR_DRIVER (the
  * driver fails), GK_ERR_BUSY (not enough devices fit, and either not waiting
  * or waiting cannot help), GK_ERR_TIMEOUT (waited wait_seconds),
+ * GK_ERR_CANCELLED (options->cancelled said so),
  * GK_ERR_INVALID_ARGUMENT (a malformed request), or the lease directory's
  * errors (GK_ERR_UNSAFE, GK_ERR_PERMISSION, GK_ERR_IO). On failure the
  * reservation still holds the last snapshot and selection, for reporting.
- * Release it with gk_reservation_free() (which keeps the lease: close
+ * The lease records the request in words (gk_request_describe) as its
+ * `request`. Release it with gk_reservation_free() (which keeps the lease: close
  * lease_fd, or gk_lease_release(), to end it). */
 gk_status gk_reserve(gk_probe *probe, gk_lease_dir *dir, const gk_request *request,
                      const gk_reserve_options *options, gk_reservation *reservation);

@@ -33,6 +33,9 @@ typedef enum gk_order {
 const char *gk_order_name(gk_order order);
 gk_status gk_order_parse(const char *name, gk_order *order);
 
+/* The most devices one request may ask for. */
+#define GK_SELECT_MAX_COUNT 64
+
 typedef struct gk_request {
     gk_order order;
     unsigned count;        /* devices wanted, at least 1 */
@@ -49,6 +52,17 @@ typedef struct gk_request {
 
 /* One device, no limits, most free memory first, exclusive. */
 void gk_request_init(gk_request *request);
+
+/* Sets one option of a request from text, named as `gpukit pick` and
+ * `gpukit run` spell them without the dashes: "count" (1 to 64), "order",
+ * "min-free" and "min-total" (sizes: "20G", "512MiB", bytes), "min-free-ratio"
+ * ("0.5" or "50%"), "max-util" (0 to 100), "max-procs" (0 or more), "gpus"
+ * and "exclude" (lists; the request keeps pointing at `value`), "seed", and
+ * "share" and "exclusive" (value ignored). Every front end parses options
+ * here, so they accept the same things. GK_ERR_INVALID_ARGUMENT for a bad
+ * value or name, with what is wrong (not the option's name, which each
+ * front end spells its own way). */
+gk_status gk_request_set(gk_request *request, const char *name, const char *value);
 
 /* The request in a few words, e.g. "1 GPU, --min-free 20.0 GiB, shared". */
 void gk_request_describe(const gk_request *request, char *buf, size_t size);

@@ -18,6 +18,7 @@ typedef enum gk_status {
     GK_ERR_BUSY,             /* not enough devices are free for the request */
     GK_ERR_UNSAFE,           /* a shared file or directory could have been tampered with */
     GK_ERR_EXISTS,           /* something is in the way and was left as it is */
+    GK_ERR_CANCELLED,        /* the caller asked a wait to stop (e.g. Ctrl-C) */
 } gk_status;
 
 /* Short fixed name of a status ("out of memory"). Never NULL. */

@@ -51,6 +51,15 @@ gk_status gk_cuda_view_resolve(const gk_snapshot *snapshot, const char *visible,
 /* The same, with the values from this process's environment. */
 gk_status gk_cuda_view_from_env(const gk_snapshot *snapshot, gk_cuda_view *view);
 
+/* The cuda:N number of the whole GPU snapshot->gpus[gpu] in the view, or -1
+ * when CUDA programs do not see it (MIG devices are not whole GPUs). */
+int gk_cuda_view_index(const gk_cuda_view *view, size_t gpu);
+
+/* The UUID and the name of a device of the view: the MIG device's when it is
+ * one, else the GPU's. */
+const char *gk_cuda_device_uuid(const gk_snapshot *snapshot, const gk_cuda_device *device);
+const char *gk_cuda_device_name(const gk_snapshot *snapshot, const gk_cuda_device *device);
+
 #ifdef __cplusplus
 }
 #endif

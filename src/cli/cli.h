@@ -3,6 +3,9 @@
 #define GK_CLI_H
 
 #include <gpukit/gpukit.h>
+#include <gpukit/info.h>
+
+#include "probe/json.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -52,15 +55,6 @@ const char *cli_field(char *buf, size_t size, gk_field field, uint64_t divisor);
 
 /* "°C" in a UTF-8 locale, "C" otherwise. */
 const char *cli_celsius(void);
-
-/* "12.4" from the driver's 12040, "" when unknown. */
-const char *cli_cuda_version(char *buf, size_t size, gk_field version);
-
-/* A one-line description of the state of a faulty GPU ("LOST", ...). */
-const char *cli_state_name(gk_gpu_state state);
-
-/* The cuda:N index of a GPU in the view, or -1. */
-int cli_cuda_index(const gk_cuda_view *view, size_t gpu);
 
 /* The CPU as "MODEL, N cores usable of M, X GiB memory, Y GiB available". */
 void cli_describe_cpu(char *buf, size_t size, const gk_cpu *cpu);
@@ -123,10 +117,7 @@ void cli_print_warnings(const char *command, const char *warnings);
  * skipped (pick -v, run -v). */
 void cli_print_candidates(FILE *out, const gk_reservation *reservation, unsigned count);
 
-/* --- JSON (json.c) --- */
-json_t *cli_snapshot_json(const gk_snapshot *snapshot, const gk_cuda_view *view,
-                          bool processes);
-json_t *cli_cpu_json(const gk_cpu *cpu);
+/* --- JSON (json.c; the documents come from probe/json.h) --- */
 /* Writes `value` (consumed) to stdout with a newline; false on failure. */
 bool cli_print_json(json_t *value);
 

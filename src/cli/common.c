@@ -70,35 +70,6 @@ const char *cli_field(char *buf, size_t size, gk_field field, uint64_t divisor)
     return buf;
 }
 
-const char *cli_cuda_version(char *buf, size_t size, gk_field version)
-{
-    if (!version.known)
-        snprintf(buf, size, "%s", "");
-    else
-        snprintf(buf, size, "%" PRIu64 ".%" PRIu64, version.value / 1000,
-                 version.value % 1000 / 10);
-    return buf;
-}
-
-const char *cli_state_name(gk_gpu_state state)
-{
-    switch (state) {
-    case GK_GPU_OK: return "ok";
-    case GK_GPU_LOST: return "lost";
-    case GK_GPU_NO_PERMISSION: return "no_permission";
-    case GK_GPU_ERROR: return "error";
-    }
-    return "error";
-}
-
-int cli_cuda_index(const gk_cuda_view *view, size_t gpu)
-{
-    for (size_t i = 0; i < view->count; i++)
-        if (view->devices[i].gpu == gpu && view->devices[i].mig < 0)
-            return (int)i;
-    return -1;
-}
-
 void cli_describe_cpu(char *buf, size_t size, const gk_cpu *cpu)
 {
     char memory[96] = "";

@@ -66,7 +66,7 @@ static void print_csv(const gk_snapshot *snapshot, const gk_cuda_view *view, boo
         csv_cell(g->uuid, false);
         csv_cell(g->name, false);
         csv_cell(g->pci_bus_id, false);
-        csv_cell(cli_state_name(g->state), false);
+        csv_cell(gk_gpu_state_name(g->state), false);
         csv_number(g->memory_total, CLI_MIB, false);
         csv_number(g->memory_used, CLI_MIB, false);
         csv_number(g->memory_free, CLI_MIB, false);
@@ -87,7 +87,7 @@ static void print_csv(const gk_snapshot *snapshot, const gk_cuda_view *view, boo
         csv_cell(text, false);
         csv_number(g->persistence_mode, 1, false);
         csv_number(g->mig_mode, 1, false);
-        int cuda = cli_cuda_index(view, i);
+        int cuda = gk_cuda_view_index(view, i);
         text[0] = '\0';
         if (cuda >= 0)
             snprintf(text, sizeof text, "%d", cuda);
@@ -113,7 +113,7 @@ static void print_table(const gk_snapshot *snapshot, const gk_cuda_view *view, b
         const gk_gpu *g = &snapshot->gpus[i];
         if (g->state != GK_GPU_OK) {
             printf("%-4u %-28.28s %-17s %s: %s\n", g->index, g->name[0] ? g->name : "(unknown)",
-                   g->pci_bus_id, cli_state_name(g->state), g->error);
+                   g->pci_bus_id, gk_gpu_state_name(g->state), g->error);
             continue;
         }
         char used[24], total[24], memory[48], util[16], temp[16], fan[16], draw[16], limit[16],
@@ -125,7 +125,7 @@ static void print_table(const gk_snapshot *snapshot, const gk_cuda_view *view, b
         if (g->compute_major.known)
             snprintf(cc, sizeof cc, "%u.%u", (unsigned)g->compute_major.value,
                      (unsigned)g->compute_minor.value);
-        int index = cli_cuda_index(view, i);
+        int index = gk_cuda_view_index(view, i);
         if (index >= 0)
             snprintf(cuda, sizeof cuda, "cuda:%d", index);
         printf("%-4u %-28.28s %-17s %-17s %5s %5s %4s %11s %6s %4s %s\n", g->index, g->name,
@@ -202,7 +202,7 @@ int cmd_ls(int argc, char **argv)
     gk_cuda_view_from_env(snapshot, &view);
     int code = cli_exit_code(snapshot);
     if (format == 'j') {
-        if (!cli_print_json(cli_snapshot_json(snapshot, &view, processes)))
+        if (!cli_print_json(gk_json_snapshot(snapshot, &view, processes)))
             code = GK_EXIT_FAILURE;
     } else if (format == 'c') {
         print_csv(snapshot, &view, processes);

@@ -81,7 +81,7 @@ static void print_snapshot(const gk_snapshot *snapshot, const style *s, bool pro
     printf("%s%-20s%s %s", s->dim, snapshot->hostname, s->reset, when);
     if (snapshot->driver_version[0])
         printf("  driver %s", snapshot->driver_version);
-    if (cli_cuda_version(cuda, sizeof cuda, snapshot->cuda_driver_version)[0])
+    if (gk_cuda_version_string(snapshot->cuda_driver_version, cuda, sizeof cuda)[0])
         printf("  CUDA %s", cuda);
     printf("\n");
 

@@ -4,22 +4,7 @@
 
 #include "core/units.h"
 
-#include <errno.h>
-#include <getopt.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <string.h>
-
-static bool parse_count(const char *arg, long low, long high, long *value)
-{
-    char *end;
-    errno = 0;
-    long n = strtol(arg, &end, 10);
-    if (errno || end == arg || *end || n < low || n > high)
-        return false;
-    *value = n;
-    return true;
-}
 
 static int bad_value(const char *command, const char *option, const char *why)
 {
@@ -29,59 +14,22 @@ static int bad_value(const char *command, const char *option, const char *why)
 
 int cli_request_option(const char *command, int opt, const char *arg, gk_request *request)
 {
-    long n;
-    uint64_t bytes;
-    switch (opt) {
-    case 'n':
-        if (!parse_count(arg, 1, GK_LEASE_MAX_DEVICES, &n))
-            return bad_value(command, "count", "give a whole number from 1 to 64");
-        request->count = (unsigned)n;
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 0:
-        if (gk_order_parse(arg, &request->order) != GK_OK)
-            return bad_value(command, "order", gk_last_error());
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 1:
-    case CLI_REQUEST_FIRST + 4:
-        if (gk_parse_size(arg, &bytes) != GK_OK)
-            return bad_value(command, opt == CLI_REQUEST_FIRST + 1 ? "min-free" : "min-total",
-                             gk_last_error());
-        *(opt == CLI_REQUEST_FIRST + 1 ? &request->min_free : &request->min_total) =
-            (gk_field){bytes, true};
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 2:
-        if (gk_parse_ratio(arg, &request->min_free_ratio) != GK_OK)
-            return bad_value(command, "min-free-ratio", gk_last_error());
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 3:
-        if (!parse_count(arg, 0, 100, &n))
-            return bad_value(command, "max-util", "give a percentage from 0 to 100");
-        request->max_util = (int)n;
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 5:
-        if (!parse_count(arg, 0, INT_MAX, &n))
-            return bad_value(command, "max-procs", "give a whole number, 0 or more");
-        request->max_procs = (int)n;
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 6:
-        request->gpus = arg;
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 7:
-        request->exclude = arg;
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 8:
-        request->share = true;
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 9:
-        request->share = false;
-        return GK_EXIT_OK;
-    case CLI_REQUEST_FIRST + 10:
-        if (!parse_count(arg, 0, LONG_MAX, &n))
-            return bad_value(command, "seed", "give a whole number");
-        request->seed = (uint64_t)n;
-        return GK_EXIT_OK;
-    }
-    return -1;
+    /* The long options' names, by id; the library parses the values. */
+    static const char *const names[] = {
+        "order", "min-free", "min-free-ratio", "max-util", "min-total", "max-procs",
+        "gpus", "exclude", "share", "exclusive", "seed",
+    };
+    const int count = (int)(sizeof names / sizeof names[0]);
+    const char *name;
+    if (opt == 'n')
+        name = "count";
+    else if (opt >= CLI_REQUEST_FIRST && opt < CLI_REQUEST_FIRST + count)
+        name = names[opt - CLI_REQUEST_FIRST];
+    else
+        return -1;
+    if (gk_request_set(request, name, arg) != GK_OK)
+        return bad_value(command, name, gk_last_error());
+    return GK_EXIT_OK;
 }
 
 int cli_parse_wait(const char *command, const char *arg, double *seconds)

@@ -20,7 +20,8 @@ static void print_usage(FILE *out)
             "COMMAND on them. Jobs started together never get the same GPU: picking and\n"
             "reserving happen under one machine-wide lock ('gpukit leases' lists them).\n"
             "COMMAND gets CUDA_VISIBLE_DEVICES (the GPUs' UUIDs, so no numbering can\n"
-            "mix them up), CUDA_DEVICE_ORDER=PCI_BUS_ID and NVIDIA_VISIBLE_DEVICES.\n"
+            "mix them up), CUDA_DEVICE_ORDER=PCI_BUS_ID, NVIDIA_VISIBLE_DEVICES and\n"
+            "GPUKIT_LEASE (the lease, for gpukit.current_reservation() in Python).\n"
             "gpukit then becomes COMMAND (exec): signals, exit status and process group\n"
             "are COMMAND's own.\n"
             "\n"
@@ -84,22 +85,9 @@ static void show_progress(const char *message, void *context)
     fprintf(stderr, "gpukit run: %s\n", message);
 }
 
-typedef struct job_env {
-    const char *names[8];
-    char values[8][GK_LEASE_MAX_DEVICES * 100];
-    size_t count;
-} job_env;
-
-static void add_env(job_env *env, const char *name, const char *value)
-{
-    env->names[env->count] = name;
-    snprintf(env->values[env->count], sizeof env->values[0], "%s", value);
-    env->count++;
-}
-
 /* Optimus: PRIME needs three variables; bumblebee needs a connection to its
  * daemon held for the job's whole life. */
-static int prepare_offload(job_env *env, int *bumblebee_fd, bool verbose)
+static int prepare_offload(gk_job_env *env, int *bumblebee_fd, bool verbose)
 {
     gk_optimus optimus;
     gk_optimus_detect(&optimus);
@@ -114,9 +102,9 @@ static int prepare_offload(job_env *env, int *bumblebee_fd, bool verbose)
         return GK_EXIT_OK;
     }
     if (optimus.kind == GK_OFFLOAD_PRIME) {
-        add_env(env, "__NV_PRIME_RENDER_OFFLOAD", "1");
-        add_env(env, "__GLX_VENDOR_LIBRARY_NAME", "nvidia");
-        add_env(env, "__VK_LAYER_NV_optimus", "NVIDIA_only");
+        gk_job_env_add(env, "__NV_PRIME_RENDER_OFFLOAD", "1");
+        gk_job_env_add(env, "__GLX_VENDOR_LIBRARY_NAME", "nvidia");
+        gk_job_env_add(env, "__VK_LAYER_NV_optimus", "NVIDIA_only");
     } else if (verbose) {
         fprintf(stderr, "gpukit run: --offload: no Optimus setup here (%s); running as usual\n",
                 optimus.detail[0] ? optimus.detail : "no hybrid graphics found");
@@ -131,17 +119,24 @@ static int launch_failed(gk_status status)
     return status == GK_ERR_NOT_FOUND ? GK_EXIT_COMMAND_MISSING : GK_EXIT_CANNOT_RUN;
 }
 
+/* Prints the variables as shell exports (--env). */
+static int print_env(const gk_job_env *env)
+{
+    for (size_t i = 0; i < env->count; i++)
+        print_export(env->names[i], env->values[i]);
+    return fflush(stdout) == 0 ? GK_EXIT_OK : GK_EXIT_FAILURE;
+}
+
 /* --cpu-fallback: no usable GPU here, so the job runs without one, and says
  * so once (a notebook's kernel log shows it). */
 static int run_on_cpu(char **command, const char *why, bool env_only)
 {
-    if (env_only) {
-        print_export("CUDA_VISIBLE_DEVICES", "");
-        return fflush(stdout) == 0 ? GK_EXIT_OK : GK_EXIT_FAILURE;
-    }
+    gk_job_env env = {0};
+    gk_job_env_cpu(&env);
+    if (env_only)
+        return print_env(&env);
     fprintf(stderr, "gpukit run: no usable GPU, so running on the CPU: %s\n", why);
-    /* Empty: CUDA programs see no device, rather than one nobody reserved. */
-    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    gk_job_env_apply(&env);
     return launch_failed(gk_launch_exec(command));
 }
 
@@ -212,7 +207,7 @@ int cmd_run(int argc, char **argv)
     join_command(command, command_line, sizeof command_line);
     reserve.command = command_line;
 
-    job_env env = {0};
+    gk_job_env env = {0};
     int bumblebee_fd = -1;
     if (offload) {
         int code = prepare_offload(&env, &bumblebee_fd, verbose);
@@ -236,34 +231,35 @@ int cmd_run(int argc, char **argv)
     cli_print_warnings("run", reservation.warnings);
     gk_probe_close(probe);
     if (status != GK_OK) {
-        bool no_gpu = status == GK_ERR_NOT_FOUND || status == GK_ERR_DRIVER;
-        int code = no_gpu && cpu_fallback ? GK_EXIT_OK : cli_reserve_failed("run", status);
+        bool fallback = cpu_fallback && gk_launch_cpu_fallback(status);
+        int code = fallback ? GK_EXIT_OK : cli_reserve_failed("run", status);
         char why[1024];
         snprintf(why, sizeof why, "%s", gk_last_error());
         gk_reservation_free(&reservation);
         gk_lease_dir_close(dir);
         gk_bumblebee_disconnect(bumblebee_fd);
-        return code == GK_EXIT_OK ? run_on_cpu(command, why, env_only) : code;
+        return fallback ? run_on_cpu(command, why, env_only) : code;
     }
 
-    char visible[GK_LEASE_MAX_DEVICES * 100];
-    gk_launch_visible_devices(&reservation, request.count, visible, sizeof visible);
-    add_env(&env, "CUDA_VISIBLE_DEVICES", visible);
-    add_env(&env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-    add_env(&env, "NVIDIA_VISIBLE_DEVICES", visible);
-    if (tf_growth)
-        add_env(&env, "TF_FORCE_GPU_ALLOW_GROWTH", "true");
     if (verbose) {
+        char visible[GK_LEASE_MAX_DEVICES * 100];
+        gk_launch_visible_devices(&reservation, request.count, visible, sizeof visible);
         fprintf(stderr, "gpukit run: chose %s (order %s); lock waited %.2f ms, held %.2f ms%s\n",
                 visible, gk_order_name(request.order), reservation.lock_waited * 1e3,
                 reservation.lock_held * 1e3, reservation.lease.name[0] ? "" : "; not reserved");
         cli_print_candidates(stderr, &reservation, request.count);
     }
-    for (size_t i = 0; i < env.count; i++) {
-        if (env_only)
-            print_export(env.names[i], env.values[i]);
-        else
-            setenv(env.names[i], env.values[i], 1);
+    status = gk_job_env_gpus(&env, &reservation, request.count,
+                             tf_growth ? GK_JOB_ENV_TF_ALLOW_GROWTH : 0);
+    if (status == GK_OK && !env_only)
+        status = gk_job_env_apply(&env);
+    if (status != GK_OK) {
+        fprintf(stderr, "gpukit run: %s\n", gk_last_error());
+        gk_lease_release(dir, reservation.lease.name, reservation.lease_fd);
+        gk_reservation_free(&reservation);
+        gk_lease_dir_close(dir);
+        gk_bumblebee_disconnect(bumblebee_fd);
+        return GK_EXIT_FAILURE;
     }
     char lease_name[64];
     snprintf(lease_name, sizeof lease_name, "%s", reservation.lease.name);
@@ -271,7 +267,7 @@ int cmd_run(int argc, char **argv)
     gk_reservation_free(&reservation);
     if (env_only) {
         gk_lease_dir_close(dir);
-        return fflush(stdout) == 0 ? GK_EXIT_OK : GK_EXIT_FAILURE;
+        return print_env(&env);
     }
 
     int code = GK_EXIT_FAILURE;

@@ -41,6 +41,7 @@ const char *gk_status_string(gk_status status)
     case GK_ERR_BUSY: return "not enough devices free";
     case GK_ERR_UNSAFE: return "unsafe file or directory";
     case GK_ERR_EXISTS: return "already exists";
+    case GK_ERR_CANCELLED: return "cancelled";
     }
     return "unknown status";
 }

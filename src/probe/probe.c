@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,4 +158,25 @@ const char *gk_probe_source_name(gk_probe_source source)
     case GK_SOURCE_NONE: break;
     }
     return "none";
+}
+
+const char *gk_gpu_state_name(gk_gpu_state state)
+{
+    switch (state) {
+    case GK_GPU_OK: return "ok";
+    case GK_GPU_LOST: return "lost";
+    case GK_GPU_NO_PERMISSION: return "no_permission";
+    case GK_GPU_ERROR: return "error";
+    }
+    return "error";
+}
+
+const char *gk_cuda_version_string(gk_field version, char *buf, size_t size)
+{
+    if (!version.known)
+        snprintf(buf, size, "%s", "");
+    else
+        snprintf(buf, size, "%" PRIu64 ".%" PRIu64, version.value / 1000,
+                 version.value % 1000 / 10);
+    return buf;
 }

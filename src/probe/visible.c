@@ -257,3 +257,23 @@ gk_status gk_cuda_view_from_env(const gk_snapshot *snapshot, gk_cuda_view *view)
     return gk_cuda_view_resolve(snapshot, getenv("CUDA_VISIBLE_DEVICES"),
                                 getenv("CUDA_DEVICE_ORDER"), view);
 }
+
+int gk_cuda_view_index(const gk_cuda_view *view, size_t gpu)
+{
+    for (size_t i = 0; i < view->count; i++)
+        if (view->devices[i].gpu == gpu && view->devices[i].mig < 0)
+            return (int)i;
+    return -1;
+}
+
+const char *gk_cuda_device_uuid(const gk_snapshot *snapshot, const gk_cuda_device *device)
+{
+    const gk_gpu *gpu = &snapshot->gpus[device->gpu];
+    return device->mig >= 0 ? gpu->mig_devices[device->mig].uuid : gpu->uuid;
+}
+
+const char *gk_cuda_device_name(const gk_snapshot *snapshot, const gk_cuda_device *device)
+{
+    const gk_gpu *gpu = &snapshot->gpus[device->gpu];
+    return device->mig >= 0 ? gpu->mig_devices[device->mig].name : gpu->name;
+}

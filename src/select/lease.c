@@ -114,6 +114,11 @@ gk_status gk_lease_write(gk_lease_dir *dir, const char *name, const gk_lease *le
 
 gk_status gk_lease_create(gk_lease_dir *dir, gk_lease *lease, int *fd)
 {
+    return gk_lease_create_fd(dir, lease, false, fd);
+}
+
+gk_status gk_lease_create_fd(gk_lease_dir *dir, gk_lease *lease, bool cloexec, int *fd)
+{
     gk_lease_stamp(lease);
     lease->waiting = false;
     /* A random part makes the name unguessable, so nobody can plant
@@ -124,7 +129,7 @@ gk_status gk_lease_create(gk_lease_dir *dir, gk_lease *lease, int *fd)
             nonce = (uint32_t)gk_now_ns() ^ (uint32_t)attempt;
         snprintf(lease->name, sizeof lease->name, "lease-%" PRIu32 "-%08" PRIx32, lease->pid,
                  nonce);
-        gk_status status = gk_lease_write(dir, lease->name, lease, false, fd);
+        gk_status status = gk_lease_write(dir, lease->name, lease, cloexec, fd);
         if (status == GK_OK || errno != EEXIST)
             return status;
     }

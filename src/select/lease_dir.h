@@ -30,6 +30,9 @@ void gk_lease_dir_warn(gk_lease_dir *dir, const char *fmt, ...)
 gk_status gk_lease_write(gk_lease_dir *dir, const char *name, const gk_lease *lease,
                          bool cloexec, int *fd);
 
+/* gk_lease_create() with the choice of a close-on-exec descriptor. */
+gk_status gk_lease_create_fd(gk_lease_dir *dir, gk_lease *lease, bool cloexec, int *fd);
+
 /* Fills pid, uid, user and since for a record about to be written. */
 void gk_lease_stamp(gk_lease *lease);
 

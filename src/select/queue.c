@@ -37,7 +37,8 @@ void gk_queue_leave(gk_lease_dir *dir, gk_ticket *ticket)
     ticket->fd = -1;
 }
 
-bool gk_queue_wait_for(gk_lease_dir *dir, const char *ahead, uint64_t deadline_ns)
+bool gk_queue_wait_for(gk_lease_dir *dir, const char *ahead, uint64_t deadline_ns,
+                       bool (*cancelled)(void *context), void *context)
 {
     int fd = openat(dir->fd, ahead, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
@@ -46,7 +47,7 @@ bool gk_queue_wait_for(gk_lease_dir *dir, const char *ahead, uint64_t deadline_n
     bool in_time = true;
     while (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
         /* An exclusive probe succeeds only once the waiter's lock is gone. */
-        if (deadline_ns && gk_now_ns() >= deadline_ns) {
+        if ((deadline_ns && gk_now_ns() >= deadline_ns) || (cancelled && cancelled(context))) {
             in_time = false;
             break;
         }

@@ -19,8 +19,10 @@ gk_status gk_queue_join(gk_lease_dir *dir, const gk_lease *record, gk_ticket *ti
 /* Leaves the line (harmless when not in it). */
 void gk_queue_leave(gk_lease_dir *dir, gk_ticket *ticket);
 
-/* Waits until the waiter named `ahead` has left the line, or until the
- * monotonic deadline (0: none); false when the deadline came first. */
-bool gk_queue_wait_for(gk_lease_dir *dir, const char *ahead, uint64_t deadline_ns);
+/* Waits until the waiter named `ahead` has left the line, until the
+ * monotonic deadline (0: none), or until `cancelled` (may be NULL) returns
+ * true; false when the deadline or the cancellation came first. */
+bool gk_queue_wait_for(gk_lease_dir *dir, const char *ahead, uint64_t deadline_ns,
+                       bool (*cancelled)(void *context), void *context);
 
 #endif

@@ -57,7 +57,7 @@ static void free_lease_view(lease_view *view)
     memset(view, 0, sizeof *view);
 }
 
-static gk_status lease_choice(gk_lease_dir *dir, const gk_request *request,
+static gk_status lease_choice(gk_lease_dir *dir, const gk_request *request, const char *wanted,
                               const gk_reserve_options *options, gk_reservation *r)
 {
     gk_lease *lease = &r->lease;
@@ -71,7 +71,9 @@ static gk_status lease_choice(gk_lease_dir *dir, const gk_request *request,
     lease->share = request->share;
     lease->reserved = request->min_free.known ? request->min_free.value : 0;
     snprintf(lease->command, sizeof lease->command, "%s", options->command ? options->command : "");
-    return gk_lease_create(dir, lease, &r->lease_fd);
+    /* What was asked for, so the job can tell (gpukit.current_reservation). */
+    snprintf(lease->request, sizeof lease->request, "%s", wanted);
+    return gk_lease_create_fd(dir, lease, options->cloexec, &r->lease_fd);
 }
 
 static gk_status no_gpu(const gk_snapshot *snapshot)
@@ -89,6 +91,12 @@ static void sleep_until(uint64_t wake_ns)
     struct timespec pause = {(time_t)((wake_ns - now) / 1000000000ull),
                              (long)((wake_ns - now) % 1000000000ull)};
     nanosleep(&pause, NULL);
+}
+
+/* Whether the caller asked the wait to stop. */
+static bool cancelled(const gk_reserve_options *options)
+{
+    return options->cancelled && options->cancelled(options->context);
 }
 
 static void report(const gk_reserve_options *options, char *last, size_t size, const char *fmt,
@@ -150,7 +158,7 @@ gk_status gk_reserve(gk_probe *probe, gk_lease_dir *dir, const gk_request *reque
         const bool my_turn = !options->wait || leases.waiters_ahead == 0;
         if (fits && my_turn) {
             if (options->lease)
-                status = lease_choice(dir, request, options, r);
+                status = lease_choice(dir, request, wanted, options, r);
             gk_queue_leave(dir, &ticket);
         } else if (status == GK_OK && !fits && (!options->wait || !r->selection.possible)) {
             status = gk_fail(GK_ERR_BUSY, "%s%s", r->selection.why,
@@ -186,12 +194,17 @@ gk_status gk_reserve(gk_probe *probe, gk_lease_dir *dir, const gk_request *reque
         if (ahead) {
             report(options, last_report, sizeof last_report,
                    "waiting for %s: %zu job(s) ahead in line", wanted, ahead);
-            gk_queue_wait_for(dir, nearest, deadline);
+            gk_queue_wait_for(dir, nearest, deadline, options->cancelled, options->context);
         } else {
             report(options, last_report, sizeof last_report, "waiting for %s: %s", wanted,
                    r->selection.why);
             uint64_t wake = gk_now_ns() + poll;
             sleep_until(deadline && deadline < wake ? deadline : wake);
+        }
+        /* Before the next attempt, which could lease. */
+        if (cancelled(options)) {
+            gk_queue_leave(dir, &ticket);
+            return gk_fail(GK_ERR_CANCELLED, "stopped waiting for %s", wanted);
         }
     }
 }

@@ -7,6 +7,8 @@
 #include "core/units.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,65 @@ void gk_request_init(gk_request *request)
     request->count = 1;
     request->max_util = -1;
     request->max_procs = -1;
+}
+
+static bool parse_whole(const char *text, long low, long high, long *value)
+{
+    char *end;
+    errno = 0;
+    long n = text ? strtol(text, &end, 10) : 0;
+    if (!text || errno || end == text || *end || n < low || n > high)
+        return false;
+    *value = n;
+    return true;
+}
+
+gk_status gk_request_set(gk_request *request, const char *name, const char *value)
+{
+    long n;
+    uint64_t bytes;
+    if (!request || !name)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "gk_request_set: NULL argument");
+    if (strcmp(name, "share") == 0 || strcmp(name, "exclusive") == 0) {
+        request->share = name[0] == 's';
+        return GK_OK;
+    }
+    if (!value)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "a value is needed");
+    if (strcmp(name, "count") == 0) {
+        if (!parse_whole(value, 1, GK_SELECT_MAX_COUNT, &n))
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "give a whole number from 1 to %d",
+                           GK_SELECT_MAX_COUNT);
+        request->count = (unsigned)n;
+    } else if (strcmp(name, "order") == 0) {
+        return gk_order_parse(value, &request->order);
+    } else if (strcmp(name, "min-free") == 0 || strcmp(name, "min-total") == 0) {
+        gk_status status = gk_parse_size(value, &bytes);
+        if (status != GK_OK)
+            return status;
+        *(name[4] == 'f' ? &request->min_free : &request->min_total) = (gk_field){bytes, true};
+    } else if (strcmp(name, "min-free-ratio") == 0) {
+        return gk_parse_ratio(value, &request->min_free_ratio);
+    } else if (strcmp(name, "max-util") == 0) {
+        if (!parse_whole(value, 0, 100, &n))
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "give a percentage from 0 to 100");
+        request->max_util = (int)n;
+    } else if (strcmp(name, "max-procs") == 0) {
+        if (!parse_whole(value, 0, INT_MAX, &n))
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "give a whole number, 0 or more");
+        request->max_procs = (int)n;
+    } else if (strcmp(name, "gpus") == 0) {
+        request->gpus = value;
+    } else if (strcmp(name, "exclude") == 0) {
+        request->exclude = value;
+    } else if (strcmp(name, "seed") == 0) {
+        if (!parse_whole(value, 0, LONG_MAX, &n))
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "give a whole number");
+        request->seed = (uint64_t)n;
+    } else {
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "unknown selection option '%s'", name);
+    }
+    return GK_OK;
 }
 
 void gk_request_describe(const gk_request *request, char *buf, size_t size)
