@@ -102,16 +102,38 @@ void gkpy_array_releasebuffer(PyObject *self, Py_buffer *view);
 /* asarray(): a gpukit array from any array-like (an Array, a scalar, nested
  * sequences, the buffer protocol, __dlpack__, __cuda_array_interface__),
  * on `device` (NULL: where the data is, or the default for host data) as
- * `dtype` (NULL: inferred). A new reference to an Array, or NULL. */
+ * `dtype` (NULL: inferred). copy: 1 always copies, 0 never does (ValueError
+ * when it would have to), -1 copies only when needed (the array API's
+ * copy=True/False/None). A new reference to an Array, or NULL. */
 PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtype,
                        const gk_device *device, int copy);
 int gkpy_create_init(PyObject *module, gkpy_state *state);
+/* Helpers for C functions with METH_FASTCALL | METH_KEYWORDS: matches
+ * args/kwnames to `names` (count of them; the first `positional_only` only
+ * by position, at most `max_positional` by position, the first `required`
+ * required) into values[] (NULL: not given). TypeError like Python's; -1. */
+int gkpy_parse_args(const char *function, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames, const char *const *names, int count, int positional_only,
+                    int max_positional, int required, PyObject **values);
+/* A shape from an int or a sequence of ints (TypeError for other types,
+ * ValueError for a negative length or more than GK_MAX_DIMS axes). */
+int gkpy_parse_shape(PyObject *object, int *ndim, int64_t *shape);
+/* A Python bool, int or float (or a number with __index__/__float__)
+ * stored as one element of `dtype` at `bytes` (8 bytes of room): floats to
+ * integers truncate, an int that does not fit is an OverflowError. */
+int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes);
 
 /* --- interop.c (buffer protocol, __array__, DLPack, CUDA array interface) --- */
 /* An array over the memory of `object` without copying when it exports
  * one of the protocols; *handled is false (and nothing raised) when it
  * exports none. */
 PyObject *gkpy_from_protocols(gkpy_state *state, PyObject *object, bool *handled);
+/* The same with asarray's copy rule (-1 None, 1 True, 0 False): 1 gives a
+ * copy on the data's device; 0 raises ValueError where the memory cannot be
+ * shared (read-only memory, which gpukit copies because its arrays are
+ * always writable). gkpy_from_protocols is copy -1. */
+PyObject *gkpy_from_protocols_copy(gkpy_state *state, PyObject *object, int copy,
+                                   bool *handled);
 int gkpy_interop_init(PyObject *module, gkpy_state *state);
 
 /* --- the rest: one file each --- */
