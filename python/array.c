@@ -1,17 +1,1268 @@
-/* Placeholder: filled in by the change that brings this part. */
+/* gpukit.Array: one gk_array (include/gpukit/array.h) as a Python object,
+ * with NumPy's and the array API's attributes, operators, basic indexing
+ * and conversions. Everything is a call into libgpukit; this file only
+ * translates arguments, results and errors.
+ *
+ * Speed: `a + b` on small CPU arrays is a handful of C calls. The operator
+ * slots recognise our own type first, get the module state from the type,
+ * allocate with tp_alloc and make no Python-level lookups; the GIL is
+ * released only where the work may take long (a large array, another
+ * device), since releasing it costs about as much as a small add. */
 #include "gkpy.h"
 
-int gkpy_array_init(PyObject *module, gkpy_state *state)
+#include <structmember.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Below this many elements a CPU op keeps the GIL (see above). */
+#define GIL_FREE_SIZE 65536
+
+static void array_dealloc(PyObject *self);
+
+static inline gk_array *array_of(PyObject *object)
 {
-    (void)module;
-    (void)state;
-    return 0;
+    return ((gkpy_array *)object)->array;
+}
+
+/* Our type exactly (it is not subclassable): cheaper than finding the
+ * module state first. */
+static inline bool is_ours(PyObject *object)
+{
+    return Py_TYPE(object)->tp_dealloc == array_dealloc;
+}
+
+static inline gkpy_state *state_of(PyObject *self)
+{
+    return gkpy_state_of_type(Py_TYPE(self));
 }
 
 PyObject *gkpy_array_wrap(gkpy_state *state, gk_array *array)
 {
-    (void)state;
-    gk_array_free(array);
-    PyErr_SetString(PyExc_NotImplementedError, "arrays are not there yet");
-    return NULL;
+    PyTypeObject *type = state->array_type;
+    gkpy_array *self = (gkpy_array *)type->tp_alloc(type, 0);
+    if (!self) {
+        gk_array_free(array);
+        return NULL;
+    }
+    self->array = array;
+    return (PyObject *)self;
+}
+
+static void array_dealloc(PyObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    gkpy_array *a = (gkpy_array *)self;
+    if (a->weakrefs)
+        PyObject_ClearWeakRefs(self);
+    gk_array_free(a->array);
+    type->tp_free(self);
+    Py_DECREF(type); /* instances of heap types hold their type */
+}
+
+static PyObject *wrap_status(gkpy_state *state, gk_status status, gk_array *result)
+{
+    return status == GK_OK ? gkpy_array_wrap(state, result) : gkpy_raise(state, status);
+}
+
+/* Whether an op on `a` may take long enough to be worth releasing the GIL. */
+static bool long_work(const gk_array *a)
+{
+    return gk_array_device(a).kind != GK_DEVICE_CPU || gk_array_size(a) >= GIL_FREE_SIZE;
+}
+
+/* The same for a binary op, whose result has the broadcast shape. */
+static bool long_work2(const gk_array *a, const gk_array *b)
+{
+    if (gk_array_device(a).kind != GK_DEVICE_CPU || gk_array_device(b).kind != GK_DEVICE_CPU)
+        return true;
+    int na = gk_array_ndim(a), nb = gk_array_ndim(b), n = na > nb ? na : nb;
+    const int64_t *sa = gk_array_shape(a), *sb = gk_array_shape(b);
+    int64_t size = 1;
+    for (int i = 0; i < n; i++) {
+        int64_t la = i < na ? sa[na - 1 - i] : 1, lb = i < nb ? sb[nb - 1 - i] : 1;
+        size *= la > lb ? la : lb;
+        if (size >= GIL_FREE_SIZE)
+            return true;
+    }
+    return false;
+}
+
+/* status = call, without the GIL when `release`. */
+#define RUN(release, call)                                                                    \
+    do {                                                                                      \
+        if (release) {                                                                        \
+            Py_BEGIN_ALLOW_THREADS status = (call);                                           \
+            Py_END_ALLOW_THREADS                                                              \
+        } else {                                                                              \
+            status = (call);                                                                  \
+        }                                                                                     \
+    } while (0)
+
+/* ------------------------------------------------------------------ */
+/* elements as Python objects                                          */
+
+static PyObject *scalar_object(gk_dtype dtype, const void *bytes)
+{
+    switch (dtype) {
+    case GK_BOOL: return PyBool_FromLong(*(const uint8_t *)bytes != 0);
+    case GK_UINT8: return PyLong_FromLong(*(const uint8_t *)bytes);
+    case GK_INT32: return PyLong_FromLong(*(const int32_t *)bytes);
+    case GK_INT64: return PyLong_FromLongLong(*(const int64_t *)bytes);
+    case GK_FLOAT32: return PyFloat_FromDouble(*(const float *)bytes);
+    default: return PyFloat_FromDouble(*(const double *)bytes);
+    }
+}
+
+/* The single element of a size-1 array as a Python number. */
+static PyObject *only_element(gkpy_state *state, const gk_array *a)
+{
+    uint64_t bytes = 0;
+    gk_status status;
+    RUN(long_work(a), gk_to_host(a, &bytes, sizeof bytes));
+    if (status != GK_OK)
+        return gkpy_raise(state, status);
+    return scalar_object(gk_array_dtype(a), &bytes);
+}
+
+static PyObject *nested_list(const char **cursor, int depth, int ndim, const int64_t *shape,
+                             gk_dtype dtype, size_t itemsize)
+{
+    if (depth == ndim) {
+        PyObject *item = scalar_object(dtype, *cursor);
+        *cursor += itemsize;
+        return item;
+    }
+    PyObject *list = PyList_New((Py_ssize_t)shape[depth]);
+    if (!list)
+        return NULL;
+    for (int64_t i = 0; i < shape[depth]; i++) {
+        PyObject *item = nested_list(cursor, depth + 1, ndim, shape, dtype, itemsize);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+/* ------------------------------------------------------------------ */
+/* attributes                                                          */
+
+static PyObject *shape_tuple(int ndim, const int64_t *shape, int64_t scale)
+{
+    PyObject *tuple = PyTuple_New(ndim);
+    if (!tuple)
+        return NULL;
+    for (int i = 0; i < ndim; i++) {
+        PyObject *n = PyLong_FromLongLong(shape[i] * scale);
+        if (!n) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, i, n);
+    }
+    return tuple;
+}
+
+static PyObject *get_shape(PyObject *self, void *closure)
+{
+    (void)closure;
+    gk_array *a = array_of(self);
+    return shape_tuple(gk_array_ndim(a), gk_array_shape(a), 1);
+}
+
+static PyObject *get_strides(PyObject *self, void *closure)
+{
+    (void)closure;
+    gk_array *a = array_of(self);
+    return shape_tuple(gk_array_ndim(a), gk_array_strides(a),
+                       (int64_t)gk_dtype_size(gk_array_dtype(a)));
+}
+
+static PyObject *get_dtype(PyObject *self, void *closure)
+{
+    (void)closure;
+    return gkpy_dtype_object(state_of(self), gk_array_dtype(array_of(self)));
+}
+
+static PyObject *get_device(PyObject *self, void *closure)
+{
+    (void)closure;
+    return gkpy_device_object(state_of(self), gk_array_device(array_of(self)));
+}
+
+static PyObject *get_ndim(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(gk_array_ndim(array_of(self)));
+}
+
+static PyObject *get_size(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLongLong(gk_array_size(array_of(self)));
+}
+
+static PyObject *get_nbytes(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(gk_array_nbytes(array_of(self)));
+}
+
+static PyObject *get_itemsize(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(gk_dtype_size(gk_array_dtype(array_of(self))));
+}
+
+static PyObject *get_T(PyObject *self, void *closure)
+{
+    (void)closure;
+    gk_array *result;
+    gk_status status = gk_transpose(array_of(self), NULL, &result);
+    return wrap_status(state_of(self), status, result);
+}
+
+static PyObject *get_mT(PyObject *self, void *closure)
+{
+    (void)closure;
+    gk_array *a = array_of(self), *result;
+    int ndim = gk_array_ndim(a);
+    if (ndim < 2) {
+        PyErr_Format(PyExc_ValueError, "mT needs at least 2 dimensions; the array has %d", ndim);
+        return NULL;
+    }
+    int axes[GK_MAX_DIMS];
+    for (int i = 0; i < ndim; i++)
+        axes[i] = i;
+    axes[ndim - 2] = ndim - 1;
+    axes[ndim - 1] = ndim - 2;
+    gk_status status = gk_transpose(a, axes, &result);
+    return wrap_status(state_of(self), status, result);
+}
+
+static PyObject *get_array_priority(PyObject *self, void *closure)
+{
+    (void)self;
+    (void)closure;
+    /* Above NumPy's, so that ndarray + Array calls our reflected operator
+     * (the result stays a gpukit Array, on the Array's device). */
+    return PyFloat_FromDouble(1000.0);
+}
+
+static PyGetSetDef array_getset[] = {
+    {"shape", get_shape, NULL, "The length of each axis, a tuple of ints.", NULL},
+    {"dtype", get_dtype, NULL, "The element type (gpukit.float32, ...).", NULL},
+    {"device", get_device, NULL, "The device the array lives on (a gpukit.device).", NULL},
+    {"ndim", get_ndim, NULL, "The number of axes.", NULL},
+    {"size", get_size, NULL, "The number of elements.", NULL},
+    {"nbytes", get_nbytes, NULL, "size * itemsize: the bytes the elements take.", NULL},
+    {"itemsize", get_itemsize, NULL, "Bytes per element.", NULL},
+    {"strides", get_strides, NULL,
+     "Bytes from one element to the next along each axis (NumPy's convention; may be 0 "
+     "or negative for views).",
+     NULL},
+    {"T", get_T, NULL, "The array with its axes reversed (a view); for 2-D the transpose.",
+     NULL},
+    {"mT", get_mT, NULL, "The last two axes swapped (a view): a stack of transposed matrices.",
+     NULL},
+    {"__array_priority__", get_array_priority, NULL,
+     "Makes NumPy arrays defer their operators to gpukit Arrays.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+/* ------------------------------------------------------------------ */
+/* operators                                                           */
+
+/* The other operand of an operator, as an array on the Array's device. */
+typedef struct operand {
+    const gk_array *array;
+    gk_array *temp; /* owned, for Python numbers */
+    PyObject *keep; /* owned, for converted array-likes */
+} operand;
+
+static void operand_clear(operand *o)
+{
+    gk_array_free(o->temp);
+    Py_XDECREF(o->keep);
+}
+
+/* A Python number as a 0-d array on x's device, of the dtype that makes
+ * gk_binary give what array.h promises for a plain scalar: it never widens
+ * x's dtype. A bool stays bool (int32 array + True is int32); an int takes
+ * x's dtype (int64 for a bool x; OverflowError when it does not fit, like
+ * NumPy 2: uint8 array + 300); a float takes x's dtype when floating, else
+ * float32. */
+static int scalar_operand(gkpy_state *state, const gk_array *x, PyObject *value,
+                          gk_array **out)
+{
+    gk_dtype mine = gk_array_dtype(x), dtype;
+    if (PyBool_Check(value))
+        dtype = GK_BOOL;
+    else if (PyLong_Check(value))
+        dtype = mine == GK_BOOL ? GK_INT64 : mine;
+    else
+        dtype = gk_dtype_is_float(mine) ? mine : GK_FLOAT32;
+    uint64_t bytes = 0;
+    if (gkpy_store_scalar(value, dtype, &bytes) < 0)
+        return -1;
+    gk_status status = gk_from_host(gk_array_device(x), dtype, 0, NULL, &bytes, out);
+    if (status != GK_OK) {
+        gkpy_raise(state, status);
+        return -1;
+    }
+    return 0;
+}
+
+/* `object` as an operand beside x: 1 done, 0 not ours to handle
+ * (NotImplemented), -1 error. */
+static int to_operand(gkpy_state *state, const gk_array *x, PyObject *object, bool scalars,
+                      operand *out)
+{
+    out->temp = NULL;
+    out->keep = NULL;
+    if (is_ours(object)) {
+        out->array = array_of(object);
+        return 1;
+    }
+    if (PyLong_Check(object) || PyFloat_Check(object)) {
+        if (!scalars)
+            return 0;
+        if (scalar_operand(state, x, object, &out->temp) < 0)
+            return -1;
+        out->array = out->temp;
+        return 1;
+    }
+    /* Lists, NumPy arrays, DLPack producers: onto x's device. What cannot
+     * be an array ("abc", None) is left to Python (== gives False). */
+    gk_device device = gk_array_device(x);
+    PyObject *converted = gkpy_asarray(state, object, NULL, &device, -1);
+    if (!converted) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    out->keep = converted;
+    out->array = array_of(converted);
+    return 1;
+}
+
+static PyObject *binary(PyObject *left, PyObject *right, gk_op op, bool scalars)
+{
+    bool left_ours = is_ours(left);
+    PyObject *self = left_ours ? left : right, *other = left_ours ? right : left;
+    gkpy_state *state = state_of(self);
+    const gk_array *x = array_of(self);
+    operand o;
+    int found = to_operand(state, x, other, scalars, &o);
+    if (found <= 0)
+        return found < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+    const gk_array *a = left_ours ? x : o.array, *b = left_ours ? o.array : x;
+    gk_array *result = NULL;
+    gk_status status;
+    if (op == GK_OP_COUNT) /* matmul */
+        RUN(long_work2(a, b), gk_matmul(a, b, &result));
+    else
+        RUN(long_work2(a, b), gk_binary(op, a, b, &result));
+    operand_clear(&o);
+    return wrap_status(state, status, result);
+}
+
+static PyObject *inplace(PyObject *self, PyObject *other, gk_op op)
+{
+    if (!is_ours(self))
+        Py_RETURN_NOTIMPLEMENTED;
+    gkpy_state *state = state_of(self);
+    gk_array *x = array_of(self);
+    operand o;
+    int found = to_operand(state, x, other, true, &o);
+    if (found <= 0)
+        return found < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+    gk_status status;
+    RUN(long_work2(x, o.array), gk_binary_into(op, x, o.array, x));
+    operand_clear(&o);
+    return status == GK_OK ? Py_NewRef(self) : gkpy_raise(state, status);
+}
+
+static PyObject *nb_add(PyObject *a, PyObject *b) { return binary(a, b, GK_ADD, true); }
+static PyObject *nb_sub(PyObject *a, PyObject *b) { return binary(a, b, GK_SUB, true); }
+static PyObject *nb_mul(PyObject *a, PyObject *b) { return binary(a, b, GK_MUL, true); }
+static PyObject *nb_div(PyObject *a, PyObject *b) { return binary(a, b, GK_DIV, true); }
+static PyObject *nb_matmul(PyObject *a, PyObject *b) { return binary(a, b, GK_OP_COUNT, false); }
+static PyObject *nb_iadd(PyObject *a, PyObject *b) { return inplace(a, b, GK_ADD); }
+static PyObject *nb_isub(PyObject *a, PyObject *b) { return inplace(a, b, GK_SUB); }
+static PyObject *nb_imul(PyObject *a, PyObject *b) { return inplace(a, b, GK_MUL); }
+static PyObject *nb_idiv(PyObject *a, PyObject *b) { return inplace(a, b, GK_DIV); }
+
+static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return binary(a, b, GK_POW, true);
+}
+
+static PyObject *nb_ipow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return inplace(a, b, GK_POW);
+}
+
+/* x @= y: in place when x @ y has x's shape and dtype (NumPy's rule). */
+static PyObject *nb_imatmul(PyObject *self, PyObject *other)
+{
+    if (!is_ours(self))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *product = binary(self, other, GK_OP_COUNT, false);
+    if (!product || product == Py_NotImplemented)
+        return product;
+    gkpy_state *state = state_of(self);
+    gk_array *x = array_of(self), *r = array_of(product);
+    if (gk_array_ndim(r) != gk_array_ndim(x) || gk_array_dtype(r) != gk_array_dtype(x) ||
+        memcmp(gk_array_shape(r), gk_array_shape(x),
+               sizeof(int64_t) * (size_t)gk_array_ndim(x)) != 0) {
+        Py_DECREF(product);
+        PyErr_SetString(PyExc_ValueError,
+                        "x @= y needs x @ y to have x's shape and dtype; write x = x @ y");
+        return NULL;
+    }
+    gk_status status;
+    RUN(long_work(x), gk_assign(x, r));
+    Py_DECREF(product);
+    return status == GK_OK ? Py_NewRef(self) : gkpy_raise(state, status);
+}
+
+static PyObject *unary(PyObject *self, gk_op op)
+{
+    gk_array *a = array_of(self), *result = NULL;
+    gk_status status;
+    RUN(long_work(a), gk_unary(op, a, &result));
+    return wrap_status(state_of(self), status, result);
+}
+
+static PyObject *nb_neg(PyObject *self) { return unary(self, GK_NEG); }
+static PyObject *nb_abs(PyObject *self) { return unary(self, GK_ABS); }
+
+static PyObject *nb_pos(PyObject *self)
+{
+    /* A copy, as NumPy's +x. */
+    gk_array *a = array_of(self), *result = NULL;
+    gk_status status;
+    RUN(long_work(a), gk_copy(a, &result));
+    return wrap_status(state_of(self), status, result);
+}
+
+static PyObject *array_richcompare(PyObject *self, PyObject *other, int op)
+{
+    /* Python calls this with our Array first, swapping the comparison for
+     * reflected cases (3 < x arrives as x > 3). */
+    static const gk_op ops[] = {[Py_LT] = GK_LT, [Py_LE] = GK_LE, [Py_EQ] = GK_EQ,
+                                [Py_NE] = GK_NE, [Py_GT] = GK_GT, [Py_GE] = GK_GE};
+    return binary(self, other, ops[op], true);
+}
+
+/* ------------------------------------------------------------------ */
+/* conversions to Python numbers                                       */
+
+static int nb_bool(PyObject *self)
+{
+    gk_array *a = array_of(self);
+    int64_t size = gk_array_size(a);
+    if (size != 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "the truth value of an array with %lld elements is ambiguous; use "
+                     "any() or all()",
+                     (long long)size);
+        return -1;
+    }
+    PyObject *value = only_element(state_of(self), a);
+    if (!value)
+        return -1;
+    int truth = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
+
+static PyObject *size_one_element(PyObject *self)
+{
+    gk_array *a = array_of(self);
+    if (gk_array_size(a) != 1) {
+        PyErr_Format(PyExc_TypeError,
+                     "only arrays of size 1 can be converted to Python scalars (this one has "
+                     "%lld elements)",
+                     (long long)gk_array_size(a));
+        return NULL;
+    }
+    return only_element(state_of(self), a);
+}
+
+static PyObject *nb_int(PyObject *self)
+{
+    PyObject *value = size_one_element(self);
+    PyObject *result = value ? PyNumber_Long(value) : NULL;
+    Py_XDECREF(value);
+    return result;
+}
+
+static PyObject *nb_float(PyObject *self)
+{
+    PyObject *value = size_one_element(self);
+    PyObject *result = value ? PyNumber_Float(value) : NULL;
+    Py_XDECREF(value);
+    return result;
+}
+
+static PyObject *nb_index(PyObject *self)
+{
+    gk_array *a = array_of(self);
+    gk_dtype dtype = gk_array_dtype(a);
+    if (gk_array_ndim(a) != 0 || dtype == GK_BOOL || gk_dtype_is_float(dtype)) {
+        PyErr_Format(PyExc_TypeError,
+                     "only integer 0-d arrays can be used as an index (this one is %d-d %s)",
+                     gk_array_ndim(a), gk_dtype_name(dtype));
+        return NULL;
+    }
+    return only_element(state_of(self), a);
+}
+
+/* ------------------------------------------------------------------ */
+/* indexing                                                            */
+
+enum { INDEX_INT, INDEX_SLICE, INDEX_NEWAXIS, INDEX_ELLIPSIS };
+
+typedef struct index_item {
+    int kind;
+    Py_ssize_t start, stop, step; /* INDEX_INT: start is the index */
+} index_item;
+
+#define MAX_INDEX_ITEMS 64
+
+static int unsupported_index(PyObject *key)
+{
+    PyErr_Format(PyExc_IndexError,
+                 "indexing with %.100s is not supported yet: gpukit has basic indexing only "
+                 "(integers, slices, None, ... and tuples of them); boolean masks and "
+                 "integer arrays will come later",
+                 Py_TYPE(key)->tp_name);
+    return -1;
+}
+
+static int parse_index_item(PyObject *key, index_item *item)
+{
+    if (key == Py_None) {
+        item->kind = INDEX_NEWAXIS;
+        return 0;
+    }
+    if (key == Py_Ellipsis) {
+        item->kind = INDEX_ELLIPSIS;
+        return 0;
+    }
+    if (PySlice_Check(key)) {
+        item->kind = INDEX_SLICE;
+        return PySlice_Unpack(key, &item->start, &item->stop, &item->step);
+    }
+    if (PyBool_Check(key))
+        return unsupported_index(key); /* NumPy: a 0-d boolean mask */
+    if (is_ours(key)) {
+        gk_array *a = array_of(key);
+        gk_dtype dtype = gk_array_dtype(a);
+        if (gk_array_ndim(a) != 0 || dtype == GK_BOOL || gk_dtype_is_float(dtype))
+            return unsupported_index(key);
+    }
+    if (PyIndex_Check(key)) {
+        item->kind = INDEX_INT;
+        item->start = PyNumber_AsSsize_t(key, PyExc_IndexError);
+        return item->start == -1 && PyErr_Occurred() ? -1 : 0;
+    }
+    if (PySequence_Check(key) || (Py_TYPE(key)->tp_as_buffer &&
+                                  Py_TYPE(key)->tp_as_buffer->bf_getbuffer))
+        return unsupported_index(key);
+    PyErr_Format(PyExc_IndexError,
+                 "only integers, slices (:), ellipsis (...), None and tuples of them are "
+                 "valid indices, not %.100s",
+                 Py_TYPE(key)->tp_name);
+    return -1;
+}
+
+/* x[key] for basic indexing, always a view (a new gk_array), or NULL. */
+static gk_array *index_view(gkpy_state *state, const gk_array *x, PyObject *key)
+{
+    index_item items[MAX_INDEX_ITEMS];
+    Py_ssize_t count = 1;
+    if (PyTuple_Check(key)) {
+        count = PyTuple_GET_SIZE(key);
+        if (count > MAX_INDEX_ITEMS) {
+            PyErr_Format(PyExc_IndexError, "too many indices (%zd)", count);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < count; i++)
+            if (parse_index_item(PyTuple_GET_ITEM(key, i), &items[i]) < 0)
+                return NULL;
+    } else if (parse_index_item(key, &items[0]) < 0) {
+        return NULL;
+    }
+    int ndim = gk_array_ndim(x), consumed = 0;
+    bool ellipsis = false;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (items[i].kind == INDEX_INT || items[i].kind == INDEX_SLICE)
+            consumed++;
+        if (items[i].kind == INDEX_ELLIPSIS) {
+            if (ellipsis) {
+                PyErr_SetString(PyExc_IndexError,
+                                "an index can only have a single ellipsis ('...')");
+                return NULL;
+            }
+            ellipsis = true;
+        }
+    }
+    if (consumed > ndim) {
+        PyErr_Format(PyExc_IndexError,
+                     "too many indices for array: array is %d-dimensional, but %d were indexed",
+                     ndim, consumed);
+        return NULL;
+    }
+    const int64_t *shape = gk_array_shape(x);
+    gk_array *current = NULL; /* NULL: still x itself */
+    int axis = 0, out_ndim = 0;
+    int64_t out_shape[MAX_INDEX_ITEMS + GK_MAX_DIMS];
+    bool reshape = false;
+    gk_status status = GK_OK;
+    for (Py_ssize_t i = 0; i < count && status == GK_OK; i++) {
+        index_item *item = &items[i];
+        gk_array *next = NULL;
+        switch (item->kind) {
+        case INDEX_INT: {
+            int64_t n = shape[axis], k = item->start < 0 ? item->start + n : item->start;
+            if (k < 0 || k >= n) {
+                gk_array_free(current);
+                PyErr_Format(PyExc_IndexError,
+                             "index %zd is out of bounds for axis %d with size %lld",
+                             item->start, axis, (long long)n);
+                return NULL;
+            }
+            if (n != 1)
+                status = gk_slice(current ? current : x, axis, k, k + 1, 1, &next);
+            axis++;
+            reshape = true;
+            break;
+        }
+        case INDEX_SLICE:
+            if (item->start != 0 || item->stop != PY_SSIZE_T_MAX || item->step != 1)
+                status = gk_slice(current ? current : x, axis, item->start, item->stop,
+                                  item->step, &next);
+            out_shape[out_ndim++] = gk_array_shape(next ? next : current ? current : x)[axis];
+            axis++;
+            break;
+        case INDEX_NEWAXIS:
+            out_shape[out_ndim++] = 1;
+            reshape = true;
+            break;
+        default: /* ellipsis: the axes no other item names */
+            for (int k = 0; k < ndim - consumed; k++, axis++)
+                out_shape[out_ndim++] = shape[axis];
+            break;
+        }
+        if (next) {
+            gk_array_free(current);
+            current = next;
+        }
+    }
+    for (; axis < ndim; axis++)
+        out_shape[out_ndim++] = shape[axis];
+    if (status == GK_OK && out_ndim > GK_MAX_DIMS) {
+        gk_array_free(current);
+        PyErr_Format(PyExc_IndexError, "the result would have %d dimensions; arrays have at "
+                     "most %d", out_ndim, GK_MAX_DIMS);
+        return NULL;
+    }
+    gk_array *view = current;
+    if (status == GK_OK && (reshape || !current)) {
+        /* Dropping and adding axes of length 1 is always a view. */
+        status = gk_reshape(current ? current : x, out_ndim, out_shape, &view);
+        gk_array_free(current);
+    }
+    if (status != GK_OK) {
+        gkpy_raise(state, status);
+        return NULL;
+    }
+    return view;
+}
+
+static PyObject *array_subscript(PyObject *self, PyObject *key)
+{
+    gkpy_state *state = state_of(self);
+    gk_array *view = index_view(state, array_of(self), key);
+    return view ? gkpy_array_wrap(state, view) : NULL;
+}
+
+static Py_ssize_t array_length(PyObject *self)
+{
+    gk_array *a = array_of(self);
+    if (gk_array_ndim(a) == 0) {
+        PyErr_SetString(PyExc_TypeError, "len() of a 0-d array");
+        return -1;
+    }
+    return (Py_ssize_t)gk_array_shape(a)[0];
+}
+
+static PyObject *array_item(PyObject *self, Py_ssize_t i)
+{
+    /* For iteration: x[i] along the first axis. */
+    PyObject *key = PyLong_FromSsize_t(i);
+    if (!key)
+        return NULL;
+    PyObject *result = array_subscript(self, key);
+    Py_DECREF(key);
+    return result;
+}
+
+static PyObject *array_iter(PyObject *self)
+{
+    if (gk_array_ndim(array_of(self)) == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d array");
+        return NULL;
+    }
+    return PySeqIter_New(self);
+}
+
+static int array_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
+{
+    if (!value) {
+        PyErr_SetString(PyExc_TypeError, "array elements cannot be deleted");
+        return -1;
+    }
+    gkpy_state *state = state_of(self);
+    gk_array *view = index_view(state, array_of(self), key);
+    if (!view)
+        return -1;
+    gk_dtype dtype = gk_array_dtype(view);
+    gk_device device = gk_array_device(view);
+    gk_array *scalar = NULL;
+    PyObject *converted = NULL;
+    const gk_array *source;
+    gk_status status;
+    if (is_ours(value)) {
+        source = array_of(value);
+    } else if (PyLong_Check(value) || PyFloat_Check(value)) {
+        uint64_t bytes = 0;
+        if (gkpy_store_scalar(value, dtype, &bytes) < 0) {
+            gk_array_free(view);
+            return -1;
+        }
+        status = gk_from_host(device, dtype, 0, NULL, &bytes, &scalar);
+        if (status != GK_OK) {
+            gk_array_free(view);
+            gkpy_raise(state, status);
+            return -1;
+        }
+        source = scalar;
+    } else {
+        /* Converted straight to the target's dtype: a list of floats into a
+         * float64 array keeps its precision. */
+        converted = gkpy_asarray(state, value, &dtype, &device, -1);
+        if (!converted) {
+            gk_array_free(view);
+            return -1;
+        }
+        source = array_of(converted);
+    }
+    RUN(long_work(view), gk_assign(view, source));
+    gk_array_free(scalar);
+    gk_array_free(view);
+    Py_XDECREF(converted);
+    if (status != GK_OK) {
+        gkpy_raise(state, status);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* methods                                                             */
+
+PyDoc_STRVAR(item_doc,
+"item($self, /)\n"
+"--\n\n"
+"The single element of a size-1 array as a Python bool, int or float\n"
+"(ValueError for any other size).");
+
+static PyObject *array_item_method(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    gk_array *a = array_of(self);
+    if (gk_array_size(a) != 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "can only convert an array of size 1 to a Python scalar (this one has "
+                     "%lld elements)",
+                     (long long)gk_array_size(a));
+        return NULL;
+    }
+    return only_element(state_of(self), a);
+}
+
+PyDoc_STRVAR(tolist_doc,
+"tolist($self, /)\n"
+"--\n\n"
+"The elements as nested Python lists of bools, ints or floats (one\n"
+"transfer from the device); a 0-d array gives a single number.");
+
+static PyObject *array_tolist(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    gkpy_state *state = state_of(self);
+    gk_array *a = array_of(self);
+    size_t nbytes = gk_array_nbytes(a);
+    char *data = PyMem_Malloc(nbytes ? nbytes : 1);
+    if (!data)
+        return PyErr_NoMemory();
+    gk_status status;
+    RUN(long_work(a), gk_to_host(a, data, nbytes));
+    PyObject *result = NULL;
+    if (status != GK_OK) {
+        gkpy_raise(state, status);
+    } else {
+        const char *cursor = data;
+        result = nested_list(&cursor, 0, gk_array_ndim(a), gk_array_shape(a),
+                             gk_array_dtype(a), gk_dtype_size(gk_array_dtype(a)));
+    }
+    PyMem_Free(data);
+    return result;
+}
+
+/* Whether `object` names a dtype rather than a device (for x.to(dtype)). */
+static bool looks_like_dtype(gkpy_state *state, PyObject *object)
+{
+    return Py_IS_TYPE(object, state->dtype_type) || object == (PyObject *)&PyFloat_Type ||
+           object == (PyObject *)&PyLong_Type || object == (PyObject *)&PyBool_Type;
+}
+
+PyDoc_STRVAR(to_doc,
+"to($self, /, device=None, dtype=None, *, copy=False)\n"
+"--\n\n"
+"The array on `device` as `dtype` (None: unchanged), like PyTorch's\n"
+"tensor.to(): the array itself when nothing changes (unless copy=True),\n"
+"else a copy. x.to(gpukit.float64) changes only the dtype.");
+
+static PyObject *array_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames)
+{
+    static const char *const names[] = {"device", "dtype", "copy"};
+    PyObject *v[3];
+    if (gkpy_parse_args("to", args, nargs, kwnames, names, 3, 0, 2, 0, v) < 0)
+        return NULL;
+    gkpy_state *state = state_of(self);
+    PyObject *device_object = v[0], *dtype_object = v[1];
+    if (device_object && !dtype_object && looks_like_dtype(state, device_object)) {
+        dtype_object = device_object;
+        device_object = NULL;
+    }
+    gk_dtype dtype;
+    gk_device device;
+    bool has_dtype = dtype_object && dtype_object != Py_None;
+    bool has_device = device_object && device_object != Py_None;
+    if (has_dtype && gkpy_dtype_from_object(state, dtype_object, &dtype) < 0)
+        return NULL;
+    if (has_device && gkpy_device_from_object(state, device_object, &device) < 0)
+        return NULL;
+    int copy = v[2] ? PyObject_IsTrue(v[2]) : 0;
+    if (copy < 0)
+        return NULL;
+    return gkpy_asarray(state, self, has_dtype ? &dtype : NULL, has_device ? &device : NULL,
+                        copy ? 1 : -1);
+}
+
+PyDoc_STRVAR(cpu_doc,
+"cpu($self, /)\n"
+"--\n\n"
+"The array on the CPU: itself when it is there, else a copy.");
+
+static PyObject *array_cpu(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    gk_device cpu = gk_device_cpu();
+    return gkpy_asarray(state_of(self), self, NULL, &cpu, -1);
+}
+
+PyDoc_STRVAR(astype_doc,
+"astype($self, dtype, /, *, copy=True, device=None)\n"
+"--\n\n"
+"The elements converted to `dtype` (floats to integers truncate). With\n"
+"copy=False the array itself when it already has that dtype.");
+
+static PyObject *array_astype(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    static const char *const names[] = {"dtype", "copy", "device"};
+    PyObject *v[3];
+    if (gkpy_parse_args("astype", args, nargs, kwnames, names, 3, 1, 1, 1, v) < 0)
+        return NULL;
+    gkpy_state *state = state_of(self);
+    gk_dtype dtype;
+    gk_device device;
+    if (gkpy_dtype_from_object(state, v[0], &dtype) < 0)
+        return NULL;
+    bool has_device = v[2] && v[2] != Py_None;
+    if (has_device && gkpy_device_from_object(state, v[2], &device) < 0)
+        return NULL;
+    int copy = v[1] ? PyObject_IsTrue(v[1]) : 1;
+    if (copy < 0)
+        return NULL;
+    return gkpy_asarray(state, self, &dtype, has_device ? &device : NULL, copy ? 1 : -1);
+}
+
+PyDoc_STRVAR(copy_doc,
+"copy($self, /)\n"
+"--\n\n"
+"A copy on the same device, C-contiguous, sharing nothing with the array.");
+
+static PyObject *array_copy(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return gkpy_asarray(state_of(self), self, NULL, NULL, 1);
+}
+
+static PyObject *array_deepcopy(PyObject *self, PyObject *memo)
+{
+    (void)memo;
+    return array_copy(self, NULL);
+}
+
+/* Axis lengths or axis numbers: from a single tuple/list argument or from
+ * the arguments themselves. Negative values are left to the caller. */
+static int int_arguments(const char *function, PyObject *const *args, Py_ssize_t nargs,
+                         int *count, int64_t *values)
+{
+    PyObject *const *items = args;
+    Py_ssize_t n = nargs;
+    if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
+        items = PySequence_Fast_ITEMS(args[0]);
+        n = PySequence_Fast_GET_SIZE(args[0]);
+    }
+    if (n > GK_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "%s(): %zd values; arrays have at most %d dimensions",
+                     function, n, GK_MAX_DIMS);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyIndex_Check(items[i]) || PyBool_Check(items[i])) {
+            PyErr_Format(PyExc_TypeError, "%s(): expected ints, not %.100s", function,
+                         Py_TYPE(items[i])->tp_name);
+            return -1;
+        }
+        Py_ssize_t value = PyNumber_AsSsize_t(items[i], PyExc_OverflowError);
+        if (value == -1 && PyErr_Occurred())
+            return -1;
+        values[i] = value;
+    }
+    *count = (int)n;
+    return 0;
+}
+
+PyDoc_STRVAR(reshape_doc,
+"reshape($self, /, *shape)\n"
+"--\n\n"
+"The elements in another shape: x.reshape(2, 3) or x.reshape((2, 3)); one\n"
+"length may be -1 (inferred). A view when the strides allow, else a copy.");
+
+static PyObject *array_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    if (int_arguments("reshape", args, nargs, &ndim, shape) < 0)
+        return NULL;
+    gk_array *a = array_of(self), *result = NULL;
+    gk_status status;
+    RUN(long_work(a), gk_reshape(a, ndim, shape, &result));
+    return wrap_status(state_of(self), status, result);
+}
+
+PyDoc_STRVAR(transpose_doc,
+"transpose($self, /, *axes)\n"
+"--\n\n"
+"A view with the axes permuted: reversed without arguments, else in the\n"
+"order given (x.transpose(1, 0, 2) or x.transpose((1, 0, 2)); negative\n"
+"axes count from the end).");
+
+static PyObject *array_transpose(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    gk_array *a = array_of(self), *result = NULL;
+    gkpy_state *state = state_of(self);
+    gk_status status;
+    if (nargs == 0 || (nargs == 1 && args[0] == Py_None)) {
+        status = gk_transpose(a, NULL, &result);
+        return wrap_status(state, status, result);
+    }
+    int count, ndim = gk_array_ndim(a);
+    int64_t values[GK_MAX_DIMS];
+    if (int_arguments("transpose", args, nargs, &count, values) < 0)
+        return NULL;
+    if (count != ndim) {
+        PyErr_Format(PyExc_ValueError, "transpose(): %d axes given for a %d-d array", count,
+                     ndim);
+        return NULL;
+    }
+    int axes[GK_MAX_DIMS];
+    for (int i = 0; i < count; i++) {
+        int64_t axis = values[i] < 0 ? values[i] + ndim : values[i];
+        if (axis < 0 || axis >= ndim) {
+            PyErr_Format(PyExc_ValueError, "transpose(): axis %lld is out of range for a %d-d "
+                         "array", (long long)values[i], ndim);
+            return NULL;
+        }
+        axes[i] = (int)axis;
+    }
+    status = gk_transpose(a, axes, &result);
+    return wrap_status(state, status, result);
+}
+
+PyDoc_STRVAR(numpy_doc,
+"numpy($self, /)\n"
+"--\n\n"
+"A NumPy array sharing the memory of this CPU array (no copy, through the\n"
+"buffer protocol). For arrays on other devices call .cpu() first.");
+
+static PyObject *array_numpy(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    gk_device device = gk_array_device(array_of(self));
+    if (device.kind != GK_DEVICE_CPU) {
+        char name[GK_DEVICE_NAME_MAX];
+        PyErr_Format(PyExc_TypeError, "can't convert %s array to numpy: call .cpu() first",
+                     gk_device_name(device, name, sizeof name));
+        return NULL;
+    }
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    if (!numpy)
+        return NULL;
+    PyObject *result = PyObject_CallMethod(numpy, "asarray", "O", self);
+    Py_DECREF(numpy);
+    return result;
+}
+
+PyDoc_STRVAR(namespace_doc,
+"__array_namespace__($self, /, *, api_version=None)\n"
+"--\n\n"
+"The gpukit module, the namespace of the array API standard's functions\n"
+"for these arrays.");
+
+static PyObject *array_namespace(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
+{
+    (void)self;
+    static const char *const names[] = {"api_version"};
+    PyObject *v[1];
+    if (gkpy_parse_args("__array_namespace__", args, nargs, kwnames, names, 1, 0, 0, 0, v) < 0)
+        return NULL;
+    if (v[0] && v[0] != Py_None) {
+        static const char *const known[] = {"2021.12", "2022.12", "2023.12", "2024.12",
+                                            "2025.12"};
+        bool found = false;
+        for (size_t i = 0; PyUnicode_Check(v[0]) && i < sizeof known / sizeof known[0]; i++)
+            found = found || PyUnicode_CompareWithASCIIString(v[0], known[i]) == 0;
+        if (!found) {
+            PyErr_Format(PyExc_ValueError, "api_version %R is not supported (gpukit follows "
+                         "the array API standard 2025.12)", v[0]);
+            return NULL;
+        }
+    }
+    return PyImport_ImportModule("gpukit");
+}
+
+PyDoc_STRVAR(reduce_doc,
+"__reduce__($self, /)\n"
+"--\n\n"
+"Pickling: the elements as bytes with the shape, dtype and device name.");
+
+static PyObject *array_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    gkpy_state *state = state_of(self);
+    gk_array *a = array_of(self);
+    PyObject *rebuild = PyObject_GetAttrString(PyType_GetModule(Py_TYPE(self)),
+                                               "_array_from_bytes");
+    PyObject *data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)gk_array_nbytes(a));
+    PyObject *shape = get_shape(self, NULL);
+    PyObject *result = NULL;
+    if (rebuild && data && shape) {
+        gk_status status;
+        RUN(long_work(a), gk_to_host(a, PyBytes_AS_STRING(data), gk_array_nbytes(a)));
+        char device[GK_DEVICE_NAME_MAX];
+        if (status != GK_OK)
+            gkpy_raise(state, status);
+        else
+            result = Py_BuildValue("O(OOss)", rebuild, data, shape,
+                                   gk_dtype_name(gk_array_dtype(a)),
+                                   gk_device_name(gk_array_device(a), device, sizeof device));
+    }
+    Py_XDECREF(rebuild);
+    Py_XDECREF(data);
+    Py_XDECREF(shape);
+    return result;
+}
+
+#define FASTCALL_KW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
+#define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
+
+static PyMethodDef array_methods[] = {
+    {"item", array_item_method, METH_NOARGS, item_doc},
+    {"tolist", array_tolist, METH_NOARGS, tolist_doc},
+    {"to", FASTCALL_KW(array_to), to_doc},
+    {"cpu", array_cpu, METH_NOARGS, cpu_doc},
+    {"astype", FASTCALL_KW(array_astype), astype_doc},
+    {"copy", array_copy, METH_NOARGS, copy_doc},
+    {"reshape", FASTCALL(array_reshape), reshape_doc},
+    {"transpose", FASTCALL(array_transpose), transpose_doc},
+    {"numpy", array_numpy, METH_NOARGS, numpy_doc},
+    {"__array_namespace__", FASTCALL_KW(array_namespace), namespace_doc},
+    {"__copy__", array_copy, METH_NOARGS, "__copy__($self, /)\n--\n\nA copy (as copy())."},
+    {"__deepcopy__", array_deepcopy, METH_O,
+     "__deepcopy__($self, memo, /)\n--\n\nA copy (as copy())."},
+    {"__reduce__", array_reduce, METH_NOARGS, reduce_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ------------------------------------------------------------------ */
+/* printing                                                            */
+
+static PyObject *array_repr(PyObject *self)
+{
+    gk_array *a = array_of(self);
+    char *text = NULL;
+    gk_status status;
+    RUN(long_work(a), gk_array_format(a, &text));
+    if (status != GK_OK)
+        return gkpy_raise(state_of(self), status);
+    PyObject *result = PyUnicode_FromString(text);
+    free(text);
+    return result;
+}
+
+/* ------------------------------------------------------------------ */
+/* the type                                                            */
+
+PyDoc_STRVAR(array_doc,
+"An n-dimensional array on a device (\"cpu\", \"cuda:N\", \"opencl:P:D\").\n\n"
+"Made by gpukit.asarray(), zeros(), arange() and the other creation\n"
+"functions, not by calling Array(). Attributes follow NumPy and the array\n"
+"API standard (shape, dtype, device, ndim, size, T, mT, ...); operators\n"
+"(+ - * / ** @, comparisons, in-place forms) run on the array's device.\n"
+"Operands must be on one device (ValueError otherwise); lists and NumPy\n"
+"arrays are copied onto the Array's device first.\n\n"
+"Type promotion follows PyTorch: bool < uint8 < int32 < int64 < float32 <\n"
+"float64, but a Python number never widens an array's dtype (an int32\n"
+"array + 2 is int32, + 2.5 is float32; a float32 array * 2.0 is float32),\n"
+"and an int that does not fit the array's integer dtype is an\n"
+"OverflowError (uint8 array + 300). / is true division (integers give\n"
+"float32). New arrays default to float32 for floats and int64 for ints.\n\n"
+"Indexing is basic: integers, slices (with steps), None, ... and tuples of\n"
+"them; the result is a view sharing memory (an integer on every axis gives\n"
+"a 0-d array). Boolean masks and integer arrays are not supported yet.\n\n"
+"Threads: different arrays may be used from different threads at once,\n"
+"and one array may be read (used as an operand, printed, copied) from\n"
+"several threads at once; writing an array (x[...] = v, x += y) while\n"
+"another thread reads or writes it (or a view of it) is not safe. Long\n"
+"operations release the GIL.");
+
+static PyMemberDef array_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(gkpy_array, weakrefs), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+/* The type's tables: ours first, then what ops.c and interop.c add (see
+ * gkpy.h). Built once; the type keeps pointing at them. */
+#define MAX_ARRAY_METHODS 192
+#define MAX_ARRAY_GETSET 48
+static PyMethodDef all_methods[MAX_ARRAY_METHODS];
+static PyGetSetDef all_getset[MAX_ARRAY_GETSET];
+
+static int append_methods(int *count, const PyMethodDef *from)
+{
+    for (; from->ml_name; from++) {
+        if (*count >= MAX_ARRAY_METHODS - 1) {
+            PyErr_SetString(PyExc_SystemError, "array.c: raise MAX_ARRAY_METHODS");
+            return -1;
+        }
+        all_methods[(*count)++] = *from;
+    }
+    return 0;
+}
+
+static int append_getset(int *count, const PyGetSetDef *from)
+{
+    for (; from->name; from++) {
+        if (*count >= MAX_ARRAY_GETSET - 1) {
+            PyErr_SetString(PyExc_SystemError, "array.c: raise MAX_ARRAY_GETSET");
+            return -1;
+        }
+        all_getset[(*count)++] = *from;
+    }
+    return 0;
+}
+
+int gkpy_array_init(PyObject *module, gkpy_state *state)
+{
+    int methods = 0, getset = 0;
+    if (append_methods(&methods, array_methods) < 0 ||
+        append_methods(&methods, gkpy_ops_array_methods) < 0 ||
+        append_methods(&methods, gkpy_interop_array_methods) < 0 ||
+        append_getset(&getset, array_getset) < 0 ||
+        append_getset(&getset, gkpy_interop_array_getset) < 0)
+        return -1;
+    all_methods[methods] = (PyMethodDef){NULL, NULL, 0, NULL};
+    all_getset[getset] = (PyGetSetDef){NULL, NULL, NULL, NULL, NULL};
+
+    PyType_Slot slots[] = {
+        {Py_tp_doc, (void *)array_doc},
+        {Py_tp_dealloc, array_dealloc},
+        {Py_tp_repr, array_repr},
+        {Py_tp_str, array_repr},
+        {Py_tp_hash, PyObject_HashNotImplemented},
+        {Py_tp_richcompare, array_richcompare},
+        {Py_tp_iter, array_iter},
+        {Py_tp_methods, all_methods},
+        {Py_tp_getset, all_getset},
+        {Py_tp_members, array_members},
+        {Py_nb_add, nb_add},
+        {Py_nb_subtract, nb_sub},
+        {Py_nb_multiply, nb_mul},
+        {Py_nb_true_divide, nb_div},
+        {Py_nb_power, nb_pow},
+        {Py_nb_matrix_multiply, nb_matmul},
+        {Py_nb_inplace_add, nb_iadd},
+        {Py_nb_inplace_subtract, nb_isub},
+        {Py_nb_inplace_multiply, nb_imul},
+        {Py_nb_inplace_true_divide, nb_idiv},
+        {Py_nb_inplace_power, nb_ipow},
+        {Py_nb_inplace_matrix_multiply, nb_imatmul},
+        {Py_nb_negative, nb_neg},
+        {Py_nb_positive, nb_pos},
+        {Py_nb_absolute, nb_abs},
+        {Py_nb_bool, nb_bool},
+        {Py_nb_int, nb_int},
+        {Py_nb_float, nb_float},
+        {Py_nb_index, nb_index},
+        {Py_mp_length, array_length},
+        {Py_mp_subscript, array_subscript},
+        {Py_mp_ass_subscript, array_ass_subscript},
+        {Py_sq_length, array_length},
+        {Py_sq_item, array_item},
+        {Py_bf_getbuffer, gkpy_array_getbuffer},
+        {Py_bf_releasebuffer, gkpy_array_releasebuffer},
+        {0, NULL},
+    };
+    PyType_Spec spec = {
+        .name = "gpukit.Array",
+        .basicsize = sizeof(gkpy_array),
+        /* Not subclassable: gkpy_state_of_type() and is_ours() rely on it. */
+        .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+                 Py_TPFLAGS_IMMUTABLETYPE,
+        .slots = slots,
+    };
+    state->array_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);
+    if (!state->array_type)
+        return -1;
+    return PyModule_AddType(module, state->array_type);
 }

@@ -1,17 +1,1088 @@
-/* Placeholder: filled in by the change that brings this part. */
+/* Array creation: asarray() from anything array-like (Python scalars and
+ * nested lists here; buffer, DLPack and CUDA array interface producers
+ * through interop.c), empty/zeros/ones/full, arange/linspace/eye and the
+ * *_like forms. Signatures follow the Python array API standard; the
+ * default dtypes follow PyTorch (float32 for floating point, int64 for
+ * integers), since our users come from PyTorch and CuPy. */
 #include "gkpy.h"
 
-int gkpy_create_init(PyObject *module, gkpy_state *state)
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* argument helpers shared with array.c                                */
+
+int gkpy_parse_args(const char *function, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames, const char *const *names, int count, int positional_only,
+                    int max_positional, int required, PyObject **values)
 {
-    (void)module;
-    (void)state;
+    for (int i = 0; i < count; i++)
+        values[i] = NULL;
+    if (nargs > max_positional) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s (%zd given)",
+                     function, max_positional, max_positional == 1 ? "" : "s", nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        values[i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        int found = -1;
+        for (int i = positional_only; i < count && found < 0; i++)
+            if (PyUnicode_CompareWithASCIIString(name, names[i]) == 0)
+                found = i;
+        if (found < 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+                         function, name);
+            return -1;
+        }
+        if (values[found]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
+                         function, names[found]);
+            return -1;
+        }
+        values[found] = args[nargs + k];
+    }
+    for (int i = 0; i < required; i++) {
+        if (!values[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %d)",
+                         function, names[i], i + 1);
+            return -1;
+        }
+    }
     return 0;
+}
+
+/* One axis length from an int-like object. */
+static int parse_length(PyObject *object, int64_t *length)
+{
+    if (!PyIndex_Check(object) || PyBool_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "a shape holds ints, not %.100s", Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    PyObject *index = PyNumber_Index(object);
+    if (!index)
+        return -1;
+    int overflow;
+    long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (value == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || value < 0) {
+        PyErr_Format(PyExc_ValueError, "negative or too large length %R in a shape", object);
+        return -1;
+    }
+    *length = value;
+    return 0;
+}
+
+int gkpy_parse_shape(PyObject *object, int *ndim, int64_t *shape)
+{
+    if (PyLong_Check(object) || (PyIndex_Check(object) && !PySequence_Check(object))) {
+        *ndim = 1;
+        return parse_length(object, &shape[0]);
+    }
+    if (!PyTuple_Check(object) && !PyList_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "a shape is an int or a tuple of ints, not %.100s",
+                     Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(object);
+    if (n > GK_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "a shape of %zd dimensions; arrays have at most %d", n,
+                     GK_MAX_DIMS);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (parse_length(PySequence_Fast_GET_ITEM(object, i), &shape[i]) < 0)
+            return -1;
+    *ndim = (int)n;
+    return 0;
+}
+
+/* Stores a C integer into an element of `dtype`, checking its range. */
+static int store_integer(PyObject *value, long long v, int overflow, gk_dtype dtype, void *bytes)
+{
+    long long low = INT64_MIN, high = INT64_MAX;
+    if (dtype == GK_UINT8)
+        low = 0, high = UINT8_MAX;
+    else if (dtype == GK_INT32)
+        low = INT32_MIN, high = INT32_MAX;
+    if (overflow || v < low || v > high) {
+        PyErr_Format(PyExc_OverflowError, "Python integer %R out of bounds for %s", value,
+                     gk_dtype_name(dtype));
+        return -1;
+    }
+    switch (dtype) {
+    case GK_UINT8: *(uint8_t *)bytes = (uint8_t)v; break;
+    case GK_INT32: *(int32_t *)bytes = (int32_t)v; break;
+    default: *(int64_t *)bytes = (int64_t)v; break;
+    }
+    return 0;
+}
+
+static void store_double(double value, gk_dtype dtype, void *bytes)
+{
+    if (dtype == GK_FLOAT32)
+        *(float *)bytes = (float)value;
+    else
+        *(double *)bytes = value;
+}
+
+int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)
+{
+    if (PyBool_Check(value) || (dtype == GK_BOOL && (PyLong_Check(value) || PyFloat_Check(value)))) {
+        int truth = PyObject_IsTrue(value);
+        if (truth < 0)
+            return -1;
+        if (gk_dtype_is_float(dtype))
+            store_double(truth, dtype, bytes);
+        else if (dtype == GK_BOOL)
+            *(uint8_t *)bytes = (uint8_t)truth;
+        else
+            return store_integer(value, truth, 0, dtype, bytes);
+        return 0;
+    }
+    if (PyLong_Check(value)) {
+        if (gk_dtype_is_float(dtype)) {
+            double d = PyLong_AsDouble(value);
+            if (d == -1.0 && PyErr_Occurred())
+                return -1;
+            store_double(d, dtype, bytes);
+            return 0;
+        }
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        return store_integer(value, v, overflow, dtype, bytes);
+    }
+    if (PyFloat_Check(value)) {
+        double d = PyFloat_AS_DOUBLE(value);
+        if (gk_dtype_is_float(dtype)) {
+            store_double(d, dtype, bytes);
+            return 0;
+        }
+        /* Truncation toward zero, as NumPy's float-to-int cast; what has no
+         * integer value is an error rather than C's undefined conversion. */
+        if (isnan(d)) {
+            PyErr_Format(PyExc_ValueError, "cannot convert float NaN to %s", gk_dtype_name(dtype));
+            return -1;
+        }
+        double t = trunc(d);
+        if (!(t >= -9223372036854775808.0 && t < 9223372036854775808.0)) {
+            PyErr_Format(PyExc_OverflowError, "float %R out of bounds for %s", value,
+                         gk_dtype_name(dtype));
+            return -1;
+        }
+        return store_integer(value, (long long)t, 0, dtype, bytes);
+    }
+    /* Other numbers (NumPy scalars, Fraction, ...): through int or float. */
+    PyObject *number = NULL;
+    if (PyIndex_Check(value))
+        number = PyNumber_Index(value);
+    else if (Py_TYPE(value)->tp_as_number && Py_TYPE(value)->tp_as_number->nb_float)
+        number = PyNumber_Float(value);
+    else
+        PyErr_Format(PyExc_TypeError, "cannot store a %.100s in a %s array",
+                     Py_TYPE(value)->tp_name, gk_dtype_name(dtype));
+    if (!number)
+        return -1;
+    int result = gkpy_store_scalar(number, dtype, bytes);
+    Py_DECREF(number);
+    return result;
+}
+
+/* ------------------------------------------------------------------ */
+/* Python scalars and nested sequences                                 */
+
+/* Whether `object` is a number that becomes one element: Python's bool,
+ * int and float, and other numbers (Fraction, Decimal) that are neither
+ * sequences nor buffers. NumPy scalars export a buffer: they become 0-d
+ * arrays keeping their dtype, as NumPy arrays keep theirs. */
+static bool is_scalar(PyObject *object)
+{
+    if (PyBool_Check(object) || PyLong_Check(object) || PyFloat_Check(object))
+        return true;
+    PyNumberMethods *number = Py_TYPE(object)->tp_as_number;
+    PyBufferProcs *buffer = Py_TYPE(object)->tp_as_buffer;
+    return number && (number->nb_index || number->nb_float) && !PySequence_Check(object) &&
+           !(buffer && buffer->bf_getbuffer);
+}
+
+/* The dtype a scalar gets when nothing else decides: bool, int64 for
+ * integers, float32 for floating point (PyTorch's defaults). */
+static gk_dtype scalar_dtype(PyObject *object)
+{
+    if (PyBool_Check(object))
+        return GK_BOOL;
+    if (PyLong_Check(object) || PyIndex_Check(object))
+        return GK_INT64;
+    return GK_FLOAT32;
+}
+
+static bool is_nested(PyObject *object)
+{
+    return PyList_Check(object) || PyTuple_Check(object);
+}
+
+/* What the walk over nested lists learns: the shape, the dtype that holds
+ * every leaf, and the leaves that are arrays (converted once, in order). */
+typedef struct nest {
+    gkpy_state *state;
+    int ndim;                   /* the whole shape */
+    int list_ndim;              /* how many of its axes are lists */
+    int64_t shape[GK_MAX_DIMS];
+    bool have_dtype;            /* false until a leaf is seen */
+    gk_dtype dtype;
+    PyObject *arrays;           /* list of the array leaves as Arrays, or NULL */
+    Py_ssize_t next_array;      /* the fill pass's position in `arrays` */
+} nest;
+
+static PyObject *ragged(int depth)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "the nested sequence is ragged: its elements have different lengths or "
+                 "nesting at depth %d (an array needs a rectangular shape)",
+                 depth);
+    return NULL;
+}
+
+/* A leaf that is neither a scalar nor a list: something asarray() turns into
+ * an array (a NumPy array, an Array). A new reference, or NULL. */
+static PyObject *leaf_array(gkpy_state *state, PyObject *object)
+{
+    if (gkpy_is_array(state, object))
+        return Py_NewRef(object);
+    gk_device cpu = gk_device_cpu();
+    return gkpy_asarray(state, object, NULL, &cpu, -1);
+}
+
+/* The first pass: finds the shape from the first element at each depth. */
+static int nest_shape(nest *n, PyObject *object)
+{
+    n->ndim = 0;
+    while (is_nested(object)) {
+        if (n->ndim == GK_MAX_DIMS) {
+            PyErr_Format(PyExc_ValueError, "the sequence is nested more than %d deep; arrays "
+                         "have at most %d dimensions", GK_MAX_DIMS, GK_MAX_DIMS);
+            return -1;
+        }
+        Py_ssize_t length = PySequence_Fast_GET_SIZE(object);
+        n->shape[n->ndim++] = length;
+        if (length == 0)
+            break;
+        object = PySequence_Fast_GET_ITEM(object, 0);
+    }
+    n->list_ndim = n->ndim;
+    if (is_nested(object) || is_scalar(object))
+        return 0;
+    /* Array leaves add their axes. */
+    PyObject *leaf = leaf_array(n->state, object);
+    if (!leaf)
+        return -1;
+    gk_array *a = ((gkpy_array *)leaf)->array;
+    int extra = gk_array_ndim(a);
+    if (n->ndim + extra > GK_MAX_DIMS) {
+        Py_DECREF(leaf);
+        PyErr_Format(PyExc_ValueError, "the result would have %d dimensions; arrays have at "
+                     "most %d", n->ndim + extra, GK_MAX_DIMS);
+        return -1;
+    }
+    memcpy(n->shape + n->ndim, gk_array_shape(a), sizeof(int64_t) * (size_t)extra);
+    n->ndim += extra;
+    Py_DECREF(leaf);
+    return 0;
+}
+
+static void nest_see(nest *n, gk_dtype dtype)
+{
+    /* gk_dtype is ordered like promotion: bool < uint8 < ... < float64. */
+    if (!n->have_dtype || dtype > n->dtype)
+        n->dtype = dtype;
+    n->have_dtype = true;
+}
+
+/* The second pass: checks that every element agrees with the shape, finds
+ * the dtype and converts the array leaves. */
+static int nest_check(nest *n, PyObject *object, int depth)
+{
+    if (depth < n->list_ndim) {
+        if (!is_nested(object) || PySequence_Fast_GET_SIZE(object) != n->shape[depth]) {
+            ragged(depth);
+            return -1;
+        }
+        Py_ssize_t length = PySequence_Fast_GET_SIZE(object);
+        for (Py_ssize_t i = 0; i < length; i++) {
+            if (Py_EnterRecursiveCall(" while converting a nested sequence"))
+                return -1;
+            int failed = nest_check(n, PySequence_Fast_GET_ITEM(object, i), depth + 1);
+            Py_LeaveRecursiveCall();
+            if (failed)
+                return -1;
+        }
+        return 0;
+    }
+    if (is_nested(object)) {
+        ragged(depth);
+        return -1;
+    }
+    if (is_scalar(object)) {
+        if (n->ndim != n->list_ndim) {
+            ragged(depth);
+            return -1;
+        }
+        nest_see(n, scalar_dtype(object));
+        return 0;
+    }
+    PyObject *leaf = leaf_array(n->state, object);
+    if (!leaf)
+        return -1;
+    gk_array *a = ((gkpy_array *)leaf)->array;
+    if (gk_array_ndim(a) != n->ndim - n->list_ndim ||
+        memcmp(gk_array_shape(a), n->shape + n->list_ndim,
+               sizeof(int64_t) * (size_t)gk_array_ndim(a)) != 0) {
+        Py_DECREF(leaf);
+        ragged(depth);
+        return -1;
+    }
+    nest_see(n, gk_array_dtype(a));
+    if (!n->arrays && !(n->arrays = PyList_New(0))) {
+        Py_DECREF(leaf);
+        return -1;
+    }
+    int failed = PyList_Append(n->arrays, leaf);
+    Py_DECREF(leaf);
+    return failed;
+}
+
+/* The third pass: writes every element, in C order, at *cursor. */
+static int nest_fill(nest *n, PyObject *object, int depth, char **cursor)
+{
+    if (depth < n->list_ndim) {
+        Py_ssize_t length = PySequence_Fast_GET_SIZE(object);
+        for (Py_ssize_t i = 0; i < length; i++)
+            if (nest_fill(n, PySequence_Fast_GET_ITEM(object, i), depth + 1, cursor) < 0)
+                return -1;
+        return 0;
+    }
+    size_t itemsize = gk_dtype_size(n->dtype);
+    if (is_scalar(object)) {
+        if (gkpy_store_scalar(object, n->dtype, *cursor) < 0)
+            return -1;
+        *cursor += itemsize;
+        return 0;
+    }
+    /* An array leaf: on the CPU, converted straight into the buffer. */
+    gk_array *a = ((gkpy_array *)PyList_GET_ITEM(n->arrays, n->next_array++))->array;
+    int sub = n->ndim - n->list_ndim;
+    gk_array *host = NULL, *target = NULL;
+    gk_status status = GK_OK;
+    if (gk_array_device(a).kind != GK_DEVICE_CPU)
+        status = gk_to(a, gk_device_cpu(), &host);
+    if (status == GK_OK)
+        status = gk_wrap_host(n->dtype, sub, n->shape + n->list_ndim, *cursor, &target);
+    if (status == GK_OK)
+        status = gk_assign(target, host ? host : a);
+    gk_array_free(target);
+    gk_array_free(host);
+    if (status != GK_OK) {
+        gkpy_raise(n->state, status);
+        return -1;
+    }
+    *cursor += itemsize * (size_t)gk_array_size(a);
+    return 0;
+}
+
+/* An array from a Python scalar or a (nested) list or tuple. */
+static PyObject *from_nested(gkpy_state *state, PyObject *object, const gk_dtype *dtype,
+                             gk_device device)
+{
+    nest n = {.state = state};
+    PyObject *result = NULL;
+    char small[256];
+    char *data = small;
+    if (nest_shape(&n, object) < 0 || nest_check(&n, object, 0) < 0)
+        goto done;
+    if (dtype)
+        n.dtype = *dtype;
+    else if (!n.have_dtype)
+        n.dtype = GK_FLOAT32; /* [] and [[], []]: the default floating dtype */
+    int64_t size = 1;
+    for (int i = 0; i < n.ndim; i++)
+        size *= n.shape[i];
+    size_t nbytes = (size_t)size * gk_dtype_size(n.dtype);
+    if (nbytes > sizeof small && !(data = PyMem_Malloc(nbytes))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    char *cursor = data;
+    if (nest_fill(&n, object, 0, &cursor) < 0)
+        goto done;
+    gk_array *array;
+    gk_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gk_from_host(device, n.dtype, n.ndim, n.shape, data, &array);
+    Py_END_ALLOW_THREADS
+    if (status != GK_OK)
+        gkpy_raise(state, status);
+    else
+        result = gkpy_array_wrap(state, array);
+done:
+    if (data != small)
+        PyMem_Free(data);
+    Py_XDECREF(n.arrays);
+    return result;
+}
+
+static PyObject *from_scalar(gkpy_state *state, PyObject *object, const gk_dtype *dtype,
+                             gk_device device)
+{
+    gk_dtype type = dtype ? *dtype : scalar_dtype(object);
+    uint64_t bytes = 0;
+    if (gkpy_store_scalar(object, type, &bytes) < 0)
+        return NULL;
+    gk_array *array;
+    gk_status status = gk_from_host(device, type, 0, NULL, &bytes, &array);
+    return status == GK_OK ? gkpy_array_wrap(state, array) : gkpy_raise(state, status);
+}
+
+/* ------------------------------------------------------------------ */
+/* asarray                                                             */
+
+static bool long_work(const gk_array *a, gk_device target)
+{
+    return gk_array_device(a).kind != GK_DEVICE_CPU || target.kind != GK_DEVICE_CPU ||
+           gk_array_size(a) >= 65536;
+}
+
+/* `source` (an Array) on `device` as `dtype` (NULL: as it is): itself when
+ * nothing changes and copy allows, else a new array. */
+static PyObject *convert_array(gkpy_state *state, PyObject *source, const gk_dtype *dtype,
+                               const gk_device *device, int copy)
+{
+    gk_array *a = ((gkpy_array *)source)->array;
+    gk_dtype to_dtype = dtype ? *dtype : gk_array_dtype(a);
+    gk_device to_device = device ? *device : gk_array_device(a);
+    bool same_dtype = to_dtype == gk_array_dtype(a);
+    bool same_device = gk_device_equal(to_device, gk_array_device(a));
+    if (same_dtype && same_device && copy != 1)
+        return Py_NewRef(source);
+    if (copy == 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "asarray(copy=False): a copy is needed to change the dtype or device");
+        return NULL;
+    }
+    gk_array *result = NULL, *step = NULL;
+    gk_status status;
+    bool release = long_work(a, to_device);
+    PyThreadState *thread = release ? PyEval_SaveThread() : NULL;
+    if (same_dtype && same_device) {
+        status = gk_copy(a, &result);
+    } else if (same_device) {
+        status = gk_cast(a, to_dtype, &result);
+    } else if (same_dtype) {
+        status = gk_to(a, to_device, &result);
+    } else if (gk_dtype_size(to_dtype) < gk_dtype_size(gk_array_dtype(a))) {
+        /* Narrower first, so that fewer bytes move. */
+        status = gk_cast(a, to_dtype, &step);
+        if (status == GK_OK)
+            status = gk_to(step, to_device, &result);
+    } else {
+        status = gk_to(a, to_device, &step);
+        if (status == GK_OK)
+            status = gk_cast(step, to_dtype, &result);
+    }
+    gk_array_free(step);
+    if (thread)
+        PyEval_RestoreThread(thread);
+    return status == GK_OK ? gkpy_array_wrap(state, result) : gkpy_raise(state, status);
 }
 
 PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtype,
                        const gk_device *device, int copy)
 {
-    (void)state; (void)object; (void)dtype; (void)device; (void)copy;
-    PyErr_SetString(PyExc_NotImplementedError, "asarray is not there yet");
+    if (gkpy_is_array(state, object))
+        return convert_array(state, object, dtype, device, copy);
+    gk_device where = device ? *device : gkpy_default_device(state);
+    bool scalar = PyBool_Check(object) || PyLong_CheckExact(object) ||
+                  PyFloat_CheckExact(object);
+    if (scalar || is_nested(object)) {
+        if (copy == 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "asarray(copy=False): a %.100s cannot become an array without a copy",
+                         Py_TYPE(object)->tp_name);
+            return NULL;
+        }
+        return scalar ? from_scalar(state, object, dtype, where)
+                      : from_nested(state, object, dtype, where);
+    }
+    bool handled = false;
+    PyObject *shared = gkpy_from_protocols(state, object, &handled);
+    if (handled) {
+        if (!shared)
+            return NULL;
+        /* Host memory goes to the default device when none is named (a
+         * NumPy array inside `with gpukit.device("cuda:0")`); device memory
+         * stays where it is. */
+        gk_device there = gk_array_device(((gkpy_array *)shared)->array);
+        const gk_device *target = device;
+        if (!target && there.kind == GK_DEVICE_CPU)
+            target = &where;
+        PyObject *result = convert_array(state, shared, dtype, target, copy);
+        Py_DECREF(shared);
+        return result;
+    }
+    if (copy == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "asarray(copy=False): a %.100s cannot become an array without a copy",
+                     Py_TYPE(object)->tp_name);
+        return NULL;
+    }
+    if (is_scalar(object))
+        return from_scalar(state, object, dtype, where);
+    if (PySequence_Check(object) && !PyUnicode_Check(object) && !PyBytes_Check(object) &&
+        !PyByteArray_Check(object)) {
+        PyObject *list = PySequence_List(object);
+        if (!list)
+            return NULL;
+        PyObject *result = from_nested(state, list, dtype, where);
+        Py_DECREF(list);
+        return result;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "cannot make an array from a %.100s; give a number, a (nested) list, a gpukit "
+                 "Array or an object with the buffer protocol, __dlpack__ or "
+                 "__cuda_array_interface__",
+                 Py_TYPE(object)->tp_name);
     return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* the module functions                                                */
+
+static int parse_dtype(gkpy_state *state, PyObject *object, gk_dtype *dtype, bool *given)
+{
+    *given = object && object != Py_None;
+    return *given ? gkpy_dtype_from_object(state, object, dtype) : 0;
+}
+
+static int parse_copy(PyObject *object, int *copy)
+{
+    if (!object || object == Py_None) {
+        *copy = -1;
+        return 0;
+    }
+    int truth = PyObject_IsTrue(object);
+    if (truth < 0)
+        return -1;
+    *copy = truth;
+    return 0;
+}
+
+static PyObject *wrap_result(gkpy_state *state, gk_status status, gk_array *array)
+{
+    return status == GK_OK ? gkpy_array_wrap(state, array) : gkpy_raise(state, status);
+}
+
+PyDoc_STRVAR(asarray_doc,
+"asarray(obj, /, *, dtype=None, device=None, copy=None)\n"
+"--\n\n"
+"An array from `obj`: a gpukit Array, a Python number, a nested list or\n"
+"tuple, or anything exporting the buffer protocol (NumPy), __dlpack__\n"
+"(PyTorch, CuPy, JAX) or __cuda_array_interface__.\n\n"
+"dtype: when None, an Array keeps its dtype; Python bools give bool, ints\n"
+"int64 and floats float32 (PyTorch's defaults, not NumPy's float64); in a\n"
+"list the widest element decides (bool < int64 < float32).\n"
+"device: when None, an Array and device memory stay where they are; Python\n"
+"data and host memory go to the default device (gpukit.default_device()).\n"
+"copy: True always copies; False never does (ValueError when the dtype or\n"
+"device must change, or for Python lists); None copies only when needed,\n"
+"so the result may share memory with `obj`.");
+
+static PyObject *py_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    static const char *const names[] = {"obj", "dtype", "device", "copy"};
+    PyObject *v[4];
+    if (gkpy_parse_args("asarray", args, nargs, kwnames, names, 4, 1, 1, 1, v) < 0)
+        return NULL;
+    gkpy_state *state = gkpy_state_of_module(module);
+    gk_dtype dtype;
+    gk_device device;
+    bool has_dtype;
+    int copy;
+    if (parse_dtype(state, v[1], &dtype, &has_dtype) < 0 || parse_copy(v[3], &copy) < 0)
+        return NULL;
+    bool has_device = v[2] && v[2] != Py_None;
+    if (has_device && gkpy_device_from_object(state, v[2], &device) < 0)
+        return NULL;
+    return gkpy_asarray(state, v[0], has_dtype ? &dtype : NULL, has_device ? &device : NULL,
+                        copy);
+}
+
+/* The shape, dtype (default `fallback`) and device of a creation call. */
+static int creation_args(gkpy_state *state, PyObject *shape_object, PyObject *dtype_object,
+                         PyObject *device_object, gk_dtype fallback, int *ndim, int64_t *shape,
+                         gk_dtype *dtype, gk_device *device)
+{
+    bool given;
+    if (gkpy_parse_shape(shape_object, ndim, shape) < 0 ||
+        parse_dtype(state, dtype_object, dtype, &given) < 0)
+        return -1;
+    if (!given)
+        *dtype = fallback;
+    return gkpy_device_from_object(state, device_object, device);
+}
+
+enum fill { FILL_EMPTY, FILL_ZEROS, FILL_ONES };
+
+static PyObject *create_filled(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames, const char *name, enum fill fill)
+{
+    static const char *const names[] = {"shape", "dtype", "device"};
+    PyObject *v[3];
+    if (gkpy_parse_args(name, args, nargs, kwnames, names, 3, 0, 1, 1, v) < 0)
+        return NULL;
+    gkpy_state *state = gkpy_state_of_module(module);
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    gk_dtype dtype;
+    gk_device device;
+    if (creation_args(state, v[0], v[1], v[2], GK_FLOAT32, &ndim, shape, &dtype, &device) < 0)
+        return NULL;
+    gk_array *array;
+    gk_status status = fill == FILL_EMPTY  ? gk_empty(device, dtype, ndim, shape, &array)
+                       : fill == FILL_ZEROS ? gk_zeros(device, dtype, ndim, shape, &array)
+                                            : gk_ones(device, dtype, ndim, shape, &array);
+    return wrap_result(state, status, array);
+}
+
+PyDoc_STRVAR(empty_doc,
+"empty(shape, *, dtype=None, device=None)\n"
+"--\n\n"
+"An uninitialised array of `shape` (an int or a tuple of ints); dtype\n"
+"defaults to float32, device to the default device.");
+
+static PyObject *py_empty(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames)
+{
+    return create_filled(module, args, nargs, kwnames, "empty", FILL_EMPTY);
+}
+
+PyDoc_STRVAR(zeros_doc,
+"zeros(shape, *, dtype=None, device=None)\n"
+"--\n\n"
+"An array of zeros of `shape` (an int or a tuple of ints); dtype defaults\n"
+"to float32, device to the default device.");
+
+static PyObject *py_zeros(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames)
+{
+    return create_filled(module, args, nargs, kwnames, "zeros", FILL_ZEROS);
+}
+
+PyDoc_STRVAR(ones_doc,
+"ones(shape, *, dtype=None, device=None)\n"
+"--\n\n"
+"An array of ones of `shape` (an int or a tuple of ints); dtype defaults\n"
+"to float32, device to the default device.");
+
+static PyObject *py_ones(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames)
+{
+    return create_filled(module, args, nargs, kwnames, "ones", FILL_ONES);
+}
+
+/* An array of `shape` filled with the Python number `value`, exactly (an
+ * int64 beyond 2^53 does not go through a double). */
+static PyObject *full_array(gkpy_state *state, int ndim, const int64_t *shape, PyObject *value,
+                            gk_dtype dtype, gk_device device)
+{
+    if (!is_scalar(value)) {
+        PyErr_Format(PyExc_TypeError, "full(): fill_value must be a number, not %.100s",
+                     Py_TYPE(value)->tp_name);
+        return NULL;
+    }
+    uint64_t bytes = 0;
+    if (gkpy_store_scalar(value, dtype, &bytes) < 0)
+        return NULL;
+    gk_array *array = NULL, *scalar = NULL;
+    gk_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gk_empty(device, dtype, ndim, shape, &array);
+    if (status == GK_OK)
+        status = gk_from_host(device, dtype, 0, NULL, &bytes, &scalar);
+    if (status == GK_OK)
+        status = gk_assign(array, scalar);
+    gk_array_free(scalar);
+    Py_END_ALLOW_THREADS
+    if (status != GK_OK) {
+        gk_array_free(array);
+        return gkpy_raise(state, status);
+    }
+    return gkpy_array_wrap(state, array);
+}
+
+PyDoc_STRVAR(full_doc,
+"full(shape, fill_value, *, dtype=None, device=None)\n"
+"--\n\n"
+"An array of `shape` with every element `fill_value`. Without dtype, a\n"
+"bool gives bool, an int int64 and a float float32.");
+
+static PyObject *py_full(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames)
+{
+    static const char *const names[] = {"shape", "fill_value", "dtype", "device"};
+    PyObject *v[4];
+    if (gkpy_parse_args("full", args, nargs, kwnames, names, 4, 0, 2, 2, v) < 0)
+        return NULL;
+    gkpy_state *state = gkpy_state_of_module(module);
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    gk_dtype dtype;
+    gk_device device;
+    if (creation_args(state, v[0], v[2], v[3], scalar_dtype(v[1]), &ndim, shape, &dtype,
+                      &device) < 0)
+        return NULL;
+    return full_array(state, ndim, shape, v[1], dtype, device);
+}
+
+/* A number argument of arange/linspace as a double; *is_float says
+ * whether it was a float. */
+static int number_arg(const char *function, PyObject *object, double *value, bool *is_float)
+{
+    if (PyFloat_Check(object)) {
+        *value = PyFloat_AS_DOUBLE(object);
+        *is_float = true;
+        return 0;
+    }
+    if (PyIndex_Check(object)) {
+        PyObject *index = PyNumber_Index(object);
+        if (!index)
+            return -1;
+        *value = PyLong_AsDouble(index);
+        Py_DECREF(index);
+        *is_float = false;
+        return *value == -1.0 && PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *number = PyNumber_Float(object);
+    if (!number) {
+        PyErr_Format(PyExc_TypeError, "%s(): expected a number, not %.100s", function,
+                     Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    *value = PyFloat_AS_DOUBLE(number);
+    *is_float = true;
+    Py_DECREF(number);
+    return 0;
+}
+
+PyDoc_STRVAR(arange_doc,
+"arange(start, /, stop=None, step=1, *, dtype=None, device=None)\n"
+"--\n\n"
+"start, start + step, ... while below stop (above it for a negative step);\n"
+"arange(n) is 0 .. n-1. Without dtype: int64 when start, stop and step are\n"
+"all ints, else float32.");
+
+static PyObject *py_arange(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames)
+{
+    static const char *const names[] = {"start", "stop", "step", "dtype", "device"};
+    PyObject *v[5];
+    if (gkpy_parse_args("arange", args, nargs, kwnames, names, 5, 1, 3, 1, v) < 0)
+        return NULL;
+    gkpy_state *state = gkpy_state_of_module(module);
+    double start = 0, stop, step = 1;
+    bool f_start = false, f_stop = false, f_step = false;
+    if (v[1] && v[1] != Py_None) {
+        if (number_arg("arange", v[0], &start, &f_start) < 0 ||
+            number_arg("arange", v[1], &stop, &f_stop) < 0)
+            return NULL;
+    } else if (number_arg("arange", v[0], &stop, &f_stop) < 0) {
+        return NULL;
+    }
+    if (v[2] && number_arg("arange", v[2], &step, &f_step) < 0)
+        return NULL;
+    gk_dtype dtype;
+    bool given;
+    gk_device device;
+    if (parse_dtype(state, v[3], &dtype, &given) < 0 ||
+        gkpy_device_from_object(state, v[4], &device) < 0)
+        return NULL;
+    if (!given)
+        dtype = f_start || f_stop || f_step ? GK_FLOAT32 : GK_INT64;
+    gk_array *array;
+    gk_status status = gk_arange(device, dtype, start, stop, step, &array);
+    return wrap_result(state, status, array);
+}
+
+PyDoc_STRVAR(linspace_doc,
+"linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True)\n"
+"--\n\n"
+"`num` evenly spaced values from start to stop (stop included unless\n"
+"endpoint=False); dtype defaults to float32.");
+
+static PyObject *py_linspace(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    static const char *const names[] = {"start", "stop", "num", "dtype", "device", "endpoint"};
+    PyObject *v[6];
+    if (gkpy_parse_args("linspace", args, nargs, kwnames, names, 6, 2, 3, 3, v) < 0)
+        return NULL;
+    gkpy_state *state = gkpy_state_of_module(module);
+    double start, stop;
+    bool f;
+    int64_t num;
+    if (number_arg("linspace", v[0], &start, &f) < 0 ||
+        number_arg("linspace", v[1], &stop, &f) < 0)
+        return NULL;
+    if (!PyIndex_Check(v[2]) || PyBool_Check(v[2])) {
+        PyErr_Format(PyExc_TypeError, "linspace(): num must be an int, not %.100s",
+                     Py_TYPE(v[2])->tp_name);
+        return NULL;
+    }
+    if (parse_length(v[2], &num) < 0)
+        return NULL;
+    int endpoint = v[5] ? PyObject_IsTrue(v[5]) : 1;
+    if (endpoint < 0)
+        return NULL;
+    gk_dtype dtype;
+    bool given;
+    gk_device device;
+    if (parse_dtype(state, v[3], &dtype, &given) < 0 ||
+        gkpy_device_from_object(state, v[4], &device) < 0)
+        return NULL;
+    if (!given)
+        dtype = GK_FLOAT32;
+    if (!endpoint && num > 0)
+        stop = start + (stop - start) * (double)(num - 1) / (double)num; /* the last kept value */
+    gk_array *array;
+    gk_status status = gk_linspace(device, dtype, start, stop, num, &array);
+    return wrap_result(state, status, array);
+}
+
+PyDoc_STRVAR(eye_doc,
+"eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None)\n"
+"--\n\n"
+"A 2-D array with ones on diagonal k (0: the main one, > 0 above it,\n"
+"< 0 below it) and zeros elsewhere; n_cols defaults to n_rows, dtype to\n"
+"float32.");
+
+static PyObject *py_eye(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames)
+{
+    static const char *const names[] = {"n_rows", "n_cols", "k", "dtype", "device"};
+    PyObject *v[5];
+    if (gkpy_parse_args("eye", args, nargs, kwnames, names, 5, 2, 2, 1, v) < 0)
+        return NULL;
+    gkpy_state *state = gkpy_state_of_module(module);
+    int64_t rows, cols;
+    if (parse_length(v[0], &rows) < 0)
+        return NULL;
+    cols = rows;
+    if (v[1] && v[1] != Py_None && parse_length(v[1], &cols) < 0)
+        return NULL;
+    long long k = 0;
+    if (v[2]) {
+        if (!PyIndex_Check(v[2]) || PyBool_Check(v[2])) {
+            PyErr_Format(PyExc_TypeError, "eye(): k must be an int, not %.100s",
+                         Py_TYPE(v[2])->tp_name);
+            return NULL;
+        }
+        k = PyLong_AsLongLong(v[2]);
+        if (k == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    gk_dtype dtype;
+    bool given;
+    gk_device device;
+    if (parse_dtype(state, v[3], &dtype, &given) < 0 ||
+        gkpy_device_from_object(state, v[4], &device) < 0)
+        return NULL;
+    if (!given)
+        dtype = GK_FLOAT32;
+    gk_array *array = NULL;
+    gk_status status;
+    if (rows == cols && k == 0) {
+        status = gk_eye(device, dtype, rows, &array);
+        return wrap_result(state, status, array);
+    }
+    /* Zeros, then ones along the diagonal: in the flat C-order array the
+     * diagonal is every (cols + 1)-th element from its first. */
+    int64_t shape[2] = {rows, cols};
+    int64_t count = k >= 0 ? (rows < cols - k ? rows : cols - k)
+                           : (rows + k < cols ? rows + k : cols);
+    status = gk_zeros(device, dtype, 2, shape, &array);
+    if (status == GK_OK && count > 0) {
+        int64_t flat = rows * cols, first = k >= 0 ? k : -k * cols;
+        gk_array *line = NULL, *diagonal = NULL, *one = NULL;
+        status = gk_reshape(array, 1, &flat, &line);
+        if (status == GK_OK)
+            status = gk_slice(line, 0, first, first + (count - 1) * (cols + 1) + 1, cols + 1,
+                              &diagonal);
+        if (status == GK_OK)
+            status = gk_ones(device, dtype, 0, NULL, &one);
+        if (status == GK_OK)
+            status = gk_assign(diagonal, one);
+        gk_array_free(one);
+        gk_array_free(diagonal);
+        gk_array_free(line);
+    }
+    if (status != GK_OK) {
+        gk_array_free(array);
+        return gkpy_raise(state, status);
+    }
+    return gkpy_array_wrap(state, array);
+}
+
+/* The template of a *_like call: any array-like, as an Array. */
+static PyObject *like_template(gkpy_state *state, PyObject *object)
+{
+    return gkpy_is_array(state, object) ? Py_NewRef(object)
+                                        : gkpy_asarray(state, object, NULL, NULL, -1);
+}
+
+static PyObject *create_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames, const char *name, int fill)
+{
+    /* fill: FILL_* or -1 for full_like (fill_value second). */
+    static const char *const names[] = {"x", "dtype", "device"};
+    static const char *const full_names[] = {"x", "fill_value", "dtype", "device"};
+    PyObject *v[4];
+    bool full = fill < 0;
+    if (full ? gkpy_parse_args(name, args, nargs, kwnames, full_names, 4, 1, 2, 2, v)
+             : gkpy_parse_args(name, args, nargs, kwnames, names, 3, 1, 1, 1, v))
+        return NULL;
+    PyObject *dtype_object = full ? v[2] : v[1], *device_object = full ? v[3] : v[2];
+    gkpy_state *state = gkpy_state_of_module(module);
+    PyObject *template = like_template(state, v[0]);
+    if (!template)
+        return NULL;
+    gk_array *x = ((gkpy_array *)template)->array;
+    gk_dtype dtype = gk_array_dtype(x);
+    gk_device device = gk_array_device(x);
+    bool given;
+    int ndim = gk_array_ndim(x);
+    int64_t shape[GK_MAX_DIMS];
+    memcpy(shape, gk_array_shape(x), sizeof(int64_t) * (size_t)ndim);
+    Py_DECREF(template);
+    if (parse_dtype(state, dtype_object, &dtype, &given) < 0)
+        return NULL;
+    if (device_object && device_object != Py_None &&
+        gkpy_device_from_object(state, device_object, &device) < 0)
+        return NULL;
+    if (full)
+        return full_array(state, ndim, shape, v[1], dtype, device);
+    gk_array *array;
+    gk_status status = fill == FILL_EMPTY  ? gk_empty(device, dtype, ndim, shape, &array)
+                       : fill == FILL_ZEROS ? gk_zeros(device, dtype, ndim, shape, &array)
+                                            : gk_ones(device, dtype, ndim, shape, &array);
+    return wrap_result(state, status, array);
+}
+
+PyDoc_STRVAR(empty_like_doc,
+"empty_like(x, /, *, dtype=None, device=None)\n"
+"--\n\n"
+"An uninitialised array with the shape of x, and its dtype and device\n"
+"unless given.");
+
+static PyObject *py_empty_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    return create_like(module, args, nargs, kwnames, "empty_like", FILL_EMPTY);
+}
+
+PyDoc_STRVAR(zeros_like_doc,
+"zeros_like(x, /, *, dtype=None, device=None)\n"
+"--\n\n"
+"Zeros with the shape of x, and its dtype and device unless given.");
+
+static PyObject *py_zeros_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    return create_like(module, args, nargs, kwnames, "zeros_like", FILL_ZEROS);
+}
+
+PyDoc_STRVAR(ones_like_doc,
+"ones_like(x, /, *, dtype=None, device=None)\n"
+"--\n\n"
+"Ones with the shape of x, and its dtype and device unless given.");
+
+static PyObject *py_ones_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    return create_like(module, args, nargs, kwnames, "ones_like", FILL_ONES);
+}
+
+PyDoc_STRVAR(full_like_doc,
+"full_like(x, /, fill_value, *, dtype=None, device=None)\n"
+"--\n\n"
+"fill_value everywhere, with the shape of x, and its dtype (a float into\n"
+"an integer dtype truncates) and device unless given.");
+
+static PyObject *py_full_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    return create_like(module, args, nargs, kwnames, "full_like", -1);
+}
+
+PyDoc_STRVAR(from_bytes_doc,
+"_array_from_bytes(data, shape, dtype, device)\n"
+"--\n\n"
+"Unpickles an Array: its C-order bytes, shape, dtype name and device name.");
+
+static PyObject *py_array_from_bytes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_array_from_bytes(data: bytes, shape, dtype, device)");
+        return NULL;
+    }
+    gkpy_state *state = gkpy_state_of_module(module);
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    gk_dtype dtype;
+    gk_device device;
+    if (gkpy_parse_shape(args[1], &ndim, shape) < 0 ||
+        gkpy_dtype_from_object(state, args[2], &dtype) < 0 ||
+        gkpy_device_from_object(state, args[3], &device) < 0)
+        return NULL;
+    int64_t size = 1;
+    for (int i = 0; i < ndim; i++)
+        size *= shape[i];
+    if ((uint64_t)PyBytes_GET_SIZE(args[0]) != (uint64_t)size * gk_dtype_size(dtype)) {
+        PyErr_SetString(PyExc_ValueError, "_array_from_bytes: the data does not fit the shape");
+        return NULL;
+    }
+    gk_array *array;
+    gk_status status =
+        gk_from_host(device, dtype, ndim, shape, PyBytes_AS_STRING(args[0]), &array);
+    return wrap_result(state, status, array);
+}
+
+#define FASTCALL_KW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
+
+static PyMethodDef create_functions[] = {
+    {"asarray", FASTCALL_KW(py_asarray), asarray_doc},
+    {"empty", FASTCALL_KW(py_empty), empty_doc},
+    {"zeros", FASTCALL_KW(py_zeros), zeros_doc},
+    {"ones", FASTCALL_KW(py_ones), ones_doc},
+    {"full", FASTCALL_KW(py_full), full_doc},
+    {"arange", FASTCALL_KW(py_arange), arange_doc},
+    {"linspace", FASTCALL_KW(py_linspace), linspace_doc},
+    {"eye", FASTCALL_KW(py_eye), eye_doc},
+    {"empty_like", FASTCALL_KW(py_empty_like), empty_like_doc},
+    {"zeros_like", FASTCALL_KW(py_zeros_like), zeros_like_doc},
+    {"ones_like", FASTCALL_KW(py_ones_like), ones_like_doc},
+    {"full_like", FASTCALL_KW(py_full_like), full_like_doc},
+    {"_array_from_bytes", (PyCFunction)(void (*)(void))py_array_from_bytes, METH_FASTCALL,
+     from_bytes_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+int gkpy_create_init(PyObject *module, gkpy_state *state)
+{
+    (void)state;
+    return PyModule_AddFunctions(module, create_functions);
 }
