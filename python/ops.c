@@ -1,11 +1,1707 @@
-/* Placeholder: filled in by the change that brings this part. */
+/* Array math as gpukit functions and Array methods: elementwise ops,
+ * reductions, sorting and scans, views (reshape, permute_dims,
+ * broadcast_to, matrix_transpose), and the C halves of gpukit.linalg
+ * (_linalg_*) and gpukit.random (_random_*). The math is libgpukit's
+ * (include/gpukit/array.h); this file maps the array API standard's
+ * signatures onto those calls and releases the GIL around work that can
+ * take long.
+ *
+ * Each operation is split in two: a wrapper that parses Python arguments
+ * (with the GIL) and a *_core function over gk_arrays that runs without it
+ * when the work is large or on a GPU. */
 #include "gkpy.h"
 
-int gkpy_ops_init(PyObject *module, gkpy_state *state)
+#include <math.h>
+#include <string.h>
+
+/* gkpy_asarray's copy argument: copy only when the data must move or
+ * change dtype (NumPy's copy=None). */
+#define COPY_IF_NEEDED (-1)
+
+/* Arrays at least this large, or on a device other than the CPU, are
+ * computed without the GIL: releasing it costs about a microsecond, which
+ * small CPU arrays do not repay. */
+#define GIL_FREE_SIZE 65536
+
+static bool slow_work(const gk_array *a)
 {
-    (void)module;
-    (void)state;
+    return gk_array_size(a) >= GIL_FREE_SIZE || gk_array_device(a).kind != GK_DEVICE_CPU;
+}
+
+/* status = call, without the GIL when `slow`. */
+#define RUN(slow, call)                                                                           \
+    do {                                                                                           \
+        if (slow) {                                                                                \
+            Py_BEGIN_ALLOW_THREADS status = (call);                                                \
+            Py_END_ALLOW_THREADS                                                                   \
+        } else {                                                                                   \
+            status = (call);                                                                       \
+        }                                                                                          \
+    } while (0)
+
+static gk_array *array_of(PyObject *object)
+{
+    return ((gkpy_array *)object)->array;
+}
+
+/* The Array for a finished call: raises the status's exception, or wraps
+ * `out`. */
+static PyObject *finish(gkpy_state *state, gk_status status, gk_array *out)
+{
+    if (status != GK_OK) {
+        gk_array_free(out);
+        return gkpy_raise(state, status);
+    }
+    return gkpy_array_wrap(state, out);
+}
+
+/* "(2, 3)", for messages. */
+static const char *shape_text(const gk_array *a, char *buffer, size_t size)
+{
+    size_t used = (size_t)snprintf(buffer, size, "(");
+    const int64_t *shape = gk_array_shape(a);
+    int ndim = gk_array_ndim(a);
+    for (int i = 0; i < ndim && used < size; i++)
+        used += (size_t)snprintf(buffer + used, size - used, "%s%lld", i ? ", " : "",
+                                 (long long)shape[i]);
+    if (used < size)
+        snprintf(buffer + used, size - used, ndim == 1 ? ",)" : ")");
+    return buffer;
+}
+
+/* --- arguments --- */
+
+/* A function's parameters for parse(): names[] ends with NULL; the first
+ * `positional` may be passed by position, of which the first
+ * `positional_only` only so; the first `required` must be given. */
+typedef struct signature {
+    const char *function;
+    const char *const *names;
+    int positional, positional_only, required;
+} signature;
+
+#define MAX_PARAMETERS 8
+
+/* Sorts the arguments of a METH_FASTCALL | METH_KEYWORDS call by name:
+ * values[i] is the argument for names[i] (borrowed) or NULL. The standard
+ * library has no public parser for vectorcall arguments, hence this one. */
+static int parse(const signature *sig, PyObject *const *args, Py_ssize_t nargs,
+                 PyObject *kwnames, PyObject **values)
+{
+    int count = 0;
+    while (sig->names[count])
+        values[count++] = NULL;
+    if (nargs > sig->positional) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s (%zd given)",
+                     sig->function, sig->positional, sig->positional == 1 ? "" : "s", nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        values[i] = args[i];
+    Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < keywords; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int found = -1;
+        for (int i = 0; i < count && found < 0; i++)
+            if (PyUnicode_CompareWithASCIIString(key, sig->names[i]) == 0)
+                found = i;
+        if (found >= 0 && found < sig->positional_only) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() got a positional-only argument passed as a keyword: '%U'",
+                         sig->function, key);
+            return -1;
+        }
+        if (found < 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+                         sig->function, key);
+            return -1;
+        }
+        if (values[found]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
+                         sig->function, sig->names[found]);
+            return -1;
+        }
+        values[found] = args[nargs + k];
+    }
+    for (int i = 0; i < sig->required; i++) {
+        if (!values[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", sig->function,
+                         sig->names[i]);
+            return -1;
+        }
+    }
     return 0;
 }
 
-PyMethodDef gkpy_ops_array_methods[] = {{NULL, NULL, 0, NULL}};
+/* The argument, or NULL when it was not given or is None. */
+static PyObject *given(PyObject *value)
+{
+    return value == Py_None ? NULL : value;
+}
+
+/* A flag argument (absent: `otherwise`); -1 with an exception. */
+static int flag(PyObject *value, bool otherwise)
+{
+    return value ? PyObject_IsTrue(value) : otherwise;
+}
+
+/* bool, int and float (and their subclasses, such as numpy.float64) are
+ * plain values that broadcast against an Array without becoming one. */
+static bool is_python_scalar(PyObject *object)
+{
+    return PyBool_Check(object) || PyLong_Check(object) || PyFloat_Check(object);
+}
+
+/* `object` as an Array (a new reference): an Array itself, anything else
+ * through asarray() on the device of `near` (an Array) or, without one, the
+ * default device. */
+static PyObject *as_array(gkpy_state *state, PyObject *object, PyObject *near)
+{
+    if (gkpy_is_array(state, object))
+        return Py_NewRef(object);
+    gk_device device;
+    if (near)
+        device = gk_array_device(array_of(near));
+    return gkpy_asarray(state, object, NULL, near ? &device : NULL, COPY_IF_NEEDED);
+}
+
+/* An axis argument as an int; -1 with an exception. */
+static int axis_value(const char *function, PyObject *object, int *axis)
+{
+    if (!PyIndex_Check(object) || PyBool_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "%s(): axis must be an int, not %.100s", function,
+                     Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    long value = PyLong_AsLong(object);
+    if (value == -1 && PyErr_Occurred())
+        return -1;
+    /* Far outside any array's axes; the range check names the shape. */
+    *axis = value < -1000 ? -1000 : value > 1000 ? 1000 : (int)value;
+    if (*axis == GK_ALL_AXES)
+        *axis = -999;
+    return 0;
+}
+
+/* `axis` made non-negative for `a` (a 0-d array takes 0 and -1, as the
+ * library does); ValueError naming the shape when out of range. */
+static int normalize_axis(const char *function, const gk_array *a, int axis, int *normalized)
+{
+    int ndim = gk_array_ndim(a), range = ndim > 0 ? ndim : 1;
+    if (axis < -range || axis >= range) {
+        char shape[200];
+        PyErr_Format(PyExc_ValueError, "%s: axis %d is out of range for shape %s (%d-d)",
+                     function, axis, shape_text(a, shape, sizeof shape), ndim);
+        return -1;
+    }
+    *normalized = axis < 0 ? axis + range : axis;
+    return 0;
+}
+
+/* A shape argument (an int or a sequence of ints) into shape[]; -1 with
+ * an exception. */
+static int shape_value(const char *function, PyObject *object, int *ndim, int64_t *shape)
+{
+    if (PyIndex_Check(object)) {
+        *ndim = 1;
+        shape[0] = PyLong_AsLongLong(object);
+        return shape[0] == -1 && PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *items = PySequence_Fast(object, "");
+    if (!items) {
+        PyErr_Format(PyExc_TypeError, "%s(): shape must be an int or a tuple of ints, not %.100s",
+                     function, Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(items);
+    if (count > GK_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "%s(): shape %R has %zd dimensions; arrays have at most %d",
+                     function, object, count, GK_MAX_DIMS);
+        Py_DECREF(items);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(items, i);
+        if (!PyIndex_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "%s(): shape %R holds %.100s; lengths are ints",
+                         function, object, Py_TYPE(item)->tp_name);
+            Py_DECREF(items);
+            return -1;
+        }
+        shape[i] = PyLong_AsLongLong(item);
+        if (shape[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(items);
+            return -1;
+        }
+    }
+    *ndim = (int)count;
+    Py_DECREF(items);
+    return 0;
+}
+
+/* --- elementwise --- */
+
+static bool is_integral(double value)
+{
+    return value == floor(value) && value >= -0x1p63 && value < 0x1p63;
+}
+
+/* The range of an integer or bool dtype, as doubles (int64's top is 2^63,
+ * the nearest double). */
+static void integer_range(gk_dtype dtype, double *low, double *high)
+{
+    switch (dtype) {
+    case GK_BOOL: *low = 0, *high = 1; break;
+    case GK_UINT8: *low = 0, *high = 255; break;
+    case GK_INT32: *low = -2147483648.0, *high = 2147483647.0; break;
+    default: *low = -0x1p63, *high = 0x1p63; break;
+    }
+}
+
+/* The dtype gk_binary_scalar computes `a OP value` in (array.h's rules):
+ * the array's dtype, int64 for a bool array and an integral value,
+ * float32 for an integer array and a fractional one. */
+static gk_dtype value_dtype(gk_dtype dtype, double value)
+{
+    if (gk_dtype_is_float(dtype))
+        return dtype;
+    if (!is_integral(value))
+        return GK_FLOAT32;
+    return dtype == GK_BOOL ? GK_INT64 : dtype;
+}
+
+/* value OP a for the ops that do not commute: the value becomes a 0-d
+ * array of value_dtype(), so both orders promote alike. */
+static gk_status value_first(gk_op op, double value, gk_dtype dtype, const gk_array *a,
+                             gk_array **out)
+{
+    *out = NULL;
+    gk_array *scalar;
+    gk_status status = gk_scalar(gk_array_device(a), dtype, value, &scalar);
+    if (status == GK_OK)
+        status = gk_binary(op, scalar, a, out);
+    gk_array_free(scalar);
+    return status;
+}
+
+/* x1 OP x2 where one side is an Array and the other a plain value. */
+static PyObject *binary_value(gkpy_state *state, gk_op op, PyObject *array, PyObject *value,
+                              bool value_first_operand)
+{
+    const gk_array *a = array_of(array);
+    gk_array *out = NULL;
+    gk_status status;
+    if (PyBool_Check(value)) {
+        /* A bool value stays bool (True + bool array is bool, like NumPy);
+         * as a double it would count as an integer. */
+        gk_array *scalar;
+        status = gk_scalar(gk_array_device(a), GK_BOOL, value == Py_True, &scalar);
+        if (status == GK_OK) {
+            RUN(slow_work(a), value_first_operand ? gk_binary(op, scalar, a, &out)
+                                                  : gk_binary(op, a, scalar, &out));
+            gk_array_free(scalar);
+        }
+        return finish(state, status, out);
+    }
+    double number = PyFloat_AsDouble(value);
+    if (number == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!value_first_operand || op == GK_ADD || op == GK_MUL || op == GK_MINIMUM ||
+        op == GK_MAXIMUM || op == GK_EQ || op == GK_NE) {
+        RUN(slow_work(a), gk_binary_scalar(op, a, number, &out));
+        return finish(state, status, out);
+    }
+    /* value OP array: comparisons mirror; sub, div and pow need the value
+     * as an array. */
+    gk_op mirrored = op == GK_LT ? GK_GT : op == GK_LE ? GK_GE : op == GK_GT ? GK_LT
+                   : op == GK_GE ? GK_LE : op;
+    if (mirrored != op) {
+        RUN(slow_work(a), gk_binary_scalar(mirrored, a, number, &out));
+        return finish(state, status, out);
+    }
+    gk_dtype dtype = value_dtype(gk_array_dtype(a), number);
+    if (!gk_dtype_is_float(dtype)) {
+        /* As gk_binary_scalar refuses a value that does not fit. */
+        double low, high;
+        integer_range(dtype, &low, &high);
+        if (number < low || number > high || (dtype == GK_INT64 && number >= high)) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: the value %R does not fit %s, the dtype of %s with a %s array; "
+                         "cast the array to a wider dtype first",
+                         gk_op_name(op), value, gk_dtype_name(dtype), gk_op_name(op),
+                         gk_dtype_name(gk_array_dtype(a)));
+            return NULL;
+        }
+    }
+    RUN(slow_work(a), value_first(op, number, dtype, a, &out));
+    return finish(state, status, out);
+}
+
+/* x1 OP x2 for any operands: Arrays, plain values, array-likes. */
+static PyObject *binary(gkpy_state *state, gk_op op, PyObject *x1, PyObject *x2)
+{
+    bool array1 = gkpy_is_array(state, x1), array2 = gkpy_is_array(state, x2);
+    bool value1 = is_python_scalar(x1), value2 = is_python_scalar(x2);
+    if (!array1 && !array2) {
+        /* Neither is an Array: the first that is not a plain value (x1
+         * when both are) becomes one on the default device; the other
+         * then follows it. */
+        bool first = !value1 || value2;
+        PyObject *converted = as_array(state, first ? x1 : x2, NULL);
+        if (!converted)
+            return NULL;
+        PyObject *result = first ? binary(state, op, converted, x2)
+                                 : binary(state, op, x1, converted);
+        Py_DECREF(converted);
+        return result;
+    }
+    if (array1 && value2)
+        return binary_value(state, op, x1, x2, false);
+    if (array2 && value1)
+        return binary_value(state, op, x2, x1, true);
+    PyObject *near = array1 ? x1 : x2;
+    PyObject *a1 = as_array(state, x1, near);
+    PyObject *a2 = a1 ? as_array(state, x2, near) : NULL;
+    if (!a2) {
+        Py_XDECREF(a1);
+        return NULL;
+    }
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(slow_work(array_of(a1)) || slow_work(array_of(a2)),
+        gk_binary(op, array_of(a1), array_of(a2), &out));
+    Py_DECREF(a1);
+    Py_DECREF(a2);
+    return finish(state, status, out);
+}
+
+static PyObject *unary(gkpy_state *state, gk_op op, PyObject *x)
+{
+    PyObject *array = as_array(state, x, NULL);
+    if (!array)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(slow_work(array_of(array)), gk_unary(op, array_of(array), &out));
+    Py_DECREF(array);
+    return finish(state, status, out);
+}
+
+/* For functions whose first argument x is required and positional-only. */
+static int need_x(const char *function, Py_ssize_t nargs)
+{
+    if (nargs >= 1)
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s() missing required argument 'x'", function);
+    return -1;
+}
+
+static int expect_args(const char *function, Py_ssize_t nargs, Py_ssize_t expected)
+{
+    if (nargs == expected)
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s() takes exactly %zd argument%s (%zd given)", function,
+                 expected, expected == 1 ? "" : "s", nargs);
+    return -1;
+}
+
+/* One C function per op (a PyCFunction has no slot for the op). */
+#define BINARY_FUNCTION(name, op)                                                                 \
+    static PyObject *fn_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs)        \
+    {                                                                                              \
+        if (expect_args(#name, nargs, 2) < 0)                                                      \
+            return NULL;                                                                           \
+        return binary(gkpy_state_of_module(module), op, args[0], args[1]);                        \
+    }
+#define UNARY_FUNCTION(name, op)                                                                  \
+    static PyObject *fn_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs)        \
+    {                                                                                              \
+        if (expect_args(#name, nargs, 1) < 0)                                                      \
+            return NULL;                                                                           \
+        return unary(gkpy_state_of_module(module), op, args[0]);                                  \
+    }
+
+BINARY_FUNCTION(add, GK_ADD)
+BINARY_FUNCTION(subtract, GK_SUB)
+BINARY_FUNCTION(multiply, GK_MUL)
+BINARY_FUNCTION(divide, GK_DIV)
+BINARY_FUNCTION(pow, GK_POW)
+BINARY_FUNCTION(maximum, GK_MAXIMUM)
+BINARY_FUNCTION(minimum, GK_MINIMUM)
+BINARY_FUNCTION(equal, GK_EQ)
+BINARY_FUNCTION(not_equal, GK_NE)
+BINARY_FUNCTION(less, GK_LT)
+BINARY_FUNCTION(less_equal, GK_LE)
+BINARY_FUNCTION(greater, GK_GT)
+BINARY_FUNCTION(greater_equal, GK_GE)
+UNARY_FUNCTION(negative, GK_NEG)
+UNARY_FUNCTION(abs, GK_ABS)
+UNARY_FUNCTION(exp, GK_EXP)
+UNARY_FUNCTION(log, GK_LOG)
+UNARY_FUNCTION(sqrt, GK_SQRT)
+UNARY_FUNCTION(sin, GK_SIN)
+UNARY_FUNCTION(cos, GK_COS)
+UNARY_FUNCTION(tanh, GK_TANH)
+UNARY_FUNCTION(sigmoid, GK_SIGMOID)
+UNARY_FUNCTION(relu, GK_RELU)
+
+/* --- where, clip, astype, matmul --- */
+
+static PyObject *fn_where(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (expect_args("where", nargs, 3) < 0)
+        return NULL;
+    /* Everything goes where the first Array is; plain values become 0-d
+     * arrays, which promote below arrays with axes (int32 array and 2.5
+     * give float32). */
+    PyObject *near = NULL;
+    for (int i = 0; i < 3 && !near; i++)
+        if (gkpy_is_array(state, args[i]))
+            near = args[i];
+    PyObject *arrays[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++) {
+        arrays[i] = as_array(state, args[i], near);
+        if (!arrays[i]) {
+            for (int j = 0; j < i; j++)
+                Py_DECREF(arrays[j]);
+            return NULL;
+        }
+        if (!near)
+            near = arrays[i];
+    }
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(slow_work(array_of(arrays[0])) || slow_work(array_of(arrays[1])) ||
+            slow_work(array_of(arrays[2])),
+        gk_where(array_of(arrays[0]), array_of(arrays[1]), array_of(arrays[2]), &out));
+    for (int i = 0; i < 3; i++)
+        Py_DECREF(arrays[i]);
+    return finish(state, status, out);
+}
+
+/* One side of clip(): maximum(a, bound) for min=, minimum(a, bound) for
+ * max=. A plain bound that an integer array's values cannot pass clips
+ * nothing (clip(uint8, -3) is a copy, as NumPy's). */
+static gk_status clip_side(gk_op op, const gk_array *a, PyObject *bound, double value,
+                           gk_array **out)
+{
+    if (bound) /* an Array */
+        return gk_binary(op, a, array_of(bound), out);
+    gk_dtype dtype = gk_array_dtype(a);
+    if (!gk_dtype_is_float(dtype) && is_integral(value)) {
+        double low, high;
+        integer_range(dtype, &low, &high);
+        if ((op == GK_MAXIMUM && value <= low) || (op == GK_MINIMUM && value >= high))
+            return gk_copy(a, out);
+    }
+    return gk_binary_scalar(op, a, value, out);
+}
+
+/* clip's work: bounds[i] is an Array or NULL with values[i] the plain
+ * bound; present[i] says whether there is a bound at all. */
+static gk_status clip_core(const gk_array *a, PyObject *const bounds[2], const double values[2],
+                           const bool present[2], gk_array **out)
+{
+    *out = NULL;
+    if (!present[0] && !present[1])
+        return gk_copy(a, out);
+    if (present[0] && present[1] && !bounds[0] && !bounds[1])
+        return gk_clip(a, values[0], values[1], out);
+    if (!present[1])
+        return clip_side(GK_MAXIMUM, a, bounds[0], values[0], out);
+    if (!present[0])
+        return clip_side(GK_MINIMUM, a, bounds[1], values[1], out);
+    gk_array *low;
+    gk_status status = clip_side(GK_MAXIMUM, a, bounds[0], values[0], &low);
+    if (status == GK_OK) {
+        status = clip_side(GK_MINIMUM, low, bounds[1], values[1], out);
+        gk_array_free(low);
+    }
+    return status;
+}
+
+static PyObject *fn_clip(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", "min", "max", NULL};
+    static const signature sig = {"clip", names, 3, 1, 1};
+    PyObject *values[MAX_PARAMETERS];
+    if (parse(&sig, args, nargs, kwnames, values) < 0)
+        return NULL;
+    PyObject *x = as_array(state, values[0], NULL);
+    if (!x)
+        return NULL;
+    PyObject *bounds[2] = {NULL, NULL};
+    double numbers[2] = {0, 0};
+    bool present[2] = {false, false};
+    PyObject *result = NULL;
+    for (int i = 0; i < 2; i++) {
+        PyObject *bound = given(values[1 + i]);
+        if (!bound)
+            continue;
+        present[i] = true;
+        if (is_python_scalar(bound)) {
+            numbers[i] = PyFloat_AsDouble(bound);
+            if (numbers[i] == -1.0 && PyErr_Occurred())
+                goto done;
+        } else {
+            bounds[i] = as_array(state, bound, x);
+            if (!bounds[i])
+                goto done;
+        }
+    }
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(slow_work(array_of(x)), clip_core(array_of(x), bounds, numbers, present, &out));
+    result = finish(state, status, out);
+done:
+    Py_DECREF(x);
+    Py_XDECREF(bounds[0]);
+    Py_XDECREF(bounds[1]);
+    return result;
+}
+
+static gk_status astype_core(const gk_array *a, gk_dtype dtype, const gk_device *device,
+                             gk_array **out)
+{
+    gk_array *cast;
+    gk_status status = gk_cast(a, dtype, &cast);
+    if (status != GK_OK || !device) {
+        *out = status == GK_OK ? cast : NULL;
+        return status;
+    }
+    status = gk_to(cast, *device, out);
+    gk_array_free(cast);
+    return status;
+}
+
+static PyObject *fn_astype(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", "dtype", "copy", "device", NULL};
+    static const signature sig = {"astype", names, 2, 2, 2};
+    PyObject *values[MAX_PARAMETERS];
+    if (parse(&sig, args, nargs, kwnames, values) < 0)
+        return NULL;
+    gk_dtype dtype;
+    gk_device device;
+    int copy = flag(values[2], true);
+    if (copy < 0 || gkpy_dtype_from_object(state, values[1], &dtype) < 0)
+        return NULL;
+    bool move = false;
+    if (given(values[3])) {
+        if (gkpy_device_from_object(state, values[3], &device) < 0)
+            return NULL;
+        move = true;
+    }
+    PyObject *x = as_array(state, values[0], NULL);
+    if (!x)
+        return NULL;
+    const gk_array *a = array_of(x);
+    if (move && gk_device_equal(gk_array_device(a), device))
+        move = false;
+    if (!copy && !move && gk_array_dtype(a) == dtype)
+        return x; /* copy=False: the array itself when nothing changes */
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(slow_work(a) || move, astype_core(a, dtype, move ? &device : NULL, &out));
+    Py_DECREF(x);
+    return finish(state, status, out);
+}
+
+static PyObject *fn_matmul(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (expect_args("matmul", nargs, 2) < 0)
+        return NULL;
+    PyObject *near = gkpy_is_array(state, args[0]) ? args[0]
+                     : gkpy_is_array(state, args[1]) ? args[1] : NULL;
+    PyObject *a1 = as_array(state, args[0], near);
+    PyObject *a2 = a1 ? as_array(state, args[1], near ? near : a1) : NULL;
+    if (!a2) {
+        Py_XDECREF(a1);
+        return NULL;
+    }
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(true, gk_matmul(array_of(a1), array_of(a2), &out));
+    Py_DECREF(a1);
+    Py_DECREF(a2);
+    return finish(state, status, out);
+}
+
+/* --- reductions --- */
+
+/* What a reduction call asks for, parsed. */
+typedef struct reduce_request {
+    gk_reduction op;
+    bool all;                   /* axis=None, or every axis */
+    bool reduced[GK_MAX_DIMS];  /* otherwise: the axes reduced (maybe none) */
+    bool keepdims;
+    double correction;          /* var, std */
+    bool cast;                  /* sum, prod with dtype= */
+    gk_dtype dtype;
+} reduce_request;
+
+/* One reduction over one axis (or all); var and std with a fractional
+ * correction scale the plain variance by n / (n - correction), as NumPy's
+ * ddof does. */
+static gk_status reduce_one(const reduce_request *r, const gk_array *a, int axis, bool keepdims,
+                            gk_array **out)
+{
+    *out = NULL;
+    if (r->op != GK_VAR && r->op != GK_STD)
+        return gk_reduce(r->op, a, axis, keepdims, out);
+    bool std = r->op == GK_STD;
+    if (r->correction == floor(r->correction) && r->correction < 0x1p62)
+        return gk_var(a, axis, (int64_t)r->correction, keepdims, std, out);
+    double n = axis == GK_ALL_AXES || gk_array_ndim(a) == 0
+                   ? (double)gk_array_size(a)
+                   : (double)gk_array_shape(a)[axis < 0 ? axis + gk_array_ndim(a) : axis];
+    double factor = n - r->correction > 0 ? n / (n - r->correction) : INFINITY;
+    gk_array *plain, *scaled;
+    gk_status status = gk_var(a, axis, 0, keepdims, false, &plain);
+    if (status != GK_OK)
+        return status;
+    status = gk_binary_scalar(GK_MUL, plain, factor, &scaled);
+    gk_array_free(plain);
+    if (status != GK_OK || !std) {
+        *out = status == GK_OK ? scaled : NULL;
+        return status;
+    }
+    status = gk_unary(GK_SQRT, scaled, out);
+    gk_array_free(scaled);
+    return status;
+}
+
+/* Several axes (or none): the kept axes first, the reduced ones merged
+ * into one last axis (a copy where the strides do not allow a view), one
+ * reduction over it, then the kept length-1 axes put back for keepdims.
+ * Exact for every reduction: one pass over all the reduced elements. */
+static gk_status reduce_axes(const reduce_request *r, const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    int ndim = gk_array_ndim(a), order[GK_MAX_DIMS], kept = 0;
+    const int64_t *shape = gk_array_shape(a);
+    int64_t merged_shape[GK_MAX_DIMS + 1], full_shape[GK_MAX_DIMS], merged = 1;
+    for (int i = 0; i < ndim; i++) {
+        full_shape[i] = r->reduced[i] ? 1 : shape[i];
+        if (!r->reduced[i]) {
+            order[kept] = i;
+            merged_shape[kept++] = shape[i];
+        }
+    }
+    for (int i = 0, k = kept; i < ndim; i++)
+        if (r->reduced[i]) {
+            order[k++] = i;
+            merged *= shape[i];
+        }
+    merged_shape[kept] = merged;
+    int rows_ndim = kept + 1;
+    if (kept == ndim) {
+        /* axis=(): every element is reduced alone (sum casts, var gives
+         * 0): one row of length 1 per element, whatever the ndim. */
+        merged_shape[0] = gk_array_size(a);
+        merged_shape[1] = 1;
+        rows_ndim = 2;
+    }
+    gk_array *moved = NULL, *rows = NULL, *result = NULL;
+    gk_status status = gk_transpose(a, order, &moved);
+    if (status == GK_OK)
+        status = gk_reshape(moved, rows_ndim, merged_shape, &rows);
+    if (status == GK_OK)
+        status = reduce_one(r, rows, -1, false, &result);
+    if (status == GK_OK && (r->keepdims || kept == ndim)) {
+        status = gk_reshape(result, ndim, full_shape, out);
+        gk_array_free(result);
+    } else {
+        *out = result;
+    }
+    gk_array_free(moved);
+    gk_array_free(rows);
+    return status;
+}
+
+static gk_status reduce_core(const reduce_request *r, const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    gk_array *cast = NULL, *result = NULL;
+    gk_status status = GK_OK;
+    if (r->cast && gk_array_dtype(a) != r->dtype) {
+        /* dtype= is the type summed in: cast first (sum(float32, dtype=
+         * float64) adds in float64). */
+        status = gk_cast(a, r->dtype, &cast);
+        a = cast;
+    }
+    if (status == GK_OK) {
+        int count = 0, axis = 0;
+        for (int i = 0; i < gk_array_ndim(a); i++)
+            if (r->reduced[i]) {
+                count++;
+                axis = i;
+            }
+        if (r->all)
+            status = reduce_one(r, a, GK_ALL_AXES, r->keepdims, &result);
+        else if (count == 1)
+            status = reduce_one(r, a, axis, r->keepdims, &result);
+        else
+            status = reduce_axes(r, a, &result);
+    }
+    if (status == GK_OK && r->cast && gk_array_dtype(result) != r->dtype) {
+        /* The library sums integers in int64; dtype=int32 wants int32. */
+        status = gk_cast(result, r->dtype, out);
+        gk_array_free(result);
+    } else {
+        *out = result;
+    }
+    gk_array_free(cast);
+    return status;
+}
+
+/* The axis argument into the request: None (all), an int, or (except for
+ * argmin/argmax) a tuple of ints. */
+static int parse_axes(const char *function, PyObject *object, const gk_array *a,
+                      bool allow_tuple, reduce_request *r)
+{
+    memset(r->reduced, 0, sizeof r->reduced);
+    r->all = !object;
+    if (!object)
+        return 0;
+    int ndim = gk_array_ndim(a), axis, normalized;
+    if (PyTuple_Check(object) || PyList_Check(object)) {
+        if (!allow_tuple) {
+            PyErr_Format(PyExc_TypeError, "%s(): axis must be an int or None, not a %.100s",
+                         function, Py_TYPE(object)->tp_name);
+            return -1;
+        }
+        Py_ssize_t count = PySequence_Size(object);
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *item = PySequence_GetItem(object, i);
+            int failed = !item || axis_value(function, item, &axis) < 0 ||
+                         normalize_axis(function, a, axis, &normalized) < 0;
+            Py_XDECREF(item);
+            if (failed)
+                return -1;
+            if (ndim == 0) { /* a 0-d array's one axis is all of it */
+                r->all = true;
+                continue;
+            }
+            if (r->reduced[normalized]) {
+                PyErr_Format(PyExc_ValueError, "%s: axis %d appears twice in %R", function,
+                             axis, object);
+                return -1;
+            }
+            r->reduced[normalized] = true;
+        }
+        if (count == ndim && ndim > 0)
+            r->all = true; /* every axis: the library's flat reduction */
+        return 0;
+    }
+    if (axis_value(function, object, &axis) < 0 ||
+        normalize_axis(function, a, axis, &normalized) < 0)
+        return -1;
+    if (ndim == 0)
+        r->all = true;
+    else
+        r->reduced[normalized] = true;
+    return 0;
+}
+
+enum reduce_kind { PLAIN, WITH_DTYPE, WITH_CORRECTION, ARG };
+
+static const char *const plain_names[] = {"axis", "keepdims", NULL};
+static const char *const dtype_names[] = {"axis", "dtype", "keepdims", NULL};
+static const char *const correction_names[] = {"axis", "correction", "keepdims", "ddof", NULL};
+
+/* A reduction of the Array `x`: args are the arguments after x (all by
+ * keyword for the module functions, axis also by position for methods). */
+static PyObject *reduction(gkpy_state *state, gk_reduction op, const char *function,
+                           PyObject *x, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames, int positional)
+{
+    enum reduce_kind kind = op == GK_SUM || op == GK_PROD           ? WITH_DTYPE
+                            : op == GK_VAR || op == GK_STD           ? WITH_CORRECTION
+                            : op == GK_ARGMIN || op == GK_ARGMAX     ? ARG
+                                                                     : PLAIN;
+    signature sig = {function,
+                     kind == WITH_DTYPE        ? dtype_names
+                     : kind == WITH_CORRECTION ? correction_names
+                                               : plain_names,
+                     positional, 0, 0};
+    PyObject *values[MAX_PARAMETERS];
+    if (parse(&sig, args, nargs, kwnames, values) < 0)
+        return NULL;
+    reduce_request r = {.op = op, .correction = 0, .cast = false};
+    int keepdims = flag(values[kind == PLAIN || kind == ARG ? 1 : 2], false);
+    if (keepdims < 0)
+        return NULL;
+    r.keepdims = keepdims;
+    if (kind == WITH_DTYPE && given(values[1])) {
+        if (gkpy_dtype_from_object(state, values[1], &r.dtype) < 0)
+            return NULL;
+        r.cast = true;
+    }
+    if (kind == WITH_CORRECTION) {
+        /* correction (the standard's name) or ddof (NumPy's), not both. */
+        PyObject *correction = values[1] ? values[1] : values[3];
+        if (values[1] && values[3]) {
+            PyErr_Format(PyExc_TypeError, "%s(): give correction or ddof, not both", function);
+            return NULL;
+        }
+        if (correction) {
+            r.correction = PyFloat_AsDouble(correction);
+            if (r.correction == -1.0 && PyErr_Occurred())
+                return NULL;
+            if (!(r.correction >= 0)) {
+                PyErr_Format(PyExc_ValueError, "%s: correction is %R; it must be 0 or more",
+                             function, correction);
+                return NULL;
+            }
+        }
+    }
+    PyObject *array = as_array(state, x, NULL);
+    if (!array)
+        return NULL;
+    const gk_array *a = array_of(array);
+    PyObject *result = NULL;
+    if (parse_axes(function, given(values[0]), a, kind != ARG, &r) == 0) {
+        gk_array *out = NULL;
+        gk_status status;
+        RUN(slow_work(a), reduce_core(&r, a, &out));
+        result = finish(state, status, out);
+    }
+    Py_DECREF(array);
+    return result;
+}
+
+#define REDUCTION(name, op)                                                                       \
+    static PyObject *fn_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs,        \
+                               PyObject *kwnames)                                                  \
+    {                                                                                              \
+        if (need_x(#name, nargs) < 0)                                                              \
+            return NULL;                                                                           \
+        return reduction(gkpy_state_of_module(module), op, #name, args[0], args + 1, nargs - 1,  \
+                         kwnames, 0);                                                              \
+    }                                                                                              \
+    static PyObject *method_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,      \
+                                   PyObject *kwnames)                                              \
+    {                                                                                              \
+        return reduction(gkpy_state_of_type(Py_TYPE(self)), op, #name, self, args, nargs,         \
+                         kwnames, 1);                                                              \
+    }
+
+REDUCTION(sum, GK_SUM)
+REDUCTION(prod, GK_PROD)
+REDUCTION(mean, GK_MEAN)
+REDUCTION(min, GK_MIN)
+REDUCTION(max, GK_MAX)
+REDUCTION(argmin, GK_ARGMIN)
+REDUCTION(argmax, GK_ARGMAX)
+REDUCTION(var, GK_VAR)
+REDUCTION(std, GK_STD)
+
+/* --- sorting and scans --- */
+
+/* a[..., ::-1] along `axis`: a view. */
+static gk_status reversed(const gk_array *a, int axis, gk_array **out)
+{
+    return gk_slice(a, axis, -1, INT64_MIN, -1, out);
+}
+
+/* Sorts (or argsorts) along `axis` (normalized). The library sorts along
+ * the last axis, stably: another axis is swapped to the end and back (the
+ * result is a view of a sorted copy). Descending: sorting the reversed
+ * rows ascending and reversing the result keeps equal elements in their
+ * original order (stable), and the indices into the reversed rows map back
+ * as n - 1 - i. NaNs, last ascending, come first descending. */
+static gk_status sort_core(const gk_array *a, int axis, bool descending, bool indices,
+                           gk_array **out)
+{
+    *out = NULL;
+    int ndim = gk_array_ndim(a), last = ndim - 1;
+    if (ndim == 0)
+        return indices ? gk_argsort(a, out) : gk_sort(a, out);
+    int order[GK_MAX_DIMS];
+    for (int i = 0; i < ndim; i++)
+        order[i] = i;
+    order[axis] = last;
+    order[last] = axis;
+    int64_t n = gk_array_shape(a)[axis];
+    gk_array *moved = NULL, *flipped = NULL, *sorted = NULL, *back = NULL, *result = NULL;
+    gk_status status = gk_transpose(a, order, &moved);
+    if (status == GK_OK && descending)
+        status = reversed(moved, last, &flipped);
+    if (status == GK_OK) {
+        const gk_array *rows = descending ? flipped : moved;
+        status = indices ? gk_argsort(rows, &sorted) : gk_sort(rows, &sorted);
+    }
+    if (status == GK_OK && descending) {
+        status = reversed(sorted, last, &back);
+        if (status == GK_OK && indices) {
+            gk_array *shifted;
+            status = gk_binary_scalar(GK_SUB, back, (double)(n - 1), &shifted);
+            if (status == GK_OK) {
+                status = gk_unary(GK_NEG, shifted, &result);
+                gk_array_free(shifted);
+            }
+        } else if (status == GK_OK) {
+            result = back;
+            back = NULL;
+        }
+    } else if (status == GK_OK) {
+        result = sorted;
+        sorted = NULL;
+    }
+    if (status == GK_OK) {
+        status = gk_transpose(result, order, out);
+        gk_array_free(result);
+    }
+    gk_array_free(moved);
+    gk_array_free(flipped);
+    gk_array_free(sorted);
+    gk_array_free(back);
+    return status;
+}
+
+static const char *const sort_names[] = {"axis", "descending", "stable", NULL};
+
+/* sort or argsort of `x` (args after x); with `in_place`, x.sort(): the
+ * sorted values are written back into x and None is returned, as NumPy's
+ * and CuPy's ndarray.sort() do. */
+static PyObject *sorting(gkpy_state *state, const char *function, PyObject *x,
+                         PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                         int positional, bool indices, bool in_place)
+{
+    signature sig = {function, sort_names, positional, 0, 0};
+    PyObject *values[MAX_PARAMETERS];
+    if (parse(&sig, args, nargs, kwnames, values) < 0)
+        return NULL;
+    int axis = -1, descending = flag(values[1], false), stable = flag(values[2], true);
+    if (descending < 0 || stable < 0)
+        return NULL; /* every sort is stable, so stable=False asks nothing more */
+    if (values[0] && axis_value(function, values[0], &axis) < 0)
+        return NULL;
+    PyObject *array = as_array(state, x, NULL);
+    if (!array)
+        return NULL;
+    const gk_array *a = array_of(array);
+    PyObject *result = NULL;
+    int normalized;
+    if (normalize_axis(function, a, axis, &normalized) == 0) {
+        gk_array *out = NULL;
+        gk_status status;
+        RUN(slow_work(a), sort_core(a, normalized, descending, indices, &out));
+        if (in_place && status == GK_OK) {
+            RUN(slow_work(a), gk_assign(array_of(array), out));
+            gk_array_free(out);
+            result = status == GK_OK ? Py_NewRef(Py_None) : gkpy_raise(state, status);
+        } else {
+            result = finish(state, status, out);
+        }
+    }
+    Py_DECREF(array);
+    return result;
+}
+
+static PyObject *fn_sort(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames)
+{
+    if (need_x("sort", nargs) < 0)
+        return NULL;
+    return sorting(gkpy_state_of_module(module), "sort", args[0], args + 1, nargs - 1, kwnames,
+                   0, false, false);
+}
+
+static PyObject *fn_argsort(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    if (need_x("argsort", nargs) < 0)
+        return NULL;
+    return sorting(gkpy_state_of_module(module), "argsort", args[0], args + 1, nargs - 1,
+                   kwnames, 0, true, false);
+}
+
+static PyObject *method_sort(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    return sorting(gkpy_state_of_type(Py_TYPE(self)), "sort", self, args, nargs, kwnames, 1,
+                   false, true);
+}
+
+static PyObject *method_argsort(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    return sorting(gkpy_state_of_type(Py_TYPE(self)), "argsort", self, args, nargs, kwnames, 1,
+                   true, false);
+}
+
+/* The cumulative sum along `axis` (GK_ALL_AXES: flattened), in `dtype`
+ * when `cast`, with a leading 0 along the axis when `initial`. */
+static gk_status cumsum_core(const gk_array *a, int axis, bool cast, gk_dtype dtype,
+                             bool initial, gk_array **out)
+{
+    *out = NULL;
+    gk_array *converted = NULL, *sums = NULL;
+    gk_status status = GK_OK;
+    if (cast && gk_array_dtype(a) != dtype) {
+        status = gk_cast(a, dtype, &converted);
+        a = converted;
+    }
+    if (status == GK_OK)
+        status = gk_cumsum(a, axis, &sums);
+    if (status == GK_OK && cast && gk_array_dtype(sums) != dtype) {
+        /* The library adds integers in int64. */
+        gk_array *narrowed;
+        status = gk_cast(sums, dtype, &narrowed);
+        gk_array_free(sums);
+        sums = status == GK_OK ? narrowed : NULL;
+    }
+    if (status == GK_OK && initial) {
+        /* zeros with one more element along the axis, the sums after the
+         * first. */
+        int ndim = gk_array_ndim(sums);
+        int ax = axis == GK_ALL_AXES || gk_array_ndim(a) == 0 ? 0 : axis;
+        int64_t shape[GK_MAX_DIMS];
+        memcpy(shape, gk_array_shape(sums), sizeof *shape * (size_t)ndim);
+        shape[ax] += 1;
+        gk_array *tail = NULL;
+        status = gk_zeros(gk_array_device(sums), gk_array_dtype(sums), ndim, shape, out);
+        if (status == GK_OK)
+            status = gk_slice(*out, ax, 1, shape[ax], 1, &tail);
+        if (status == GK_OK)
+            status = gk_assign(tail, sums);
+        gk_array_free(tail);
+        gk_array_free(sums);
+        if (status != GK_OK) {
+            gk_array_free(*out);
+            *out = NULL;
+        }
+    } else {
+        *out = sums;
+    }
+    gk_array_free(converted);
+    return status;
+}
+
+static const char *const cumulative_sum_names[] = {"axis", "dtype", "include_initial", NULL};
+static const char *const cumsum_names[] = {"axis", "dtype", NULL};
+
+/* cumulative_sum (standard: axis needed beyond 1-d, include_initial) and
+ * cumsum (NumPy: axis=None flattens). */
+static PyObject *cumulative(gkpy_state *state, const char *function, PyObject *x,
+                            PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                            int positional, bool standard)
+{
+    signature sig = {function, standard ? cumulative_sum_names : cumsum_names, positional, 0, 0};
+    PyObject *values[MAX_PARAMETERS];
+    if (parse(&sig, args, nargs, kwnames, values) < 0)
+        return NULL;
+    int initial = standard ? flag(values[2], false) : 0;
+    gk_dtype dtype = GK_FLOAT32;
+    bool cast = given(values[1]) != NULL;
+    if (initial < 0 || (cast && gkpy_dtype_from_object(state, values[1], &dtype) < 0))
+        return NULL;
+    int axis = GK_ALL_AXES;
+    if (given(values[0]) && axis_value(function, values[0], &axis) < 0)
+        return NULL;
+    PyObject *array = as_array(state, x, NULL);
+    if (!array)
+        return NULL;
+    const gk_array *a = array_of(array);
+    PyObject *result = NULL;
+    int ndim = gk_array_ndim(a);
+    if (standard && axis == GK_ALL_AXES) {
+        if (ndim > 1) {
+            char shape[200];
+            PyErr_Format(PyExc_ValueError,
+                         "%s: axis must be given for a %d-d array (shape %s); cumsum() without "
+                         "an axis flattens",
+                         function, ndim, shape_text(a, shape, sizeof shape));
+            goto done;
+        }
+        axis = 0;
+    }
+    if (axis != GK_ALL_AXES) {
+        int normalized;
+        if (normalize_axis(function, a, axis, &normalized) < 0)
+            goto done;
+        axis = ndim == 0 ? GK_ALL_AXES : normalized;
+    }
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(slow_work(a), cumsum_core(a, axis, cast, dtype, initial, &out));
+    result = finish(state, status, out);
+done:
+    Py_DECREF(array);
+    return result;
+}
+
+static PyObject *fn_cumulative_sum(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
+{
+    if (need_x("cumulative_sum", nargs) < 0)
+        return NULL;
+    return cumulative(gkpy_state_of_module(module), "cumulative_sum", args[0], args + 1,
+                      nargs - 1, kwnames, 0, true);
+}
+
+static PyObject *fn_cumsum(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames)
+{
+    if (need_x("cumsum", nargs) < 0)
+        return NULL;
+    return cumulative(gkpy_state_of_module(module), "cumsum", args[0], args + 1, nargs - 1,
+                      kwnames, 1, false);
+}
+
+static PyObject *method_cumsum(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    return cumulative(gkpy_state_of_type(Py_TYPE(self)), "cumsum", self, args, nargs, kwnames, 2,
+                      false);
+}
+
+/* --- views --- */
+
+static const char *const reshape_names[] = {"x", "shape", "copy", NULL};
+
+static PyObject *fn_reshape(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const signature sig = {"reshape", reshape_names, 2, 1, 2};
+    PyObject *values[MAX_PARAMETERS];
+    if (parse(&sig, args, nargs, kwnames, values) < 0)
+        return NULL;
+    int ndim, copy = given(values[2]) ? PyObject_IsTrue(values[2]) : -1; /* -1: if needed */
+    int64_t shape[GK_MAX_DIMS];
+    if ((given(values[2]) && copy < 0) || shape_value("reshape", values[1], &ndim, shape) < 0)
+        return NULL;
+    PyObject *array = as_array(state, values[0], NULL);
+    if (!array)
+        return NULL;
+    const gk_array *a = array_of(array);
+    gk_array *out = NULL, *copied = NULL;
+    gk_status status = GK_OK;
+    if (copy == 1) {
+        RUN(slow_work(a), gk_copy(a, &copied));
+        if (status == GK_OK)
+            status = gk_reshape(copied, ndim, shape, &out);
+        gk_array_free(copied);
+    } else {
+        RUN(slow_work(a), gk_reshape(a, ndim, shape, &out));
+    }
+    /* copy=False: gk_reshape copies only when no view has the shape. A
+     * view of a non-contiguous array stays non-contiguous (over the same
+     * gaps or repeats), so a contiguous result of one is the copy. */
+    if (status == GK_OK && copy == 0 && !gk_array_is_contiguous(a) &&
+        gk_array_is_contiguous(out) && gk_array_size(a) > 1) {
+        char text[200];
+        PyErr_Format(PyExc_ValueError,
+                     "reshape: an array of shape %s with these strides has no view of shape %R; "
+                     "copy=False forbids the copy",
+                     shape_text(a, text, sizeof text), values[1]);
+        gk_array_free(out);
+        Py_DECREF(array);
+        return NULL;
+    }
+    Py_DECREF(array);
+    return finish(state, status, out);
+}
+
+static const char *const permute_names[] = {"x", "axes", NULL};
+
+static PyObject *fn_permute_dims(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const signature sig = {"permute_dims", permute_names, 2, 1, 2};
+    PyObject *values[MAX_PARAMETERS];
+    if (parse(&sig, args, nargs, kwnames, values) < 0)
+        return NULL;
+    PyObject *array = as_array(state, values[0], NULL);
+    if (!array)
+        return NULL;
+    const gk_array *a = array_of(array);
+    int ndim = gk_array_ndim(a), axes[GK_MAX_DIMS];
+    PyObject *result = NULL;
+    PyObject *items = PySequence_Fast(values[1], "permute_dims(): axes must be a tuple of ints");
+    if (!items)
+        goto done;
+    if (PySequence_Fast_GET_SIZE(items) != ndim) {
+        char text[200];
+        PyErr_Format(PyExc_ValueError,
+                     "permute_dims: axes %R do not match the %d axes of shape %s", values[1],
+                     ndim, shape_text(a, text, sizeof text));
+        goto done;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (axis_value("permute_dims", PySequence_Fast_GET_ITEM(items, i), &axes[i]) < 0 ||
+            normalize_axis("permute_dims", a, axes[i], &axes[i]) < 0)
+            goto done;
+    gk_array *out = NULL;
+    gk_status status = gk_transpose(a, axes, &out);
+    result = finish(state, status, out);
+done:
+    Py_XDECREF(items);
+    Py_DECREF(array);
+    return result;
+}
+
+static PyObject *fn_broadcast_to(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", "shape", NULL};
+    static const signature sig = {"broadcast_to", names, 2, 1, 2};
+    PyObject *values[MAX_PARAMETERS];
+    if (parse(&sig, args, nargs, kwnames, values) < 0)
+        return NULL;
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    if (shape_value("broadcast_to", values[1], &ndim, shape) < 0)
+        return NULL;
+    PyObject *array = as_array(state, values[0], NULL);
+    if (!array)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status = gk_broadcast_to(array_of(array), ndim, shape, &out);
+    Py_DECREF(array);
+    return finish(state, status, out);
+}
+
+static PyObject *fn_matrix_transpose(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (expect_args("matrix_transpose", nargs, 1) < 0)
+        return NULL;
+    PyObject *array = as_array(state, args[0], NULL);
+    if (!array)
+        return NULL;
+    const gk_array *a = array_of(array);
+    int ndim = gk_array_ndim(a), axes[GK_MAX_DIMS];
+    if (ndim < 2) {
+        char text[200];
+        PyErr_Format(PyExc_ValueError,
+                     "matrix_transpose: shape %s has %d axes; it needs 2 or more (a stack of "
+                     "matrices)",
+                     shape_text(a, text, sizeof text), ndim);
+        Py_DECREF(array);
+        return NULL;
+    }
+    for (int i = 0; i < ndim; i++)
+        axes[i] = i;
+    axes[ndim - 2] = ndim - 1;
+    axes[ndim - 1] = ndim - 2;
+    gk_array *out = NULL;
+    gk_status status = gk_transpose(a, axes, &out);
+    Py_DECREF(array);
+    return finish(state, status, out);
+}
+
+/* --- linalg (gpukit.linalg wraps these in named tuples) --- */
+
+/* The factorizations take floating-point matrices (the standard's "should
+ * have a real-valued floating-point data type"): TypeError otherwise,
+ * rather than a silent float64 copy of an integer matrix. */
+static PyObject *linalg_operand(gkpy_state *state, const char *function, PyObject *object,
+                                PyObject *near)
+{
+    PyObject *array = as_array(state, object, near);
+    if (array && !gk_dtype_is_float(gk_array_dtype(array_of(array)))) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: the matrix is %s; linear algebra takes float32 or float64 (convert "
+                     "with gpukit.astype(x, gpukit.float64))",
+                     function, gk_dtype_name(gk_array_dtype(array_of(array))));
+        Py_CLEAR(array);
+    }
+    return array;
+}
+
+/* (first, second[, third]) from gk_arrays, all or none; NULL with the
+ * exception on failure. */
+static PyObject *array_tuple(gkpy_state *state, gk_status status, int count, gk_array **parts)
+{
+    if (status != GK_OK) {
+        for (int i = 0; i < count; i++)
+            gk_array_free(parts[i]);
+        return gkpy_raise(state, status);
+    }
+    PyObject *tuple = PyTuple_New(count);
+    for (int i = 0; i < count; i++) {
+        PyObject *item = tuple ? gkpy_array_wrap(state, parts[i]) : NULL;
+        if (!item) {
+            for (int j = tuple ? i + 1 : i; j < count; j++)
+                gk_array_free(parts[j]);
+            Py_XDECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, i, item);
+    }
+    return tuple;
+}
+
+static PyObject *fn_linalg_svd(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (expect_args("_linalg_svd", nargs, 2) < 0)
+        return NULL;
+    int full = PyObject_IsTrue(args[1]);
+    PyObject *array = full < 0 ? NULL : linalg_operand(state, "svd", args[0], NULL);
+    if (!array)
+        return NULL;
+    const gk_array *a = array_of(array);
+    if (full && gk_array_ndim(a) == 2 && gk_array_shape(a)[0] != gk_array_shape(a)[1]) {
+        char text[200];
+        PyErr_Format(PyExc_NotImplementedError,
+                     "svd: full_matrices=True for the non-square matrix %s is not implemented "
+                     "(gpukit computes the reduced SVD); pass full_matrices=False",
+                     shape_text(a, text, sizeof text));
+        Py_DECREF(array);
+        return NULL;
+    }
+    gk_array *parts[3] = {NULL, NULL, NULL};
+    gk_status status;
+    RUN(true, gk_svd(a, &parts[0], &parts[1], &parts[2]));
+    Py_DECREF(array);
+    return array_tuple(state, status, 3, parts);
+}
+
+static PyObject *fn_linalg_qr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (expect_args("_linalg_qr", nargs, 2) < 0)
+        return NULL;
+    bool complete = PyUnicode_Check(args[1]) &&
+                    PyUnicode_CompareWithASCIIString(args[1], "complete") == 0;
+    if (!complete && !(PyUnicode_Check(args[1]) &&
+                       PyUnicode_CompareWithASCIIString(args[1], "reduced") == 0)) {
+        PyErr_Format(PyExc_ValueError, "qr: mode is %R; it must be 'reduced' or 'complete'",
+                     args[1]);
+        return NULL;
+    }
+    PyObject *array = linalg_operand(state, "qr", args[0], NULL);
+    if (!array)
+        return NULL;
+    const gk_array *a = array_of(array);
+    if (complete && gk_array_ndim(a) == 2 && gk_array_shape(a)[0] > gk_array_shape(a)[1]) {
+        /* With m <= n the complete and reduced factorizations coincide. */
+        char text[200];
+        PyErr_Format(PyExc_NotImplementedError,
+                     "qr: mode='complete' for the %s matrix (more rows than columns) is not "
+                     "implemented (gpukit computes the reduced QR); use mode='reduced'",
+                     shape_text(a, text, sizeof text));
+        Py_DECREF(array);
+        return NULL;
+    }
+    gk_array *parts[2] = {NULL, NULL};
+    gk_status status;
+    RUN(true, gk_qr(a, &parts[0], &parts[1]));
+    Py_DECREF(array);
+    return array_tuple(state, status, 2, parts);
+}
+
+static PyObject *fn_linalg_solve(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (expect_args("_linalg_solve", nargs, 2) < 0)
+        return NULL;
+    PyObject *near = gkpy_is_array(state, args[0]) ? args[0]
+                     : gkpy_is_array(state, args[1]) ? args[1] : NULL;
+    PyObject *a1 = linalg_operand(state, "solve", args[0], near);
+    PyObject *a2 = a1 ? linalg_operand(state, "solve", args[1], near ? near : a1) : NULL;
+    if (!a2) {
+        Py_XDECREF(a1);
+        return NULL;
+    }
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(true, gk_solve(array_of(a1), array_of(a2), &out));
+    Py_DECREF(a1);
+    Py_DECREF(a2);
+    return finish(state, status, out);
+}
+
+static PyObject *fn_linalg_inv(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (expect_args("_linalg_inv", nargs, 1) < 0)
+        return NULL;
+    PyObject *array = linalg_operand(state, "inv", args[0], NULL);
+    if (!array)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(true, gk_inv(array_of(array), &out));
+    Py_DECREF(array);
+    return finish(state, status, out);
+}
+
+/* --- random (gpukit.random keeps the seed sequence) --- */
+
+/* _random_uniform / _random_normal (shape, a, b, seed, dtype, device). */
+static PyObject *random_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                              bool normal)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    const char *function = normal ? "normal" : "uniform";
+    if (expect_args(normal ? "_random_normal" : "_random_uniform", nargs, 6) < 0)
+        return NULL;
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    gk_dtype dtype = GK_FLOAT32;
+    gk_device device;
+    if (shape_value(function, args[0], &ndim, shape) < 0 ||
+        (args[4] != Py_None && gkpy_dtype_from_object(state, args[4], &dtype) < 0) ||
+        gkpy_device_from_object(state, args[5], &device) < 0)
+        return NULL;
+    double a = PyFloat_AsDouble(args[1]);
+    if (a == -1.0 && PyErr_Occurred())
+        return NULL;
+    double b = PyFloat_AsDouble(args[2]);
+    if (b == -1.0 && PyErr_Occurred())
+        return NULL;
+    unsigned long long seed = PyLong_AsUnsignedLongLong(args[3]);
+    if (seed == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: seed %R is outside 0 .. 2**64 - 1", function,
+                         args[3]);
+        }
+        return NULL;
+    }
+    int64_t size = 1;
+    for (int i = 0; i < ndim; i++)
+        size *= shape[i] > 0 ? shape[i] : 0;
+    gk_array *out = NULL;
+    gk_status status;
+    RUN(size >= GIL_FREE_SIZE || device.kind != GK_DEVICE_CPU,
+        normal ? gk_random_normal(device, dtype, ndim, shape, seed, a, b, &out)
+               : gk_random_uniform(device, dtype, ndim, shape, seed, a, b, &out));
+    return finish(state, status, out);
+}
+
+static PyObject *fn_random_uniform(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return random_array(module, args, nargs, false);
+}
+
+static PyObject *fn_random_normal(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return random_array(module, args, nargs, true);
+}
+
+/* --- tables --- */
+
+#define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
+#define KEYWORDS(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
+
+#define BINARY_DOC(name, what)                                                                    \
+    name "(x1, x2, /)\n--\n\n" what "\n\nx1 and x2 are Arrays, Python scalars (either side) or "  \
+         "array-likes (converted onto the other operand's device); shapes broadcast as in "       \
+         "NumPy. Both arrays must be on one device (ValueError otherwise). Promotion follows "    \
+         "PyTorch: a Python scalar never widens an array (int32 array + 2 is int32, + 2.5 is "    \
+         "float32), and an integer that does not fit the array's dtype is a ValueError."
+#define UNARY_DOC(name, what)                                                                     \
+    name "(x, /)\n--\n\n" what "\n\nx is an Array or an array-like (converted onto the default " \
+         "device)."
+#define AXIS_DOC                                                                                  \
+    "axis: None (all elements), an int (negative counts from the end) or a tuple of ints; "      \
+    "ValueError naming the shape when out of range. keepdims keeps the reduced axes with "       \
+    "length 1."
+
+static PyMethodDef ops_functions[] = {
+    {"add", FASTCALL(fn_add), BINARY_DOC("add", "x1 + x2 elementwise (or of bools).")},
+    {"subtract", FASTCALL(fn_subtract), BINARY_DOC("subtract", "x1 - x2 elementwise.")},
+    {"multiply", FASTCALL(fn_multiply),
+     BINARY_DOC("multiply", "x1 * x2 elementwise (and of bools).")},
+    {"divide", FASTCALL(fn_divide),
+     BINARY_DOC("divide", "x1 / x2 elementwise: true division (integers give float32).")},
+    {"pow", FASTCALL(fn_pow),
+     BINARY_DOC("pow", "x1 ** x2 elementwise; integer powers are exact (a negative exponent "
+                       "gives 0, or 1 / -1 for a base of 1 / -1).")},
+    {"maximum", FASTCALL(fn_maximum),
+     BINARY_DOC("maximum", "The larger of x1 and x2 elementwise (NaN wins).")},
+    {"minimum", FASTCALL(fn_minimum),
+     BINARY_DOC("minimum", "The smaller of x1 and x2 elementwise (NaN wins).")},
+    {"equal", FASTCALL(fn_equal), BINARY_DOC("equal", "x1 == x2 elementwise, as bool.")},
+    {"not_equal", FASTCALL(fn_not_equal),
+     BINARY_DOC("not_equal", "x1 != x2 elementwise, as bool.")},
+    {"less", FASTCALL(fn_less), BINARY_DOC("less", "x1 < x2 elementwise, as bool.")},
+    {"less_equal", FASTCALL(fn_less_equal),
+     BINARY_DOC("less_equal", "x1 <= x2 elementwise, as bool.")},
+    {"greater", FASTCALL(fn_greater), BINARY_DOC("greater", "x1 > x2 elementwise, as bool.")},
+    {"greater_equal", FASTCALL(fn_greater_equal),
+     BINARY_DOC("greater_equal", "x1 >= x2 elementwise, as bool.")},
+    {"negative", FASTCALL(fn_negative),
+     UNARY_DOC("negative", "-x elementwise (integers wrap; bool is a ValueError).")},
+    {"abs", FASTCALL(fn_abs), UNARY_DOC("abs", "|x| elementwise, in x's dtype.")},
+    {"exp", FASTCALL(fn_exp),
+     UNARY_DOC("exp", "e ** x elementwise (integers and bools give float32).")},
+    {"log", FASTCALL(fn_log),
+     UNARY_DOC("log", "The natural logarithm elementwise (integers give float32).")},
+    {"sqrt", FASTCALL(fn_sqrt),
+     UNARY_DOC("sqrt", "The square root elementwise (integers give float32).")},
+    {"sin", FASTCALL(fn_sin), UNARY_DOC("sin", "The sine elementwise, in radians.")},
+    {"cos", FASTCALL(fn_cos), UNARY_DOC("cos", "The cosine elementwise, in radians.")},
+    {"tanh", FASTCALL(fn_tanh), UNARY_DOC("tanh", "The hyperbolic tangent elementwise.")},
+    {"sigmoid", FASTCALL(fn_sigmoid),
+     UNARY_DOC("sigmoid", "1 / (1 + e ** -x) elementwise (as torch.sigmoid; not in the array "
+                          "API standard).")},
+    {"relu", FASTCALL(fn_relu),
+     UNARY_DOC("relu", "max(x, 0) elementwise, in x's dtype (as torch.relu; not in the array "
+                       "API standard).")},
+    {"where", FASTCALL(fn_where),
+     "where(condition, x1, x2, /)\n--\n\nx1 where condition is True, else x2, elementwise; "
+     "the three broadcast together. condition must be bool (compare first). x1 and x2 may be "
+     "Python scalars, which count as 0-d arrays (an int32 array and 2.5 give float32)."},
+    {"clip", KEYWORDS(fn_clip),
+     "clip(x, /, min=None, max=None)\n--\n\nx with every element below min raised to min and "
+     "every element above max lowered to max (minimum(maximum(x, min), max): with min > max "
+     "every element is max). min and max are Python scalars, Arrays (broadcast against x) or "
+     "None (no bound); a bound an integer dtype cannot reach clips nothing."},
+    {"astype", KEYWORDS(fn_astype),
+     "astype(x, dtype, /, *, copy=True, device=None)\n--\n\nx converted to dtype (and moved "
+     "to device when given). With copy=False, x itself when its dtype and device already "
+     "match."},
+    {"matmul", FASTCALL(fn_matmul),
+     "matmul(x1, x2, /)\n--\n\nThe matrix product x1 @ x2, as NumPy's matmul: 1-d operands "
+     "are promoted to a matrix and the added axis removed; leading axes broadcast as a batch. "
+     "Runs on the operands' device (cuBLAS on CUDA). Results are floating: integer operands "
+     "are multiplied in float64."},
+    {"sum", KEYWORDS(fn_sum),
+     "sum(x, /, *, axis=None, dtype=None, keepdims=False)\n--\n\nThe sum of the elements "
+     "over axis. " AXIS_DOC " Integers and bools sum to int64, floats in their own width "
+     "(float32 sums are pairwise). dtype: the type to sum in (x is cast first)."},
+    {"prod", KEYWORDS(fn_prod),
+     "prod(x, /, *, axis=None, dtype=None, keepdims=False)\n--\n\nThe product of the "
+     "elements over axis. " AXIS_DOC " Integers and bools multiply in int64 (wrapping). "
+     "dtype: the type to multiply in (x is cast first)."},
+    {"mean", KEYWORDS(fn_mean),
+     "mean(x, /, *, axis=None, keepdims=False)\n--\n\nThe arithmetic mean over axis (NaN "
+     "for no elements). " AXIS_DOC " Integers and bools give float64."},
+    {"min", KEYWORDS(fn_min),
+     "min(x, /, *, axis=None, keepdims=False)\n--\n\nThe smallest element over axis, in x's "
+     "dtype. " AXIS_DOC " An empty reduction is a ValueError."},
+    {"max", KEYWORDS(fn_max),
+     "max(x, /, *, axis=None, keepdims=False)\n--\n\nThe largest element over axis, in x's "
+     "dtype. " AXIS_DOC " An empty reduction is a ValueError."},
+    {"argmin", KEYWORDS(fn_argmin),
+     "argmin(x, /, *, axis=None, keepdims=False)\n--\n\nThe int64 index of the first "
+     "smallest element along axis (an int), or into the flattened array with axis=None. An "
+     "empty reduction is a ValueError."},
+    {"argmax", KEYWORDS(fn_argmax),
+     "argmax(x, /, *, axis=None, keepdims=False)\n--\n\nThe int64 index of the first "
+     "largest element along axis (an int), or into the flattened array with axis=None. An "
+     "empty reduction is a ValueError."},
+    {"var", KEYWORDS(fn_var),
+     "var(x, /, *, axis=None, correction=0.0, keepdims=False, ddof=None)\n--\n\nThe "
+     "variance over axis: the squared deviations summed and divided by n - correction "
+     "(correction=1 for the sample variance; NaN or inf when n - correction <= 0). " AXIS_DOC
+     " ddof is NumPy's name for correction. Integers and bools give float64."},
+    {"std", KEYWORDS(fn_std),
+     "std(x, /, *, axis=None, correction=0.0, keepdims=False, ddof=None)\n--\n\nThe "
+     "standard deviation over axis: the square root of var(x, axis=axis, "
+     "correction=correction). " AXIS_DOC " ddof is NumPy's name for correction."},
+    {"sort", KEYWORDS(fn_sort),
+     "sort(x, /, *, axis=-1, descending=False, stable=True)\n--\n\nx sorted along axis, as a "
+     "new array. Every sort is stable: equal elements keep their order, descending too. NaNs "
+     "sort last ascending and first descending."},
+    {"argsort", KEYWORDS(fn_argsort),
+     "argsort(x, /, *, axis=-1, descending=False, stable=True)\n--\n\nThe int64 indices that "
+     "sort x along axis (take_along_axis(x, argsort(x)) is sort(x)). Stable: equal elements "
+     "keep their order, descending too."},
+    {"cumulative_sum", KEYWORDS(fn_cumulative_sum),
+     "cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False)\n--\n\nThe "
+     "running sums along axis (required for arrays of 2 or more axes). Integers and bools "
+     "give int64, floats their own dtype; dtype: the type to add in. include_initial puts a "
+     "0 before the sums, so the axis grows by one."},
+    {"cumsum", KEYWORDS(fn_cumsum),
+     "cumsum(x, /, axis=None, *, dtype=None)\n--\n\nNumPy's cumsum: the running sums along "
+     "axis, or over the flattened array (C order) when axis is None. See cumulative_sum."},
+    {"reshape", KEYWORDS(fn_reshape),
+     "reshape(x, /, shape, *, copy=None)\n--\n\nx with a new shape of the same size (one "
+     "length may be -1: inferred). A view when the strides allow, else a copy; copy=True "
+     "always copies, copy=False raises ValueError rather than copy."},
+    {"permute_dims", KEYWORDS(fn_permute_dims),
+     "permute_dims(x, /, axes)\n--\n\nA view of x with its axes reordered: axis i of the "
+     "result is axis axes[i] of x (axes is a permutation of 0 .. ndim - 1)."},
+    {"broadcast_to", KEYWORDS(fn_broadcast_to),
+     "broadcast_to(x, /, shape)\n--\n\nA read-only-in-spirit view of x stretched to shape "
+     "(NumPy's broadcasting: axes of length 1 repeat, new axes go in front). Writing into it "
+     "writes each element once per repeat: copy it first."},
+    {"matrix_transpose", FASTCALL(fn_matrix_transpose),
+     "matrix_transpose(x, /)\n--\n\nA view of x with its last two axes swapped (each matrix "
+     "of a stack transposed). x needs 2 or more axes."},
+    {"_linalg_svd", FASTCALL(fn_linalg_svd),
+     "_linalg_svd(x, full_matrices, /)\n--\n\nThe C half of gpukit.linalg.svd: (U, S, Vh)."},
+    {"_linalg_qr", FASTCALL(fn_linalg_qr),
+     "_linalg_qr(x, mode, /)\n--\n\nThe C half of gpukit.linalg.qr: (Q, R)."},
+    {"_linalg_solve", FASTCALL(fn_linalg_solve),
+     "_linalg_solve(x1, x2, /)\n--\n\nThe C half of gpukit.linalg.solve."},
+    {"_linalg_inv", FASTCALL(fn_linalg_inv),
+     "_linalg_inv(x, /)\n--\n\nThe C half of gpukit.linalg.inv."},
+    {"_random_uniform", FASTCALL(fn_random_uniform),
+     "_random_uniform(shape, low, high, seed, dtype, device, /)\n--\n\nThe C half of "
+     "gpukit.random.uniform (Philox4x32-10: the same seed gives the same numbers on every "
+     "device)."},
+    {"_random_normal", FASTCALL(fn_random_normal),
+     "_random_normal(shape, mean, std, seed, dtype, device, /)\n--\n\nThe C half of "
+     "gpukit.random.normal."},
+    {NULL, NULL, 0, NULL},
+};
+
+#define METHOD_AXIS_DOC                                                                           \
+    "axis: None (all elements), an int or a tuple of ints. keepdims keeps the reduced axes "     \
+    "with length 1."
+
+PyMethodDef gkpy_ops_array_methods[] = {
+    {"sum", KEYWORDS(method_sum),
+     "sum($self, /, axis=None, *, dtype=None, keepdims=False)\n--\n\nThe sum of the elements "
+     "over axis (gpukit.sum). " METHOD_AXIS_DOC},
+    {"prod", KEYWORDS(method_prod),
+     "prod($self, /, axis=None, *, dtype=None, keepdims=False)\n--\n\nThe product of the "
+     "elements over axis (gpukit.prod). " METHOD_AXIS_DOC},
+    {"mean", KEYWORDS(method_mean),
+     "mean($self, /, axis=None, *, keepdims=False)\n--\n\nThe mean over axis (gpukit.mean). "
+     METHOD_AXIS_DOC},
+    {"min", KEYWORDS(method_min),
+     "min($self, /, axis=None, *, keepdims=False)\n--\n\nThe smallest element over axis "
+     "(gpukit.min). " METHOD_AXIS_DOC},
+    {"max", KEYWORDS(method_max),
+     "max($self, /, axis=None, *, keepdims=False)\n--\n\nThe largest element over axis "
+     "(gpukit.max). " METHOD_AXIS_DOC},
+    {"argmin", KEYWORDS(method_argmin),
+     "argmin($self, /, axis=None, *, keepdims=False)\n--\n\nThe index of the first smallest "
+     "element along axis (an int or None: flattened; gpukit.argmin)."},
+    {"argmax", KEYWORDS(method_argmax),
+     "argmax($self, /, axis=None, *, keepdims=False)\n--\n\nThe index of the first largest "
+     "element along axis (an int or None: flattened; gpukit.argmax)."},
+    {"var", KEYWORDS(method_var),
+     "var($self, /, axis=None, *, correction=0.0, keepdims=False, ddof=None)\n--\n\nThe "
+     "variance over axis, divided by n - correction (ddof: NumPy's name; gpukit.var). "
+     METHOD_AXIS_DOC},
+    {"std", KEYWORDS(method_std),
+     "std($self, /, axis=None, *, correction=0.0, keepdims=False, ddof=None)\n--\n\nThe "
+     "standard deviation over axis (gpukit.std). " METHOD_AXIS_DOC},
+    {"sort", KEYWORDS(method_sort),
+     "sort($self, /, axis=-1, *, descending=False, stable=True)\n--\n\nSorts the array in "
+     "place along axis and returns None, as NumPy's and CuPy's ndarray.sort(); "
+     "gpukit.sort(x) returns a sorted copy instead. Stable, descending too."},
+    {"argsort", KEYWORDS(method_argsort),
+     "argsort($self, /, axis=-1, *, descending=False, stable=True)\n--\n\nThe int64 indices "
+     "that sort the array along axis, stably (gpukit.argsort)."},
+    {"cumsum", KEYWORDS(method_cumsum),
+     "cumsum($self, /, axis=None, dtype=None)\n--\n\nThe running sums along axis, or over "
+     "the flattened array when axis is None (gpukit.cumsum)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int gkpy_ops_init(PyObject *module, gkpy_state *state)
+{
+    (void)state;
+    return PyModule_AddFunctions(module, ops_functions);
+}
