@@ -82,55 +82,17 @@ typedef struct signature {
 
 #define MAX_PARAMETERS 8
 
-/* Sorts the arguments of a METH_FASTCALL | METH_KEYWORDS call by name:
- * values[i] is the argument for names[i] (borrowed) or NULL. The standard
- * library has no public parser for vectorcall arguments, hence this one. */
+/* The arguments of a METH_FASTCALL | METH_KEYWORDS call by name (create.c's
+ * gkpy_parse_args): values[i] is the argument for names[i] (borrowed) or
+ * NULL. */
 static int parse(const signature *sig, PyObject *const *args, Py_ssize_t nargs,
                  PyObject *kwnames, PyObject **values)
 {
     int count = 0;
     while (sig->names[count])
-        values[count++] = NULL;
-    if (nargs > sig->positional) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s (%zd given)",
-                     sig->function, sig->positional, sig->positional == 1 ? "" : "s", nargs);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        values[i] = args[i];
-    Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t k = 0; k < keywords; k++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-        int found = -1;
-        for (int i = 0; i < count && found < 0; i++)
-            if (PyUnicode_CompareWithASCIIString(key, sig->names[i]) == 0)
-                found = i;
-        if (found >= 0 && found < sig->positional_only) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s() got a positional-only argument passed as a keyword: '%U'",
-                         sig->function, key);
-            return -1;
-        }
-        if (found < 0) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
-                         sig->function, key);
-            return -1;
-        }
-        if (values[found]) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
-                         sig->function, sig->names[found]);
-            return -1;
-        }
-        values[found] = args[nargs + k];
-    }
-    for (int i = 0; i < sig->required; i++) {
-        if (!values[i]) {
-            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", sig->function,
-                         sig->names[i]);
-            return -1;
-        }
-    }
-    return 0;
+        count++;
+    return gkpy_parse_args(sig->function, args, nargs, kwnames, sig->names, count,
+                           sig->positional_only, sig->positional, sig->required, values);
 }
 
 /* The argument, or NULL when it was not given or is None. */
@@ -1630,9 +1592,9 @@ static PyMethodDef ops_functions[] = {
      "permute_dims(x, /, axes)\n--\n\nA view of x with its axes reordered: axis i of the "
      "result is axis axes[i] of x (axes is a permutation of 0 .. ndim - 1)."},
     {"broadcast_to", KEYWORDS(fn_broadcast_to),
-     "broadcast_to(x, /, shape)\n--\n\nA read-only-in-spirit view of x stretched to shape "
-     "(NumPy's broadcasting: axes of length 1 repeat, new axes go in front). Writing into it "
-     "writes each element once per repeat: copy it first."},
+     "broadcast_to(x, /, shape)\n--\n\nA view of x stretched to shape (NumPy's "
+     "broadcasting: axes of length 1 repeat, new axes go in front); its repeated elements "
+     "share memory, so copy it before writing into it."},
     {"matrix_transpose", FASTCALL(fn_matrix_transpose),
      "matrix_transpose(x, /)\n--\n\nA view of x with its last two axes swapped (each matrix "
      "of a stack transposed). x needs 2 or more axes."},
