@@ -232,7 +232,6 @@ static bool is_nested(PyObject *object)
 typedef struct nest {
     gkpy_state *state;
     int ndim;                   /* the whole shape */
-    int list_ndim;              /* how many of its axes are lists */
     int64_t shape[GK_MAX_DIMS];
     bool have_dtype;            /* false until a leaf is seen */
     gk_dtype dtype;
@@ -275,7 +274,6 @@ static int nest_shape(nest *n, PyObject *object)
             break;
         object = PySequence_Fast_GET_ITEM(object, 0);
     }
-    n->list_ndim = n->ndim;
     if (is_nested(object) || is_scalar(object))
         return 0;
     /* Array leaves add their axes. */
@@ -305,11 +303,13 @@ static void nest_see(nest *n, gk_dtype dtype)
 }
 
 /* The second pass: checks that every element agrees with the shape, finds
- * the dtype and converts the array leaves. */
+ * the dtype and converts the array leaves. A list may stand where an array
+ * stood before and the other way round ([np.arange(2), [5, 6]]), as in
+ * NumPy: only the shapes must agree. */
 static int nest_check(nest *n, PyObject *object, int depth)
 {
-    if (depth < n->list_ndim) {
-        if (!is_nested(object) || PySequence_Fast_GET_SIZE(object) != n->shape[depth]) {
+    if (is_nested(object)) {
+        if (depth == n->ndim || PySequence_Fast_GET_SIZE(object) != n->shape[depth]) {
             ragged(depth);
             return -1;
         }
@@ -324,12 +324,8 @@ static int nest_check(nest *n, PyObject *object, int depth)
         }
         return 0;
     }
-    if (is_nested(object)) {
-        ragged(depth);
-        return -1;
-    }
     if (is_scalar(object)) {
-        if (n->ndim != n->list_ndim) {
+        if (depth != n->ndim) {
             ragged(depth);
             return -1;
         }
@@ -340,8 +336,8 @@ static int nest_check(nest *n, PyObject *object, int depth)
     if (!leaf)
         return -1;
     gk_array *a = ((gkpy_array *)leaf)->array;
-    if (gk_array_ndim(a) != n->ndim - n->list_ndim ||
-        memcmp(gk_array_shape(a), n->shape + n->list_ndim,
+    if (gk_array_ndim(a) != n->ndim - depth ||
+        memcmp(gk_array_shape(a), n->shape + depth,
                sizeof(int64_t) * (size_t)gk_array_ndim(a)) != 0) {
         Py_DECREF(leaf);
         ragged(depth);
@@ -360,7 +356,7 @@ static int nest_check(nest *n, PyObject *object, int depth)
 /* The third pass: writes every element, in C order, at *cursor. */
 static int nest_fill(nest *n, PyObject *object, int depth, char **cursor)
 {
-    if (depth < n->list_ndim) {
+    if (is_nested(object)) {
         Py_ssize_t length = PySequence_Fast_GET_SIZE(object);
         for (Py_ssize_t i = 0; i < length; i++)
             if (nest_fill(n, PySequence_Fast_GET_ITEM(object, i), depth + 1, cursor) < 0)
@@ -376,13 +372,12 @@ static int nest_fill(nest *n, PyObject *object, int depth, char **cursor)
     }
     /* An array leaf: on the CPU, converted straight into the buffer. */
     gk_array *a = ((gkpy_array *)PyList_GET_ITEM(n->arrays, n->next_array++))->array;
-    int sub = n->ndim - n->list_ndim;
     gk_array *host = NULL, *target = NULL;
     gk_status status = GK_OK;
     if (gk_array_device(a).kind != GK_DEVICE_CPU)
         status = gk_to(a, gk_device_cpu(), &host);
     if (status == GK_OK)
-        status = gk_wrap_host(n->dtype, sub, n->shape + n->list_ndim, *cursor, &target);
+        status = gk_wrap_host(n->dtype, n->ndim - depth, n->shape + depth, *cursor, &target);
     if (status == GK_OK)
         status = gk_assign(target, host ? host : a);
     gk_array_free(target);
@@ -552,7 +547,7 @@ PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtyp
         return result;
     }
     PyErr_Format(PyExc_TypeError,
-                 "cannot make an array from a %.100s; give a number, a (nested) list, a gpukit "
+                 "cannot make an array from an object of type %.100s; give a number, a (nested) list, a gpukit "
                  "Array or an object with the buffer protocol, __dlpack__ or "
                  "__cuda_array_interface__",
                  Py_TYPE(object)->tp_name);

@@ -1,0 +1,327 @@
+"""Array creation: asarray() from Python data, Arrays and NumPy arrays;
+empty/zeros/ones/full, arange/linspace/eye and the *_like functions, on
+every device, checked against NumPy. Default dtypes follow PyTorch
+(float32, int64), as the docstrings say."""
+import inspect
+
+import numpy as np
+import pytest
+
+import gpukit as gk
+
+DTYPES = ["bool", "uint8", "int32", "int64", "float32", "float64"]
+
+
+def host(x):
+    """An Array's elements as a NumPy array (through tolist, which needs no
+    interop), checking that it is an Array first."""
+    assert type(x) is gk.Array
+    return np.array(x.tolist(), dtype=str(x.dtype)).reshape(x.shape)
+
+
+def check(x, expected, dtype, device):
+    assert x.dtype == dtype
+    assert x.device == device
+    assert x.shape == np.shape(expected)
+    np.testing.assert_array_equal(host(x), np.asarray(expected, dtype=dtype))
+
+
+# --- empty, zeros, ones, full ---------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), 3, (2, 3), (0, 4), (1, 2, 1, 2)])
+def test_zeros_ones_empty_every_dtype(device, dtype, shape):
+    check(gk.zeros(shape, dtype=dtype, device=device), np.zeros(shape), dtype, device)
+    check(gk.ones(shape, dtype=dtype, device=device), np.ones(shape), dtype, device)
+    e = gk.empty(shape, dtype=dtype, device=device)
+    assert (e.shape, e.dtype, e.device) == (np.zeros(shape).shape, dtype, device)
+
+
+def test_dtype_objects_and_types_are_accepted(device):
+    assert gk.zeros(2, dtype=gk.int32, device=device).dtype == "int32"
+    assert gk.zeros(2, dtype=np.uint8, device=device).dtype == "uint8"
+    assert gk.zeros(2, dtype=np.dtype("float64"), device=device).dtype == "float64"
+    assert gk.zeros(2, dtype=bool, device=device).dtype == "bool"
+    assert gk.zeros(2, dtype=int, device=device).dtype == "int64"
+
+
+def test_defaults_float32_and_default_device(device):
+    x = gk.zeros((2, 2))
+    assert x.dtype == gk.float32 and x.device == "cpu"
+    with gk.device(device):
+        y = gk.ones(3)
+        assert y.device == device
+        assert gk.asarray([1, 2]).device == device
+        assert gk.arange(3).device == device
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_full_every_dtype(device, dtype):
+    value = {"bool": True, "uint8": 200, "int32": -7, "int64": -(2 ** 40),
+             "float32": 2.5, "float64": 1 / 3}[dtype]
+    check(gk.full((2, 3), value, dtype=dtype, device=device), np.full((2, 3), value, dtype),
+          dtype, device)
+
+
+def test_full_infers_pytorch_defaults_and_is_exact(device):
+    assert gk.full(2, True, device=device).dtype == "bool"
+    assert gk.full(2, 3, device=device).dtype == "int64"
+    assert gk.full(2, 3.0, device=device).dtype == "float32"
+    big = 2 ** 62 + 1  # not a double: must not go through one
+    assert gk.full(3, big, device=device).tolist() == [big] * 3
+    assert gk.full((), 2.9, dtype="int32", device=device).item() == 2  # truncates like NumPy
+
+
+def test_full_errors(device):
+    with pytest.raises(OverflowError):
+        gk.full(2, 300, dtype="uint8", device=device)
+    with pytest.raises(OverflowError):
+        gk.full(2, -1, dtype="uint8", device=device)
+    with pytest.raises(TypeError):
+        gk.full(2, "x", device=device)
+    with pytest.raises(ValueError):
+        gk.full(2, float("nan"), dtype="int32", device=device)
+
+
+def test_bad_shapes_dtypes_devices():
+    with pytest.raises(ValueError):
+        gk.zeros((2, -1))
+    with pytest.raises(ValueError):
+        gk.zeros(-3)
+    with pytest.raises(ValueError):
+        gk.zeros((1,) * 9)
+    with pytest.raises(TypeError):
+        gk.zeros(2.5)
+    with pytest.raises(TypeError):
+        gk.zeros((2, "3"))
+    with pytest.raises(TypeError):
+        gk.zeros("abc")
+    with pytest.raises(TypeError):
+        gk.zeros(3, dtype="complex64")
+    with pytest.raises(TypeError):
+        gk.zeros(3, dtype=object())
+    with pytest.raises(ValueError):
+        gk.zeros(3, device="tpu:0")
+    with pytest.raises(TypeError):
+        gk.zeros(3, device=5)
+    with pytest.raises(TypeError):
+        gk.zeros(3, float32=True)
+    with pytest.raises(TypeError):
+        gk.zeros()
+    with pytest.raises(TypeError):
+        gk.zeros(3, "float32")  # dtype is keyword-only
+
+
+# --- arange, linspace, eye --------------------------------------------------
+
+@pytest.mark.parametrize("args", [(5,), (2, 9), (9, 2, -2), (0, 10, 3), (-3, 3), (4, 4), (5, 0)])
+def test_arange_integers(device, args):
+    check(gk.arange(*args, device=device), np.arange(*args), "int64", device)
+
+
+@pytest.mark.parametrize("args", [(0, 1, 0.25), (1.5,), (2.0, -1.0, -0.5), (0, 1, 0.1)])
+def test_arange_floats(device, args):
+    x = gk.arange(*args, device=device)
+    assert x.dtype == "float32" and x.device == device
+    np.testing.assert_allclose(host(x), np.arange(*args), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES[1:])
+def test_arange_every_dtype(device, dtype):
+    check(gk.arange(1, 7, 2, dtype=dtype, device=device), np.arange(1, 7, 2), dtype, device)
+    check(gk.arange(0, stop=4, dtype=dtype, device=device), np.arange(4), dtype, device)
+
+
+def test_arange_errors(device):
+    with pytest.raises(ValueError):
+        gk.arange(0, 10, 0, device=device)
+    with pytest.raises(TypeError):
+        gk.arange("a")
+    with pytest.raises(TypeError):
+        gk.arange()
+
+
+@pytest.mark.parametrize("start,stop,num,endpoint",
+                         [(0, 1, 5, True), (0, 1, 5, False), (-2, 7, 10, True), (3, 3, 4, True),
+                          (1, 0, 3, True), (0, 1, 1, True), (0, 1, 1, False), (0, 1, 0, True)])
+def test_linspace(device, start, stop, num, endpoint):
+    x = gk.linspace(start, stop, num, endpoint=endpoint, device=device)
+    assert x.dtype == "float32" and x.shape == (num,)
+    np.testing.assert_allclose(host(x), np.linspace(start, stop, num, endpoint=endpoint),
+                               rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linspace_dtypes_and_keyword_num(device, dtype):
+    x = gk.linspace(0, 2, num=9, dtype=dtype, device=device)
+    assert x.dtype == dtype
+    np.testing.assert_allclose(host(x), np.linspace(0, 2, 9), rtol=1e-6)
+    with pytest.raises(TypeError):
+        gk.linspace(0, 1, 2.5)
+    with pytest.raises(ValueError):
+        gk.linspace(0, 1, -1)
+
+
+@pytest.mark.parametrize("n,m,k", [(3, None, 0), (1, None, 0), (0, None, 0), (3, 5, 0),
+                                   (5, 3, 0), (4, 4, 1), (4, 4, -2), (3, 5, 2), (5, 3, -1),
+                                   (3, 3, 7), (3, 3, -3)])
+def test_eye(device, n, m, k):
+    check(gk.eye(n, m, k=k, device=device), np.eye(n, m, k=k), "float32", device)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eye_every_dtype(device, dtype):
+    check(gk.eye(3, dtype=dtype, device=device), np.eye(3), dtype, device)
+    check(gk.eye(2, 3, k=1, dtype=dtype, device=device), np.eye(2, 3, k=1), dtype, device)
+
+
+# --- *_like -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_like_functions(device, dtype):
+    x = gk.zeros((2, 3), dtype=dtype, device=device)
+    check(gk.zeros_like(x), np.zeros((2, 3)), dtype, device)
+    check(gk.ones_like(x), np.ones((2, 3)), dtype, device)
+    e = gk.empty_like(x)
+    assert (e.shape, e.dtype, e.device) == ((2, 3), dtype, device)
+    check(gk.full_like(x, 1), np.ones((2, 3)), dtype, device)
+    check(gk.ones_like(x, dtype="float64"), np.ones((2, 3)), "float64", device)
+    check(gk.zeros_like(x, device="cpu"), np.zeros((2, 3)), dtype, "cpu")
+
+
+def test_full_like_keeps_dtype_and_truncates(device):
+    x = gk.arange(4, dtype="int32", device=device)
+    check(gk.full_like(x, 2.7), [2, 2, 2, 2], "int32", device)
+    check(gk.full_like(x, fill_value=2.5, dtype="float64"), [2.5] * 4, "float64", device)
+    check(gk.zeros_like([[1, 2]], device=device), [[0, 0]], "int64", device)
+
+
+# --- asarray ----------------------------------------------------------------
+
+@pytest.mark.parametrize("data,dtype", [
+    ([True, False], "bool"),
+    ([1, 2, 3], "int64"),
+    ([1, 2.5], "float32"),
+    ([True, 2], "int64"),
+    ([[1, 2], [3, 4]], "int64"),
+    (((1.0, 2.0), (3.0, 4.0)), "float32"),
+    ([[True], [False]], "bool"),
+    ([[[1], [2]], [[3], [4]]], "int64"),
+    ([[1, 2], (3, 4.5)], "float32"),
+])
+def test_asarray_infers_pytorch_dtypes(device, data, dtype):
+    check(gk.asarray(data, device=device), np.array(data), dtype, device)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_asarray_lists_every_dtype(device, dtype):
+    data = [[0, 1, 2], [3, 1, 0]]
+    check(gk.asarray(data, dtype=dtype, device=device), np.array(data), dtype, device)
+    floats = [0.0, 1.75, -0.0] if dtype != "uint8" else [0.0, 1.75, 2.5]
+    check(gk.asarray(floats, dtype=dtype, device=device), np.array(floats).astype(dtype),
+          dtype, device)
+
+
+@pytest.mark.parametrize("value,dtype", [(True, "bool"), (7, "int64"), (-2.5, "float32")])
+def test_asarray_scalars_are_0d(device, value, dtype):
+    x = gk.asarray(value, device=device)
+    assert x.shape == () and x.ndim == 0 and x.dtype == dtype
+    assert x.item() == value and type(x.item()) is type(value)
+
+
+def test_asarray_empty_and_exact_big_ints(device):
+    check(gk.asarray([], device=device), np.zeros(0), "float32", device)
+    check(gk.asarray([[], []], device=device), np.zeros((2, 0)), "float32", device)
+    check(gk.asarray([], dtype="int32", device=device), np.zeros(0), "int32", device)
+    big = [2 ** 63 - 1, -(2 ** 63), 2 ** 53 + 1]
+    assert gk.asarray(big, device=device).tolist() == big
+    assert gk.asarray(range(4), device=device).tolist() == [0, 1, 2, 3]
+
+
+def test_asarray_ragged_and_deep_lists():
+    for ragged in ([[1, 2], [3]], [1, [2]], [[1], 2], [[1, 2], [[3, 4]]], [[[1]], [2]]):
+        with pytest.raises(ValueError):
+            gk.asarray(ragged)
+    deep = 1
+    for _ in range(9):
+        deep = [deep]
+    with pytest.raises(ValueError):
+        gk.asarray(deep)
+    assert gk.asarray(deep[0]).shape == (1,) * 8
+
+
+def test_asarray_bad_objects():
+    for bad in ("abc", None, {"a": 1}, {1, 2}, object(), [1, "a"], [None], 1 + 2j):
+        with pytest.raises(TypeError):
+            gk.asarray(bad)
+    with pytest.raises(TypeError):
+        gk.asarray([1], dtype="float16")
+    with pytest.raises(OverflowError):
+        gk.asarray([1, 300], dtype="uint8")
+    with pytest.raises(OverflowError):
+        gk.asarray([2 ** 64])
+    with pytest.raises(TypeError):
+        gk.asarray()
+
+
+def test_asarray_of_arrays_and_copy_rules(device):
+    x = gk.asarray([1.0, 2.0], device=device)
+    assert gk.asarray(x) is x
+    assert gk.asarray(x, copy=False) is x
+    assert gk.asarray(x, dtype="float32", device=device) is x
+    y = gk.asarray(x, copy=True)
+    assert y is not x
+    y[0] = 5
+    assert x.tolist() == [1.0, 2.0]
+    check(gk.asarray(x, dtype="int32"), [1, 2], "int32", device)
+    check(gk.asarray(x, device="cpu"), [1.0, 2.0], "float32", "cpu")
+    check(gk.asarray(x, device="cpu", dtype="float64"), [1.0, 2.0], "float64", "cpu")
+    with pytest.raises(ValueError):
+        gk.asarray(x, dtype="float64", copy=False)
+    with pytest.raises(ValueError):
+        gk.asarray([1, 2], copy=False)
+    with gk.device("cpu"):
+        assert gk.asarray(x).device == device  # an Array keeps its device
+
+
+def test_asarray_lists_of_arrays(device):
+    a = gk.asarray([1, 2], dtype="int32", device=device)
+    b = gk.asarray([3.5, 4.5], dtype="float64")
+    check(gk.asarray([a, a], device=device), [[1, 2], [1, 2]], "int32", device)
+    check(gk.asarray([a, b], device=device), [[1, 2], [3.5, 4.5]], "float64", device)
+    check(gk.asarray([np.arange(2), [5, 6]], device=device), [[0, 1], [5, 6]], "int64", device)
+    check(gk.asarray([gk.asarray(1.5), 2], device=device), [1.5, 2], "float32", device)
+    with pytest.raises(ValueError):
+        gk.asarray([a, gk.asarray([1, 2, 3])])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_asarray_numpy_keeps_dtype(device, dtype):
+    data = np.arange(6).reshape(2, 3).astype(dtype)
+    check(gk.asarray(data, device=device), data, dtype, device)
+    check(gk.asarray(data[:, ::-2], device=device), data[:, ::-2], dtype, device)
+    check(gk.asarray(np.asarray(data[0, 1]), device=device), data[0, 1], dtype, device)
+
+
+def test_asarray_numpy_shares_cpu_memory():
+    data = np.arange(4, dtype=np.float32)
+    x = gk.asarray(data)
+    y = gk.asarray(data, copy=True)
+    data[0] = 9
+    assert x.tolist() == [9, 1, 2, 3]
+    assert y.tolist() == [0, 1, 2, 3]
+
+
+def test_signatures_for_help():
+    assert str(inspect.signature(gk.asarray)) == "(obj, /, *, dtype=None, device=None, copy=None)"
+    assert str(inspect.signature(gk.zeros)) == "(shape, *, dtype=None, device=None)"
+    assert str(inspect.signature(gk.arange)) == \
+        "(start, /, stop=None, step=1, *, dtype=None, device=None)"
+    assert str(inspect.signature(gk.linspace)) == \
+        "(start, stop, /, num, *, dtype=None, device=None, endpoint=True)"
+    assert str(inspect.signature(gk.eye)) == \
+        "(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None)"
+    for f in (gk.empty, gk.ones, gk.full, gk.empty_like, gk.zeros_like, gk.ones_like,
+              gk.full_like):
+        inspect.signature(f)
+        assert "dtype" in f.__doc__
