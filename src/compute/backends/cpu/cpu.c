@@ -61,22 +61,37 @@ static gk_status cpu_memory(gk_device device, uint64_t *free_bytes, uint64_t *to
  * instead of 32768 (NumPy does the same). */
 enum { HUGE_PAGE = 2 << 20, HUGE_MIN = 4 << 20 };
 
+/* Smaller arrays are 64-byte aligned (a cache line, an AVX-512 vector)
+ * inside a plain malloc block that keeps its own start just below the
+ * array: aligned_alloc would split and free the block's edges on every
+ * call, which made small ops spend most of their time in malloc. */
+enum { SMALL_ALIGNMENT = 64 };
+
 static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
 {
     (void)device;
-    /* Otherwise 64-byte aligned (a cache line, an AVX-512 vector);
-     * aligned_alloc wants a multiple of the alignment, and 0 bytes still
-     * gets a unique pointer. */
-    size_t alignment = bytes >= HUGE_MIN ? HUGE_PAGE : 64;
-    if (bytes > SIZE_MAX - alignment)
+    if (bytes > SIZE_MAX - 2 * HUGE_PAGE)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory: %zu bytes cannot be allocated",
                        bytes);
-    size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-    *data = aligned_alloc(alignment, rounded ? rounded : alignment);
+    if (bytes >= HUGE_MIN) {
+        size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        *data = aligned_alloc(HUGE_PAGE, rounded);
 #ifdef MADV_HUGEPAGE
-    if (*data && alignment == HUGE_PAGE)
-        madvise(*data, rounded, MADV_HUGEPAGE); /* advice only: failure is fine */
+        if (*data)
+            madvise(*data, rounded, MADV_HUGEPAGE); /* advice only: failure is fine */
 #endif
+    } else {
+        /* 0 bytes still gets a unique pointer. */
+        char *block = malloc(bytes + SMALL_ALIGNMENT + sizeof(void *));
+        *data = NULL;
+        if (block) {
+            uintptr_t start = (uintptr_t)(block + sizeof(void *));
+            char *aligned = block + sizeof(void *) +
+                            (SMALL_ALIGNMENT - start % SMALL_ALIGNMENT) % SMALL_ALIGNMENT;
+            memcpy(aligned - sizeof(void *), &block, sizeof block);
+            *data = aligned;
+        }
+    }
     if (!*data)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes on the "
                                              "CPU",
@@ -87,8 +102,13 @@ static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
 static void cpu_release(gk_device device, void *data, size_t bytes)
 {
     (void)device;
-    (void)bytes;
-    free(data);
+    if (bytes >= HUGE_MIN) {
+        free(data);
+        return;
+    }
+    char *block;
+    memcpy(&block, (char *)data - sizeof(void *), sizeof block);
+    free(block);
 }
 
 static gk_status cpu_copy(gk_device device, void *to, const void *from, size_t bytes)

@@ -44,6 +44,29 @@ static void simplify(const gk_loop *loop, const gk_operand *operands, int count,
     }
 }
 
+/* One piece of the loop: a chunk of at most CHUNK elements of one row. */
+static void run_piece(const simple_loop *s, int count, const size_t *sizes,
+                      const int64_t *inner_strides, int64_t chunks_per_row, int64_t piece,
+                      cpu_inner_loop inner, const void *context)
+{
+    int last = s->ndim - 1;
+    int64_t row_length = s->shape[last];
+    int64_t row = piece / chunks_per_row, start = piece % chunks_per_row * CHUNK;
+    int64_t n = row_length - start < CHUNK ? row_length - start : CHUNK;
+    char *data[4];
+    for (int k = 0; k < count; k++)
+        data[k] = s->data[k] + start * inner_strides[k] * (int64_t)sizes[k];
+    /* Row index -> offsets along the outer axes, last outer axis fastest. */
+    int64_t rest = row;
+    for (int i = last - 1; i >= 0; i--) {
+        int64_t index = rest % s->shape[i];
+        rest /= s->shape[i];
+        for (int k = 0; k < count; k++)
+            data[k] += index * s->strides[k][i] * (int64_t)sizes[k];
+    }
+    inner(n, data, inner_strides, context);
+}
+
 void cpu_for_each(const gk_loop *loop, const gk_operand *operands, int count,
                   cpu_inner_loop inner, const void *context)
 {
@@ -71,21 +94,14 @@ void cpu_for_each(const gk_loop *loop, const gk_operand *operands, int count,
     int64_t pieces = rows * chunks_per_row;
     bool parallel = rows * row_length >= CPU_PARALLEL_MIN && pieces > 1;
 
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t piece = 0; piece < pieces; piece++) {
-        int64_t row = piece / chunks_per_row, start = piece % chunks_per_row * CHUNK;
-        int64_t n = row_length - start < CHUNK ? row_length - start : CHUNK;
-        char *data[4];
-        for (int k = 0; k < count; k++)
-            data[k] = s.data[k] + start * inner_strides[k] * (int64_t)sizes[k];
-        /* Row index -> offsets along the outer axes, last outer axis fastest. */
-        int64_t rest = row;
-        for (int i = last - 1; i >= 0; i--) {
-            int64_t index = rest % s.shape[i];
-            rest /= s.shape[i];
-            for (int k = 0; k < count; k++)
-                data[k] += index * s.strides[k][i] * (int64_t)sizes[k];
-        }
-        inner(n, data, inner_strides, context);
+    if (!parallel) {
+        /* Not even an inactive OpenMP region: entering one costs a futex
+         * wake per call, several times the work of a small op. */
+        for (int64_t piece = 0; piece < pieces; piece++)
+            run_piece(&s, count, sizes, inner_strides, chunks_per_row, piece, inner, context);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t piece = 0; piece < pieces; piece++)
+        run_piece(&s, count, sizes, inner_strides, chunks_per_row, piece, inner, context);
 }
