@@ -829,6 +829,28 @@ static int dlpack_dtype_of(DLDataType type, gk_dtype *dtype)
     return -1;
 }
 
+/* Copies the elements of host memory at `from` (`shape`, `strides` in
+ * elements, NULL: C order; any alignment) to `to` in C order. */
+static void gather(char *to, const char *from, int ndim, const int64_t *shape,
+                   const int64_t *strides, size_t size)
+{
+    int64_t count = 1, index[GK_MAX_DIMS] = {0};
+    for (int i = 0; i < ndim; i++)
+        count *= shape[i];
+    if (!strides) {
+        memcpy(to, from, (size_t)count * size);
+        return;
+    }
+    for (int64_t k = 0; k < count; k++) {
+        const char *element = from;
+        for (int i = 0; i < ndim; i++)
+            element += index[i] * strides[i] * (int64_t)size;
+        memcpy(to + (size_t)k * size, element, size);
+        for (int i = ndim - 1; i >= 0 && ++index[i] == shape[i]; i--)
+            index[i] = 0;
+    }
+}
+
 /* A gk_array over the tensor in `capsule` (a new "dltensor" or
  * "dltensor_versioned" one), which is renamed as consumed once the array
  * owns the tensor. Before that, a failure leaves the capsule as it was, so
@@ -893,14 +915,32 @@ static int import_capsule(gkpy_state *state, PyObject *capsule, int copy, gk_arr
     }
     if (read_only && copy == 0)
         return refuse_read_only("the DLPack tensor");
+    char *data = (char *)tensor->data + tensor->byte_offset;
+    if ((uintptr_t)data % gk_dtype_size(dtype) != 0 && device.kind == GK_DEVICE_CPU) {
+        /* gpukit's loops need aligned elements: a copy, made while the
+         * capsule still owns the tensor (its destructor deletes it). */
+        if (copy == 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the DLPack tensor's data is not aligned to its element size, so "
+                            "it must be copied; copy=False forbids that (pass copy=None)");
+            return -1;
+        }
+        gk_status status = gk_empty(device, dtype, tensor->ndim, tensor->shape, out);
+        if (status != GK_OK) {
+            gkpy_raise(state, status);
+            return -1;
+        }
+        gather(gk_array_data(*out), data, tensor->ndim, tensor->shape, tensor->strides,
+               gk_dtype_size(dtype));
+        return 0;
+    }
     /* Consumed from here on: the deleter is ours to call, through the
      * array's release or right here when no array can be made. */
     if (PyCapsule_SetName(capsule, versioned ? VERSIONED_USED : LEGACY_USED) < 0)
         return -1;
     gk_array *wrapped;
     gk_status status = gk_wrap(device, dtype, tensor->ndim, tensor->shape, tensor->strides,
-                               (char *)tensor->data + tensor->byte_offset,
-                               versioned ? release_versioned : release_legacy,
+                               data, versioned ? release_versioned : release_legacy,
                                versioned ? (void *)modern : (void *)legacy, &wrapped);
     if (status != GK_OK) {
         gkpy_raise(state, status);

@@ -115,8 +115,8 @@ gk_status gk_random_normal(gk_device device, gk_dtype dtype, int ndim, const int
  * cannot be named by one). `release(context)` (either may be NULL) is
  * called exactly once, when the last array or view over the memory is
  * freed, on whichever thread frees it. On failure nothing is called and
- * the memory stays the caller's. `data` may be NULL only for an empty
- * shape. */
+ * the memory stays the caller's. `data` must be aligned to the element
+ * size, and may be NULL only for an empty shape. */
 gk_status gk_wrap(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
                   const int64_t *strides, void *data, void (*release)(void *context),
                   void *context, gk_array **out);

@@ -218,6 +218,13 @@ gk_status gk_wrap(gk_device device, gk_dtype dtype, int ndim, const int64_t *sha
     if (count > 0) {
         if (!data)
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "wrap: the data pointer is NULL");
+        /* Every loop (and the compilers' vectorised ones) takes elements to
+         * sit at multiples of their size. */
+        if ((uintptr_t)data % size != 0)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "wrap: the data address %p is not a multiple of the element size "
+                           "(%zu bytes); copy the data instead",
+                           data, size);
         if (strides && !stride_reach(ndim, shape, strides, size, &down, &up))
             return gk_fail(GK_ERR_INVALID_ARGUMENT,
                            "wrap: the strides reach beyond the address space");

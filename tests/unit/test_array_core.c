@@ -370,6 +370,9 @@ static void test_wrap(gk_device device)
     CHECK_FAILS(gk_wrap(gk_device_cpu(), GK_FLOAT64, 1, (int64_t[]){3}, (int64_t[]){-1},
                         (void *)8, count_release, &released, &a),
                 GK_ERR_INVALID_ARGUMENT, "address space");
+    CHECK_FAILS(gk_wrap(gk_device_cpu(), GK_FLOAT64, 1, (int64_t[]){2}, NULL,
+                        (char *)memory + 4, count_release, &released, &a),
+                GK_ERR_INVALID_ARGUMENT, "not a multiple of the element size");
     CHECK_FAILS(gk_wrap((gk_device){GK_DEVICE_OPENCL, 0, 0}, GK_FLOAT64, 1, (int64_t[]){3},
                         NULL, memory, count_release, &released, &a),
                 GK_ERR_INVALID_ARGUMENT, "only CPU and CUDA");
