@@ -371,6 +371,12 @@ static PyObject *binary(PyObject *left, PyObject *right, gk_op op, bool scalars)
     return wrap_status(state, status, result);
 }
 
+/* 0 bool, 1 integers, 2 floating point. */
+static int kind_of(gk_dtype dtype)
+{
+    return dtype == GK_BOOL ? 0 : gk_dtype_is_float(dtype) ? 2 : 1;
+}
+
 static PyObject *inplace(PyObject *self, PyObject *other, gk_op op)
 {
     if (!is_ours(self))
@@ -382,7 +388,24 @@ static PyObject *inplace(PyObject *self, PyObject *other, gk_op op)
     if (found <= 0)
         return found < 0 ? NULL : Py_NewRef(Py_NotImplemented);
     gk_status status;
-    RUN(long_work2(x, o.array), gk_binary_into(op, x, o.array, x));
+    gk_array *result = NULL;
+    bool release = long_work2(x, o.array);
+    /* Mostly the result has x's dtype and is written straight into x. When
+     * the other operand is wider of the same kind (int32 array -= a list of
+     * Python ints, which is int64), the result is computed apart and cast
+     * back, as NumPy's same_kind rule allows; a result of a higher kind
+     * (int32 += 1.5, int32 /= 2) is an error, as in NumPy and PyTorch. */
+    gk_dtype mine = gk_array_dtype(x), theirs = gk_array_dtype(o.array);
+    if (theirs <= mine || kind_of(theirs) != kind_of(mine)) {
+        RUN(release, gk_binary_into(op, x, o.array, x));
+    } else {
+        RUN(release, gk_binary(op, x, o.array, &result));
+        if (status == GK_OK && kind_of(gk_array_dtype(result)) == kind_of(mine))
+            RUN(release, gk_assign(x, result));
+        else if (status == GK_OK)
+            RUN(release, gk_binary_into(op, x, o.array, x)); /* for its error message */
+        gk_array_free(result);
+    }
     operand_clear(&o);
     return status == GK_OK ? Py_NewRef(self) : gkpy_raise(state, status);
 }
@@ -573,8 +596,18 @@ static int parse_index_item(PyObject *key, index_item *item)
             return unsupported_index(key);
     }
     if (PyIndex_Check(key)) {
+        /* ints, NumPy integer scalars and 0-d arrays; a NumPy array of
+         * several integers has __index__ too, and refuses. */
+        PyObject *index = PyNumber_Index(key);
+        if (!index) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                return -1;
+            PyErr_Clear();
+            return unsupported_index(key);
+        }
         item->kind = INDEX_INT;
-        item->start = PyNumber_AsSsize_t(key, PyExc_IndexError);
+        item->start = PyNumber_AsSsize_t(index, PyExc_IndexError);
+        Py_DECREF(index);
         return item->start == -1 && PyErr_Occurred() ? -1 : 0;
     }
     if (PySequence_Check(key) || (Py_TYPE(key)->tp_as_buffer &&

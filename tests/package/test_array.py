@@ -1,0 +1,650 @@
+"""gpukit.Array: attributes, operators (with the PyTorch-style promotion
+array.h documents), basic indexing and assignment, conversions and the
+type's protocols, on every device, against NumPy."""
+import copy
+import operator
+import pickle
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import gpukit as gk
+
+DTYPES = ["bool", "uint8", "int32", "int64", "float32", "float64"]
+ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+              "truediv": operator.truediv, "pow": operator.pow}
+COMPARISONS = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+               "gt": operator.gt, "ge": operator.ge}
+OPS = {**ARITHMETIC, **COMPARISONS}
+
+
+def host(x):
+    """An Array's elements as a NumPy array (through tolist, which needs no
+    interop), checking that it is an Array first."""
+    assert type(x) is gk.Array
+    return np.array(x.tolist(), dtype=str(x.dtype)).reshape(x.shape)
+
+
+def promote(a, b):
+    return DTYPES[max(DTYPES.index(a), DTYPES.index(b))]
+
+
+def is_float(dtype):
+    return dtype.startswith("float")
+
+
+def scalar_dtype(array_dtype, value):
+    """The dtype a Python number counts as beside an array: it never widens
+    the array (array.h)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64" if array_dtype == "bool" else array_dtype
+    return array_dtype if is_float(array_dtype) else "float32"
+
+
+def result_dtype(name, a, b):
+    """(compute dtype, result dtype) of a binary op."""
+    compute = promote(a, b)
+    if name == "truediv" and not is_float(compute):
+        compute = "float32"
+    return compute, "bool" if name in COMPARISONS else compute
+
+
+def refused(name, a, b):
+    """Ops array.h calls errors: sub and pow of two bools."""
+    return name in ("sub", "pow") and a == "bool" and b == "bool"
+
+
+def sample(rng, dtype, shape, low=0, high=5):
+    if dtype == "bool":
+        return rng.integers(0, 2, shape).astype(bool)
+    return rng.integers(low, high, shape).astype(dtype)
+
+
+def expect(name, na, nb, compute, result):
+    with np.errstate(all="ignore"):
+        return OPS[name](np.asarray(na).astype(compute), np.asarray(nb).astype(compute)) \
+            .astype(result)
+
+
+def assert_same(x, expected, dtype):
+    assert x.dtype == dtype, (x.dtype, dtype)
+    assert x.shape == np.shape(expected)
+    if is_float(dtype):
+        np.testing.assert_allclose(host(x), expected, rtol=2e-6, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(host(x), expected)
+
+
+# --- attributes -------------------------------------------------------------
+
+def test_attributes_match_numpy(device):
+    nx = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = gk.asarray(nx, device=device)
+    assert (x.shape, x.ndim, x.size, x.nbytes, x.itemsize) == \
+        (nx.shape, nx.ndim, nx.size, nx.nbytes, nx.itemsize)
+    assert x.strides == nx.strides
+    assert x.dtype == gk.float32 and x.dtype == "float32" and x.dtype == np.float32
+    assert isinstance(x.device, gk.device) and x.device == device
+    for view, nview in [(x.T, nx.T), (x.mT, np.swapaxes(nx, -1, -2)),
+                        (x[:, ::-1, ::2], nx[:, ::-1, ::2]), (x[1, None, :, 3], nx[1, None, :, 3])]:
+        assert view.shape == nview.shape
+        # (the stride of an axis of length 1 is arbitrary: NumPy gives new axes 0)
+        assert [s for s, n in zip(view.strides, view.shape) if n > 1] == \
+            [s for s, n in zip(nview.strides, nview.shape) if n > 1]
+        np.testing.assert_array_equal(host(view), nview)
+    assert gk.asarray(5, device=device).T.shape == ()
+    with pytest.raises(ValueError):
+        gk.zeros(3, device=device).mT
+    with pytest.raises(AttributeError):
+        x.shape = (4, 6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_itemsize_and_dtype_attributes(device, dtype):
+    x = gk.zeros((2, 5), dtype=dtype, device=device)
+    assert x.itemsize == np.dtype(dtype).itemsize
+    assert x.nbytes == 10 * x.itemsize
+    assert x.dtype == dtype and str(x.dtype) == dtype
+
+
+# --- binary operators -------------------------------------------------------
+
+@pytest.mark.parametrize("b_dtype", DTYPES)
+@pytest.mark.parametrize("a_dtype", DTYPES)
+def test_binary_operators_between_arrays(device, a_dtype, b_dtype):
+    rng = np.random.default_rng(DTYPES.index(a_dtype) * 7 + DTYPES.index(b_dtype))
+    na = sample(rng, a_dtype, (3, 4))
+    nb = sample(rng, b_dtype, (4,), low=1, high=4)  # broadcast; no zero divisors
+    a, b = gk.asarray(na, device=device), gk.asarray(nb, device=device)
+    for name, op in OPS.items():
+        if refused(name, a_dtype, b_dtype):
+            with pytest.raises(ValueError):
+                op(a, b)
+            continue
+        compute, result = result_dtype(name, a_dtype, b_dtype)
+        assert_same(op(a, b), expect(name, na, nb, compute, result), result)
+        assert_same(op(b, a), expect(name, nb, na, compute, result), result)
+
+
+@pytest.mark.parametrize("value", [True, 2, 3.5, 0.5])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_binary_operators_with_python_scalars(device, dtype, value):
+    rng = np.random.default_rng(DTYPES.index(dtype))
+    na = sample(rng, dtype, (2, 3), low=1, high=4)
+    a = gk.asarray(na, device=device)
+    sd = scalar_dtype(dtype, value)
+    for name, op in OPS.items():
+        if refused(name, dtype, sd):
+            with pytest.raises(ValueError):
+                op(a, value)
+            continue
+        compute, result = result_dtype(name, dtype, sd)
+        assert_same(op(a, value), expect(name, na, value, compute, result), result)
+        # Reflected: value OP a (Python tries a's __rsub__ etc.).
+        assert_same(op(value, a), expect(name, value, na, compute, result), result)
+
+
+def test_python_scalars_never_widen(device):
+    def dt(x):
+        return str(x.dtype)
+    i32 = gk.asarray([1, 2], dtype="int32", device=device)
+    f32 = gk.asarray([1.0, 2.0], device=device)
+    assert dt(i32 + 2) == "int32" and dt(2 * i32) == "int32"
+    assert dt(i32 + 2.5) == "float32" and dt(i32 / 2) == "float32"
+    assert dt(f32 * 2.0) == "float32" and dt(f32 * np.float64(2.0)) == "float32"
+    assert dt(gk.asarray([True], device=device) + 1) == "int64"
+    assert dt(i32 + True) == "int32"
+    assert dt(gk.asarray([1], dtype="int64", device=device) + 2.5) == "float32"
+    u8 = gk.asarray([250], dtype="uint8", device=device)
+    assert (u8 + 10).tolist() == [4]  # integers wrap
+    for bad in (300, -1, 2 ** 70):
+        with pytest.raises(OverflowError):
+            u8 + bad
+    with pytest.raises(OverflowError):
+        i32 < 2 ** 40
+
+
+def test_int_pow_and_true_division(device):
+    a = gk.asarray([2, 3, -2], dtype="int64", device=device)
+    assert (a ** 3).tolist() == [8, 27, -8]
+    assert (2 ** gk.asarray([0, 10], device=device)).tolist() == [1, 1024]
+    assert_same(a / 2, np.array([1, 1.5, -1]), "float32")
+    assert_same(7 / gk.asarray([2, 4], device=device), np.array([3.5, 1.75]), "float32")
+
+
+def test_operands_that_are_array_likes(device):
+    x = gk.asarray([1.0, 2.0, 3.0], device=device)
+    for other in ([1, 2, 3], (1, 2, 3), np.array([1, 2, 3], dtype=np.float32)):
+        y = x + other
+        assert type(y) is gk.Array and y.device == device
+        assert y.tolist() == [2.0, 4.0, 6.0]
+    y = [1, 2, 3] - x
+    assert type(y) is gk.Array and y.tolist() == [0.0, 0.0, 0.0]
+    z = np.ones(3, dtype=np.float32) + x  # NumPy defers to the Array
+    assert type(z) is gk.Array and z.device == device and z.tolist() == [2.0, 3.0, 4.0]
+    assert (x + np.ones(3)).dtype == "float64"  # two arrays promote normally
+    with pytest.raises(ValueError):
+        x + [1, 2]
+
+
+def test_operators_gpukit_does_not_have(device):
+    x = gk.asarray([1, 2], device=device)
+    assert (x == "abc") is False
+    assert (x != "abc") is True
+    assert (x == None) is False  # noqa: E711
+    for op in (operator.floordiv, operator.mod, operator.and_, operator.or_, operator.xor,
+               operator.lshift, operator.rshift):
+        with pytest.raises(TypeError):
+            op(x, x)
+        with pytest.raises(TypeError):
+            op(x, 2)
+    with pytest.raises(TypeError):
+        x + "abc"
+    with pytest.raises(TypeError):
+        x + None
+    with pytest.raises(TypeError):
+        ~x
+    with pytest.raises(TypeError):
+        pow(x, 2, 3)
+
+
+def test_mixing_devices_is_a_value_error():
+    others = [str(d) for d in gk.devices() if str(d) != "cpu"]
+    if not others:
+        pytest.skip("only the CPU here")
+    a, b = gk.ones(3), gk.ones(3, device=others[0])
+    for op in (operator.add, operator.mul, operator.lt, operator.matmul):
+        with pytest.raises(ValueError):
+            op(a, b)
+    with pytest.raises(ValueError):
+        a += b
+    with pytest.raises(ValueError):
+        a[:] = b
+
+
+# --- in-place operators ------------------------------------------------------
+
+def kind(dtype):
+    return 0 if dtype == "bool" else 2 if is_float(dtype) else 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_inplace_operators(device, dtype):
+    rng = np.random.default_rng(1)
+    na = sample(rng, dtype, (3, 4), low=1, high=4)
+    nb = sample(rng, dtype, (4,), low=1, high=3)
+    for name, iop in OPS_INPLACE.items():
+        for other, other_dtype in ((nb, dtype), (2, scalar_dtype(dtype, 2)),
+                                   (nb.astype(np.float64), "float64"),
+                                   (nb.astype(np.int64), "int64")):
+            x = gk.asarray(na, device=device, copy=True)  # (na itself stays as it is)
+            before = x
+            operand = gk.asarray(other, device=device) if isinstance(other, np.ndarray) else other
+            compute, result = result_dtype(name, dtype, other_dtype)
+            if refused(name, dtype, other_dtype) or kind(result) > kind(dtype):
+                # NumPy's same_kind rule: int32 += 1.5 and int32 /= 2 are errors
+                with pytest.raises(ValueError):
+                    x = iop(x, operand)
+                np.testing.assert_array_equal(host(before), na)  # untouched
+                continue
+            x = iop(x, operand)
+            assert x is before
+            other_np = np.asarray(other, dtype=other_dtype)
+            assert_same(x, expect(name, na, other_np, compute, dtype), dtype)
+
+
+OPS_INPLACE = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul,
+               "truediv": operator.itruediv, "pow": operator.ipow}
+
+
+def test_inplace_on_views_and_with_lists(device):
+    x = gk.zeros(6, dtype="int32", device=device)
+    v = x[::2]
+    v += 1
+    assert x.tolist() == [1, 0, 1, 0, 1, 0]
+    x[1::2] -= [1, 2, 3]  # int64 elements, int32 result (NumPy's same_kind)
+    assert x.tolist() == [1, -1, 1, -2, 1, -3]
+    assert x.dtype == "int32"
+    with pytest.raises(ValueError):
+        x += 1.5  # would need float32
+    with pytest.raises(ValueError):
+        x += gk.ones((2, 6), dtype="int32", device=device)  # would change the shape
+    m = gk.asarray(np.eye(3, dtype=np.float32) * 2, device=device)
+    before = m
+    m @= gk.asarray(np.full((3, 3), 1.0, dtype=np.float32), device=device)
+    assert m is before
+    np.testing.assert_allclose(host(m), np.full((3, 3), 2.0))
+    with pytest.raises(ValueError):
+        m @= gk.ones((3, 2), device=device)
+
+
+# --- unary operators and matmul ------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unary_operators(device, dtype):
+    na = sample(np.random.default_rng(2), dtype, (5,), low=-3, high=4)
+    x = gk.asarray(na, device=device, copy=True)
+    if dtype == "bool":
+        with pytest.raises(ValueError):
+            -x
+    else:
+        with np.errstate(all="ignore"):
+            assert_same(-x, -na, dtype)
+    assert_same(abs(x), np.abs(na), dtype)
+    y = +x
+    assert y is not x
+    assert_same(y, na, dtype)
+
+
+def test_matmul(device):
+    rng = np.random.default_rng(3)
+    na, nb = rng.random((3, 4), dtype=np.float32), rng.random((4, 2), dtype=np.float32)
+    a, b = gk.asarray(na, device=device), gk.asarray(nb, device=device)
+    np.testing.assert_allclose(host(a @ b), na @ nb, rtol=1e-5)
+    np.testing.assert_allclose(host(a[0] @ b), na[0] @ nb, rtol=1e-5)
+    batch = rng.random((2, 3, 4), dtype=np.float32)
+    np.testing.assert_allclose(host(gk.asarray(batch, device=device) @ b), batch @ nb, rtol=1e-5)
+    np.testing.assert_allclose(host(a @ nb.tolist()), na @ nb, rtol=1e-5)
+    with pytest.raises(TypeError):
+        a @ 2
+    with pytest.raises(TypeError):
+        2 @ a
+    with pytest.raises(ValueError):
+        a @ a
+
+
+# --- indexing -------------------------------------------------------------------
+
+def random_key(rng, shape):
+    """A random basic index for `shape`: ints (negative too), slices with
+    any steps, None and at most one Ellipsis; sometimes fewer items than
+    axes, sometimes not a tuple."""
+    items = []
+    axes = list(shape)
+    ellipsis_used = False
+    while axes:
+        choice = rng.integers(0, 10)
+        if choice == 0:
+            items.append(None)
+            continue
+        if choice == 1 and not ellipsis_used:
+            ellipsis_used = True
+            skip = int(rng.integers(0, len(axes) + 1))
+            items.append(Ellipsis)
+            axes = axes[skip:]  # the ellipsis covers these; the items after it the rest
+            continue
+        n = axes.pop(0)
+        if choice <= 4 and n > 0:
+            items.append(int(rng.integers(-n, n)))
+        else:
+            def bound():
+                return None if rng.integers(0, 3) == 0 else int(rng.integers(-n - 2, n + 3))
+            step = [None, 1, 2, 3, -1, -2, -3][rng.integers(0, 7)]
+            items.append(slice(bound(), bound(), step))
+        if rng.integers(0, 6) == 0 and not ellipsis_used:
+            break  # the remaining axes stay whole
+    if len(items) == 1 and rng.integers(0, 2) == 0:
+        return items[0]
+    return tuple(items)
+
+
+SHAPES = [(5,), (3, 4), (2, 3, 4), (4, 1, 3), (0, 3), (2, 2, 2, 3), (6, 5)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_getitem_matches_numpy(device, shape):
+    rng = np.random.default_rng(len(shape) * 10 + shape[0])
+    nx = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    x = gk.asarray(nx, device=device)
+    for _ in range(40):
+        key = random_key(rng, shape)
+        try:
+            expected = np.asarray(nx[key])
+        except IndexError:
+            with pytest.raises(IndexError):
+                x[key]
+            continue
+        got = x[key]
+        assert got.shape == expected.shape, key
+        np.testing.assert_array_equal(host(got), expected, err_msg=str(key))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_setitem_matches_numpy(device, shape):
+    rng = np.random.default_rng(len(shape) * 10 + shape[0] + 1)
+    nx = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    x = gk.asarray(nx, device=device)
+    for i in range(30):
+        key = random_key(rng, shape)
+        try:
+            target_shape = np.asarray(nx[key]).shape
+        except IndexError:
+            with pytest.raises(IndexError):
+                x[key] = 1
+            continue
+        if i % 3 == 0:
+            value = float(rng.integers(-9, 9)) + 0.25
+        elif i % 3 == 1:
+            value = rng.random(target_shape)  # a NumPy array
+        else:
+            value = gk.asarray(rng.random(target_shape[1:]), device=device)  # broadcast
+        nx[key] = value if not isinstance(value, gk.Array) else host(value)
+        x[key] = value
+        np.testing.assert_array_equal(host(x), nx, err_msg=str(key))
+
+
+def test_getitem_returns_views(device):
+    x = gk.zeros((4, 5), dtype="int64", device=device)
+    nx = np.zeros((4, 5), dtype=np.int64)
+    for key in [(1,), (slice(None), 2), (slice(None, None, -2), None, slice(1, 4)),
+                (Ellipsis, -1), (2, 3), (None, Ellipsis)]:
+        v = x[key]
+        v[...] = 7
+        nx[key] = 7
+        np.testing.assert_array_equal(host(x), nx)
+
+
+def test_full_integer_index_gives_0d_array(device):
+    x = gk.asarray([[1, 2], [3, 4]], device=device)
+    y = x[1, -1]
+    assert type(y) is gk.Array and y.shape == () and y.item() == 4
+    assert x[gk.asarray(1, device=device)].tolist() == [3, 4]  # 0-d int arrays index
+    assert x[np.int64(0), np.int32(1)].item() == 2
+    z = gk.asarray(5, device=device)
+    assert z[()].item() == 5 and z[...].shape == () and z[None].shape == (1,)
+
+
+def test_index_errors(device):
+    x = gk.zeros((3, 4), device=device)
+    for key in [3, -4, (0, 4), (0, -5), (0, 0, 0), (Ellipsis, Ellipsis), 1.5, "a",
+                True, [0, 1], gk.asarray([True, False, True], device=device),
+                gk.asarray([0, 1], device=device), gk.asarray(1.0, device=device),
+                np.array([0, 1])]:
+        with pytest.raises(IndexError):
+            x[key]
+        with pytest.raises(IndexError):
+            x[key] = 1
+    with pytest.raises(ValueError):
+        x[::0]
+    with pytest.raises(IndexError, match="not supported yet"):
+        x[x > 0]
+
+
+def test_setitem_conversions_and_errors(device):
+    x = gk.zeros(3, dtype="int32", device=device)
+    x[0] = 2.9  # truncates, as NumPy
+    x[1] = True
+    assert x.tolist() == [2, 1, 0]
+    with pytest.raises(OverflowError):
+        x[0] = 2 ** 40
+    with pytest.raises(TypeError):
+        x[0] = "a"
+    with pytest.raises(TypeError):
+        del x[0]
+    with pytest.raises(ValueError):
+        x[:] = [1, 2]
+    f = gk.zeros(2, dtype="float64", device=device)
+    f[:] = [0.1, 0.2]  # converted to float64 directly, no float32 step
+    assert f.tolist() == [0.1, 0.2]
+    y = gk.arange(5, device=device)
+    y[1:] = y[:-1]  # overlapping: read before written
+    assert y.tolist() == [0, 0, 1, 2, 3]
+
+
+def test_len_and_iteration(device):
+    nx = np.arange(6).reshape(3, 2)
+    x = gk.asarray(nx, device=device)
+    assert len(x) == 3
+    rows = list(x)
+    assert len(rows) == 3 and all(type(r) is gk.Array for r in rows)
+    assert [r.tolist() for r in rows] == nx.tolist()
+    assert [r.item() for r in x[:, 1]] == [1, 3, 5]
+    z = gk.asarray(1, device=device)
+    with pytest.raises(TypeError):
+        len(z)
+    with pytest.raises(TypeError):
+        iter(z)
+    assert len(gk.zeros((0, 3), device=device)) == 0 and list(gk.zeros(0, device=device)) == []
+
+
+# --- conversions ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_item_tolist_and_python_numbers(device, dtype):
+    na = sample(np.random.default_rng(4), dtype, (2, 3))
+    x = gk.asarray(na, device=device)
+    assert x.tolist() == na.tolist()
+    kind = {"bool": bool, "float32": float, "float64": float}.get(dtype, int)
+    assert all(type(v) is kind for row in x.tolist() for v in row)
+    one = x[1, 2]
+    assert one.item() == na[1, 2].item() and type(one.item()) is kind
+    assert one.tolist() == na[1, 2].item()
+    assert float(one) == float(na[1, 2]) and int(one) == int(na[1, 2])
+    assert bool(one) == bool(na[1, 2])
+    assert bool(x[1:2, 2:3]) == bool(na[1, 2])  # any size-1 array
+    with pytest.raises(ValueError):
+        x.item()
+    with pytest.raises(TypeError):
+        float(x)
+    with pytest.raises(TypeError):
+        int(x)
+    with pytest.raises(ValueError):
+        bool(x)
+    with pytest.raises(ValueError):
+        bool(gk.zeros(0, dtype=dtype, device=device))
+
+
+def test_index_protocol(device):
+    assert operator.index(gk.asarray(3, device=device)) == 3
+    assert [10, 20, 30][gk.asarray(1, dtype="int32", device=device)] == 20
+    assert list(range(gk.asarray(2, dtype="uint8", device=device))) == [0, 1]
+    for bad in (gk.asarray(1.0, device=device), gk.asarray(True, device=device),
+                gk.asarray([1], device=device)):
+        with pytest.raises(TypeError):
+            operator.index(bad)
+    assert int(gk.asarray(-2.7, device=device)) == -2
+    with pytest.raises(ValueError):
+        int(gk.asarray(float("nan"), device=device))
+
+
+def test_to_cpu_astype_copy(device):
+    x = gk.asarray([1.5, 2.5], device=device)
+    assert x.to(device) is x and x.to(None) is x and x.to(dtype="float32") is x
+    y = x.to(device, copy=True)
+    assert y is not x and y.tolist() == x.tolist()
+    c = x.to("cpu")
+    assert c.device == "cpu" and c.tolist() == [1.5, 2.5]
+    assert x.cpu().device == "cpu" and c.cpu() is c
+    d = x.to(gk.float64)
+    assert d.dtype == "float64" and d.device == device
+    e = c.to(device, "int32")
+    assert (e.device, e.dtype, e.tolist()) == (device, "int32", [1, 2])
+    a = x.astype("int64")
+    assert a.dtype == "int64" and a.tolist() == [1, 2]
+    assert x.astype("float32", copy=False) is x
+    assert x.astype("float32") is not x
+    assert x.astype(gk.uint8, device="cpu").device == "cpu"
+    z = x.copy()
+    z[0] = 9
+    assert x.tolist() == [1.5, 2.5]
+    with pytest.raises(TypeError):
+        x.astype("complex128")
+    with pytest.raises(ValueError):
+        x.to("tpu")
+
+
+def test_reshape_and_transpose(device):
+    nx = np.arange(24).reshape(2, 3, 4)
+    x = gk.asarray(nx, device=device)
+    for args in [(6, 4), ((4, 6),), (-1,), (2, -1, 2), ([3, 8],), (24,)]:
+        np.testing.assert_array_equal(host(x.reshape(*args)), nx.reshape(*args))
+    for args in [(), (1, 0, 2), ((2, 0, 1),), (-1, 0, 1), (None,)]:
+        np.testing.assert_array_equal(host(x.transpose(*args)), nx.transpose(*args))
+    np.testing.assert_array_equal(host(x.T.reshape(-1)), nx.T.reshape(-1))  # a copy
+    with pytest.raises(ValueError):
+        x.reshape(5, 5)
+    with pytest.raises(ValueError):
+        x.reshape(-1, -1)
+    with pytest.raises(TypeError):
+        x.reshape(2.0, 12)
+    with pytest.raises(ValueError):
+        x.transpose(0, 0, 1)
+    with pytest.raises(ValueError):
+        x.transpose(0, 1)
+    with pytest.raises(ValueError):
+        x.transpose(0, 1, 3)
+
+
+def has_buffer_protocol():
+    try:
+        memoryview(gk.zeros(1))
+        return True
+    except (BufferError, TypeError):
+        return False
+
+
+def test_numpy_is_zero_copy_on_cpu():
+    if not has_buffer_protocol():
+        pytest.skip("the buffer protocol (python/interop.c) is not there yet")
+    x = gk.arange(6, dtype="float32").reshape(2, 3)
+    n = x.numpy()
+    assert isinstance(n, np.ndarray) and n.dtype == np.float32 and n.shape == (2, 3)
+    assert np.shares_memory(n, x.numpy())
+    x[0, 0] = 42
+    assert n[0, 0] == 42
+
+
+def test_numpy_of_a_device_array_is_a_type_error(device):
+    x = gk.zeros(2, device=device)
+    if device == "cpu":
+        return
+    with pytest.raises(TypeError, match=r"\.cpu\(\) first"):
+        x.numpy()
+    np.testing.assert_array_equal(x.cpu().numpy() if has_buffer_protocol() else host(x), [0, 0])
+
+
+# --- the type's protocols ----------------------------------------------------------------
+
+def test_repr_and_str_name_the_device(device):
+    x = gk.asarray([[1.0, 2.0], [3.0, 4.0]], device=device)
+    for text in (repr(x), str(x)):
+        assert text.startswith("array(") and f"device={device}" in text
+        assert "dtype=float32" in text
+
+
+def test_array_namespace_hash_weakref_construction(device):
+    x = gk.ones(2, device=device)
+    assert x.__array_namespace__() is gk
+    assert x.__array_namespace__(api_version="2025.12") is gk
+    with pytest.raises(ValueError):
+        x.__array_namespace__(api_version="1999.01")
+    with pytest.raises(TypeError):
+        hash(x)
+    r = weakref.ref(x)
+    assert r() is x
+    del x
+    assert r() is None
+    with pytest.raises(TypeError):
+        gk.Array()
+    with pytest.raises(TypeError):
+        type("Sub", (gk.Array,), {})
+    assert "thread" in gk.Array.__doc__.lower()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pickle_and_copy(device, dtype):
+    x = gk.asarray(sample(np.random.default_rng(5), dtype, (2, 3)), device=device)[:, ::-1]
+    for y in (pickle.loads(pickle.dumps(x)), copy.copy(x), copy.deepcopy(x)):
+        assert y is not x
+        assert (y.dtype, y.device, y.shape) == (x.dtype, x.device, x.shape)
+        assert y.tolist() == x.tolist()
+    y = copy.copy(x)
+    y[0, 0] = 1
+    y[0, 1] = 0
+    assert y.tolist() != x.tolist()
+
+
+def test_threads_use_their_own_arrays_and_share_reads(device):
+    shared = gk.arange(1000, dtype="float32", device=device)
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            mine = gk.full(1000, float(k), device=device)
+            for _ in range(20):
+                mine = mine + shared - shared
+            results[k] = (mine * 1).tolist()
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all(results[k] == [float(k)] * 1000 for k in range(4))
