@@ -1,9 +1,585 @@
-/* Placeholder: filled in by the change that brings this part. */
+/* gpukit.GPU and gpukit.Process (one GPU and one of its processes as a
+ * snapshot saw them), gpus(), driver_version(), info(), and the functions
+ * behind gpukit.cuda (torch.cuda's names, answered from NVML and the CUDA
+ * view without ever loading the CUDA driver, so they take no GPU memory and
+ * create no context). */
 #include "gkpy.h"
+
+#include <gpukit/info.h>
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if PY_VERSION_HEX >= 0x030C0000
+#define GKPY_T_OBJECT Py_T_OBJECT_EX
+#define GKPY_READONLY Py_READONLY
+#else
+#include <structmember.h>
+#define GKPY_T_OBJECT T_OBJECT_EX
+#define GKPY_READONLY READONLY
+#endif
+
+/* --- snapshots --- */
+
+gk_snapshot *gkpy_take_snapshot(gkpy_state *state, unsigned flags)
+{
+    gk_snapshot *snapshot = NULL;
+    gk_status status;
+    /* NVML can take long (a GPU that stopped answering, a cold driver). */
+    Py_BEGIN_ALLOW_THREADS
+    gk_probe *probe = NULL;
+    status = gk_probe_open(&probe);
+    if (status == GK_OK)
+        status = gk_probe_read(probe, flags, &snapshot);
+    gk_probe_close(probe);
+    Py_END_ALLOW_THREADS
+    if (status != GK_OK) {
+        gk_snapshot_destroy(snapshot);
+        gkpy_raise(state, status);
+        return NULL;
+    }
+    return snapshot;
+}
+
+/* --- Process --- */
+
+static PyStructSequence_Field process_fields[] = {
+    {"pid", "The process id (in the driver's PID namespace)."},
+    {"username", "Its owner's user name; None when unknown (another PID namespace)."},
+    {"command", "Its program name; None when unknown."},
+    {"gpu_memory", "Bytes of GPU memory it uses; None when the driver does not say."},
+    {"type", "'C' (compute), 'G' (graphics) or 'C+G'."},
+    {NULL, NULL},
+};
+
+static PyStructSequence_Desc process_desc = {
+    .name = "gpukit.Process",
+    .doc = "Process(pid, username, command, gpu_memory, type)\n--\n\n"
+           "A process running on a GPU, as the snapshot saw it (a named tuple).",
+    .fields = process_fields,
+    .n_in_sequence = 5,
+};
+
+static PyObject *field_or_none(gk_field field)
+{
+    return field.known ? PyLong_FromUnsignedLongLong(field.value) : Py_NewRef(Py_None);
+}
+
+static PyObject *text_or_none(const char *text)
+{
+    /* Names come from other programs and may not be UTF-8. */
+    return text[0] ? PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace")
+                   : Py_NewRef(Py_None);
+}
+
+static PyObject *process_new(gkpy_state *state, const gk_process *p)
+{
+    static const char *const types[] = {"?", "C", "G", "C+G"};
+    PyObject *process = PyStructSequence_New(state->process_type);
+    if (!process)
+        return NULL;
+    PyObject *items[] = {
+        PyLong_FromUnsignedLong(p->pid), text_or_none(p->user), text_or_none(p->command),
+        field_or_none(p->gpu_memory), PyUnicode_FromString(types[p->type & 3]),
+    };
+    bool failed = false;
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)(sizeof items / sizeof items[0]); i++) {
+        failed |= items[i] == NULL;
+        PyStructSequence_SetItem(process, i, items[i] ? items[i] : Py_NewRef(Py_None));
+    }
+    if (failed)
+        Py_CLEAR(process);
+    return process;
+}
+
+/* --- GPU --- */
+
+/* The attributes, in this order; each is a Python object (None when N/A). */
+enum gpu_field {
+    F_INDEX, F_UUID, F_NAME, F_PCI_BUS_ID, F_STATE, F_ERROR,
+    F_MEMORY_TOTAL, F_MEMORY_USED, F_MEMORY_FREE, F_MEMORY_RESERVED,
+    F_UTILIZATION, F_UTILIZATION_MEMORY, F_UTILIZATION_ENCODER, F_UTILIZATION_DECODER,
+    F_TEMPERATURE, F_FAN, F_POWER_DRAW, F_POWER_LIMIT, F_CLOCKS, F_COMPUTE_CAPABILITY,
+    F_PERSISTENCE_MODE, F_MIG_MODE, F_CUDA_INDEX, F_PROCESSES,
+    F_COUNT
+};
+
+typedef struct gpu_object {
+    PyObject_HEAD
+    PyObject *fields[F_COUNT];
+    char line[384]; /* the repr, made with the values at hand */
+} gpu_object;
+
+#define GPU_MEMBER(id, name, doc) \
+    {name, GKPY_T_OBJECT, offsetof(gpu_object, fields[id]), GKPY_READONLY, doc}
+
+static PyMemberDef gpu_members[] = {
+    GPU_MEMBER(F_INDEX, "index", "The driver's index (nvidia-smi's numbering, PCI bus order)."),
+    GPU_MEMBER(F_UUID, "uuid", "The GPU's UUID, 'GPU-...'."),
+    GPU_MEMBER(F_NAME, "name", "The product name, e.g. 'NVIDIA H100 80GB HBM3'."),
+    GPU_MEMBER(F_PCI_BUS_ID, "pci_bus_id", "The PCI bus id, e.g. '00000000:18:00.0'."),
+    GPU_MEMBER(F_STATE, "state",
+               "'ok', or why the GPU cannot be used: 'lost' (fell off the bus),\n"
+               "'no_permission' (this user may not open it), 'error'."),
+    GPU_MEMBER(F_ERROR, "error", "What went wrong when state is not 'ok', else None."),
+    GPU_MEMBER(F_MEMORY_TOTAL, "memory_total", "Bytes of memory in all."),
+    GPU_MEMBER(F_MEMORY_USED, "memory_used", "Bytes of memory in use."),
+    GPU_MEMBER(F_MEMORY_FREE, "memory_free", "Bytes of memory free."),
+    GPU_MEMBER(F_MEMORY_RESERVED, "memory_reserved", "Bytes the driver keeps for itself."),
+    GPU_MEMBER(F_UTILIZATION, "utilization",
+               "Percent of the last sample period in which a kernel ran."),
+    GPU_MEMBER(F_UTILIZATION_MEMORY, "utilization_memory",
+               "Percent of the last sample period in which memory was read or written."),
+    GPU_MEMBER(F_UTILIZATION_ENCODER, "utilization_encoder", "Video encoder use, percent."),
+    GPU_MEMBER(F_UTILIZATION_DECODER, "utilization_decoder", "Video decoder use, percent."),
+    GPU_MEMBER(F_TEMPERATURE, "temperature", "Core temperature, degrees Celsius."),
+    GPU_MEMBER(F_FAN, "fan", "Fan speed, percent of its maximum (None on passively cooled GPUs)."),
+    GPU_MEMBER(F_POWER_DRAW, "power_draw", "Power draw in watts (a float)."),
+    GPU_MEMBER(F_POWER_LIMIT, "power_limit", "The enforced power limit in watts (a float)."),
+    GPU_MEMBER(F_CLOCKS, "clocks",
+               "Clocks in MHz: {'sm', 'memory', 'max_sm', 'max_memory'} (values None when N/A)."),
+    GPU_MEMBER(F_COMPUTE_CAPABILITY, "compute_capability", "(major, minor), e.g. (9, 0)."),
+    GPU_MEMBER(F_PERSISTENCE_MODE, "persistence_mode", "Whether persistence mode is on."),
+    GPU_MEMBER(F_MIG_MODE, "mig_mode", "Whether MIG mode is on."),
+    GPU_MEMBER(F_CUDA_INDEX, "cuda_index",
+               "The GPU's number in CUDA programs of this process (cuda:N), given\n"
+               "CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER; None when they do not see it."),
+    GPU_MEMBER(F_PROCESSES, "processes",
+               "The processes on the GPU (gpukit.Process), or None when not read."),
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyObject *power_watts(gk_field milliwatts)
+{
+    return milliwatts.known ? PyFloat_FromDouble((double)milliwatts.value / 1000.0)
+                            : Py_NewRef(Py_None);
+}
+
+static PyObject *flag_or_none(gk_field field)
+{
+    return field.known ? PyBool_FromLong(field.value != 0) : Py_NewRef(Py_None);
+}
+
+static PyObject *clocks_dict(const gk_gpu *gpu)
+{
+    return Py_BuildValue("{s:N, s:N, s:N, s:N}", "sm", field_or_none(gpu->clock_sm), "memory",
+                         field_or_none(gpu->clock_memory), "max_sm",
+                         field_or_none(gpu->clock_max_sm), "max_memory",
+                         field_or_none(gpu->clock_max_memory));
+}
+
+static PyObject *processes_list(gkpy_state *state, const gk_gpu *gpu)
+{
+    if (!gpu->processes_known)
+        Py_RETURN_NONE;
+    PyObject *list = PyList_New((Py_ssize_t)gpu->process_count);
+    for (size_t i = 0; list && i < gpu->process_count; i++) {
+        PyObject *process = process_new(state, &gpu->processes[i]);
+        if (!process)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, process);
+    }
+    return list;
+}
+
+/* "61°C" or "N/A" */
+static void format_field(char *buf, size_t size, gk_field field, uint64_t divisor,
+                         const char *unit)
+{
+    if (field.known)
+        snprintf(buf, size, "%" PRIu64 "%s", field.value / divisor, unit);
+    else
+        snprintf(buf, size, "N/A");
+}
+
+/* A gpustat-like line:
+ * [0] NVIDIA H100 80GB HBM3 | 61°C, 87 % | 40213 / 81559 MiB | 512 / 700 W | 1 process */
+static void describe(const gk_gpu *gpu, char *line, size_t size)
+{
+    if (gpu->state != GK_GPU_OK) {
+        snprintf(line, size, "<GPU [%u] %s | %s: %s>", gpu->index, gpu->name[0] ? gpu->name : "?",
+                 gk_gpu_state_name(gpu->state), gpu->error);
+        return;
+    }
+    char temp[24], util[24], used[24], total[24], draw[24], limit[24], procs[32] = "";
+    format_field(temp, sizeof temp, gpu->temperature, 1, "\u00b0C");
+    format_field(util, sizeof util, gpu->utilization_gpu, 1, " %");
+    format_field(used, sizeof used, gpu->memory_used, 1024 * 1024, "");
+    format_field(total, sizeof total, gpu->memory_total, 1024 * 1024, " MiB");
+    format_field(draw, sizeof draw, gpu->power_draw, 1000, "");
+    format_field(limit, sizeof limit, gpu->power_limit, 1000, " W");
+    if (gpu->processes_known)
+        snprintf(procs, sizeof procs, " | %zu process%s", gpu->process_count,
+                 gpu->process_count == 1 ? "" : "es");
+    snprintf(line, size, "<GPU [%u] %s | %s, %s | %s / %s | %s / %s%s>", gpu->index, gpu->name,
+             temp, util, used, total, draw, limit, procs);
+}
+
+PyObject *gkpy_gpu_new(gkpy_state *state, const gk_snapshot *snapshot, size_t index,
+                       const gk_cuda_view *view)
+{
+    const gk_gpu *gpu = &snapshot->gpus[index];
+    gpu_object *self = PyObject_GC_New(gpu_object, state->gpu_type);
+    if (!self)
+        return NULL;
+    int cuda = view ? gk_cuda_view_index(view, index) : -1;
+    PyObject **f = self->fields;
+    f[F_INDEX] = PyLong_FromUnsignedLong(gpu->index);
+    f[F_UUID] = text_or_none(gpu->uuid);
+    f[F_NAME] = text_or_none(gpu->name);
+    f[F_PCI_BUS_ID] = text_or_none(gpu->pci_bus_id);
+    f[F_STATE] = PyUnicode_FromString(gk_gpu_state_name(gpu->state));
+    f[F_ERROR] = gpu->state == GK_GPU_OK ? Py_NewRef(Py_None) : text_or_none(gpu->error);
+    f[F_MEMORY_TOTAL] = field_or_none(gpu->memory_total);
+    f[F_MEMORY_USED] = field_or_none(gpu->memory_used);
+    f[F_MEMORY_FREE] = field_or_none(gpu->memory_free);
+    f[F_MEMORY_RESERVED] = field_or_none(gpu->memory_reserved);
+    f[F_UTILIZATION] = field_or_none(gpu->utilization_gpu);
+    f[F_UTILIZATION_MEMORY] = field_or_none(gpu->utilization_memory);
+    f[F_UTILIZATION_ENCODER] = field_or_none(gpu->utilization_encoder);
+    f[F_UTILIZATION_DECODER] = field_or_none(gpu->utilization_decoder);
+    f[F_TEMPERATURE] = field_or_none(gpu->temperature);
+    f[F_FAN] = field_or_none(gpu->fan_speed);
+    f[F_POWER_DRAW] = power_watts(gpu->power_draw);
+    f[F_POWER_LIMIT] = power_watts(gpu->power_limit);
+    f[F_CLOCKS] = clocks_dict(gpu);
+    f[F_COMPUTE_CAPABILITY] =
+        gpu->compute_major.known && gpu->compute_minor.known
+            ? Py_BuildValue("(KK)", (unsigned long long)gpu->compute_major.value,
+                            (unsigned long long)gpu->compute_minor.value)
+            : Py_NewRef(Py_None);
+    f[F_PERSISTENCE_MODE] = flag_or_none(gpu->persistence_mode);
+    f[F_MIG_MODE] = flag_or_none(gpu->mig_mode);
+    f[F_CUDA_INDEX] = cuda >= 0 ? PyLong_FromLong(cuda) : Py_NewRef(Py_None);
+    f[F_PROCESSES] = processes_list(state, gpu);
+    describe(gpu, self->line, sizeof self->line);
+    bool failed = false;
+    for (int i = 0; i < F_COUNT; i++)
+        failed |= f[i] == NULL;
+    /* Tracked even when incomplete, so dealloc can treat it like any other. */
+    PyObject_GC_Track(self);
+    if (failed)
+        Py_CLEAR(self);
+    return (PyObject *)self;
+}
+
+static int gpu_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    for (int i = 0; i < F_COUNT; i++)
+        Py_VISIT(((gpu_object *)self)->fields[i]);
+    return 0;
+}
+
+static int gpu_clear(PyObject *self)
+{
+    for (int i = 0; i < F_COUNT; i++)
+        Py_CLEAR(((gpu_object *)self)->fields[i]);
+    return 0;
+}
+
+static void gpu_dealloc(PyObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    gpu_clear(self);
+    PyObject_GC_Del(self);
+    Py_DECREF(type);
+}
+
+static PyObject *gpu_repr(PyObject *self)
+{
+    return PyUnicode_FromString(((gpu_object *)self)->line);
+}
+
+PyDoc_STRVAR(gpu_doc,
+"A GPU as one snapshot saw it (gpukit.gpus(), pick(), reserve()).\n\n"
+"Values are in base units: bytes, watts, degrees Celsius, percent; one the\n"
+"driver cannot give (not supported, not permitted) is None, never 0. The\n"
+"names follow nvidia-ml-py's where it returns the same fact. A GPU that is\n"
+"lost or not accessible is listed with state and error and little else.");
+
+static PyType_Slot gpu_slots[] = {
+    {Py_tp_doc, (void *)gpu_doc},
+    {Py_tp_members, gpu_members},
+    {Py_tp_repr, gpu_repr},
+    {Py_tp_traverse, gpu_traverse},
+    {Py_tp_clear, gpu_clear},
+    {Py_tp_dealloc, gpu_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec gpu_spec = {
+    .name = "gpukit.GPU",
+    .basicsize = sizeof(gpu_object),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = gpu_slots,
+};
+
+/* --- module functions --- */
+
+PyDoc_STRVAR(gpus_doc,
+"gpus()\n--\n\n"
+"Every GPU of this machine now, in the driver's order (nvidia-smi's), as\n"
+"gpukit.GPU objects from one snapshot: memory, utilization, temperature,\n"
+"power, clocks, processes, and cuda_index (the GPU's number in CUDA\n"
+"programs of this process). An empty list when there is no NVIDIA GPU or\n"
+"driver; GPUError when the driver is there but fails (e.g. its kernel\n"
+"module is not loaded), with the fix in the message.");
+
+static PyObject *py_gpus(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    gkpy_state *state = gkpy_state_of_module(module);
+    gk_snapshot *snapshot = gkpy_take_snapshot(state, GK_PROBE_PROCESSES);
+    if (!snapshot)
+        return NULL;
+    PyObject *list = NULL;
+    bool absent = snapshot->absence == GK_ABSENCE_NO_DRIVER ||
+                  snapshot->absence == GK_ABSENCE_NO_DEVICES;
+    if (snapshot->gpu_count == 0 && snapshot->absence != GK_ABSENCE_NONE && !absent) {
+        PyErr_SetString(state->gpu_error, snapshot->diagnosis);
+    } else {
+        gk_cuda_view view;
+        gk_cuda_view_from_env(snapshot, &view);
+        list = PyList_New((Py_ssize_t)snapshot->gpu_count);
+        for (size_t i = 0; list && i < snapshot->gpu_count; i++) {
+            PyObject *gpu = gkpy_gpu_new(state, snapshot, i, &view);
+            if (!gpu)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, (Py_ssize_t)i, gpu);
+        }
+    }
+    gk_snapshot_destroy(snapshot);
+    return list;
+}
+
+PyDoc_STRVAR(driver_version_doc,
+"driver_version()\n--\n\n"
+"The NVIDIA driver's version, e.g. '550.54.15', or None when there is no\n"
+"driver (or it cannot say).");
+
+static PyObject *py_driver_version(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    gk_snapshot *snapshot = gkpy_take_snapshot(gkpy_state_of_module(module), 0);
+    if (!snapshot)
+        return NULL;
+    PyObject *version = text_or_none(snapshot->driver_version);
+    gk_snapshot_destroy(snapshot);
+    return version;
+}
+
+/* Reads what `gpukit info` reads; never wakes a sleeping laptop GPU. */
+static int read_info(gkpy_state *state, gk_info *info)
+{
+    gk_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gk_info_read(info);
+    Py_END_ALLOW_THREADS
+    if (status != GK_OK) {
+        gk_info_free(info);
+        gkpy_raise(state, status);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(info_doc,
+"info()\n--\n\n"
+"What `gpukit info --json` says, as a dict: whether a GPU is usable\n"
+"('gpu_usable'), the driver and CUDA versions, how CUDA_VISIBLE_DEVICES and\n"
+"CUDA_DEVICE_ORDER map cuda:N to GPUs ('cuda_devices'), the device to use\n"
+"('device': 'cuda:0' or 'cpu'), why there is no GPU ('diagnosis'), the CPU,\n"
+"and the Optimus setup of a hybrid laptop ('optimus'; a sleeping laptop GPU\n"
+"is described without waking it).");
+
+static PyObject *py_info(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    gkpy_state *state = gkpy_state_of_module(module);
+    gk_info info;
+    if (read_info(state, &info) < 0)
+        return NULL;
+    char *text = NULL;
+    gk_status status = gk_info_json(&info, &text);
+    gk_info_free(&info);
+    if (status != GK_OK)
+        return gkpy_raise(state, status);
+    /* One JSON writer for the command and Python: the library's. */
+    PyObject *result = NULL;
+    PyObject *json = PyImport_ImportModule("json");
+    if (json) {
+        result = PyObject_CallMethod(json, "loads", "s", text);
+        Py_DECREF(json);
+    }
+    free(text);
+    return result;
+}
+
+/* --- gpukit.cuda --- */
+
+PyDoc_STRVAR(cuda_is_available_doc,
+"_cuda_is_available()\n--\n\n"
+"Whether CUDA programs of this process would see a GPU (see gpukit.cuda).");
+
+static PyObject *py_cuda_is_available(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    gk_info info;
+    if (read_info(gkpy_state_of_module(module), &info) < 0)
+        return NULL;
+    bool available = info.view.count > 0;
+    gk_info_free(&info);
+    return PyBool_FromLong(available);
+}
+
+PyDoc_STRVAR(cuda_device_count_doc,
+"_cuda_device_count()\n--\n\n"
+"How many devices CUDA programs of this process see (see gpukit.cuda).");
+
+static PyObject *py_cuda_device_count(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    gk_info info;
+    if (read_info(gkpy_state_of_module(module), &info) < 0)
+        return NULL;
+    size_t count = info.view.count;
+    gk_info_free(&info);
+    return PyLong_FromSize_t(count);
+}
+
+/* The cuda:N number a torch-style device argument names: None (0), an int,
+ * "cuda", "cuda:N" or a gpukit.device of kind cuda. */
+static int cuda_ordinal(gkpy_state *state, PyObject *object, long *ordinal)
+{
+    if (object == NULL || object == Py_None) {
+        *ordinal = 0;
+        return 0;
+    }
+    if (PyLong_Check(object) && !PyBool_Check(object)) {
+        *ordinal = PyLong_AsLong(object);
+        return *ordinal == -1 && PyErr_Occurred() ? -1 : 0;
+    }
+    gk_device device;
+    if (gkpy_device_from_object(state, object, &device) < 0)
+        return -1;
+    if (device.kind != GK_DEVICE_CUDA) {
+        PyErr_Format(PyExc_ValueError, "expected a CUDA device (an int, \"cuda:N\"), not %R",
+                     object);
+        return -1;
+    }
+    *ordinal = device.index;
+    return 0;
+}
+
+/* Takes a snapshot and finds cuda:N in this process's view. */
+static gk_snapshot *cuda_device(gkpy_state *state, PyObject *arg, gk_cuda_device *device)
+{
+    long ordinal;
+    if (cuda_ordinal(state, arg, &ordinal) < 0)
+        return NULL;
+    gk_snapshot *snapshot = gkpy_take_snapshot(state, 0);
+    if (!snapshot)
+        return NULL;
+    gk_cuda_view view;
+    gk_cuda_view_from_env(snapshot, &view);
+    if (ordinal < 0 || (size_t)ordinal >= view.count) {
+        /* torch raises a RuntimeError here too; GPUError is one. */
+        char range[64] = "";
+        if (view.count)
+            snprintf(range, sizeof range, ": cuda:0 to cuda:%zu", view.count - 1);
+        PyErr_Format(state->gpu_error,
+                     "invalid device id %ld: CUDA programs of this process see %zu device%s%s "
+                     "(CUDA_VISIBLE_DEVICES decides which)",
+                     ordinal, view.count, view.count == 1 ? "" : "s", range);
+        gk_snapshot_destroy(snapshot);
+        return NULL;
+    }
+    *device = view.devices[ordinal];
+    return snapshot;
+}
+
+PyDoc_STRVAR(cuda_get_device_name_doc,
+"_cuda_get_device_name(device=None)\n--\n\n"
+"The name of cuda:N (see gpukit.cuda).");
+
+static PyObject *py_cuda_get_device_name(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"device", NULL};
+    PyObject *arg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:get_device_name", keywords, &arg))
+        return NULL;
+    gk_cuda_device device;
+    gk_snapshot *snapshot = cuda_device(gkpy_state_of_module(module), arg, &device);
+    if (!snapshot)
+        return NULL;
+    PyObject *name = PyUnicode_FromString(gk_cuda_device_name(snapshot, &device));
+    gk_snapshot_destroy(snapshot);
+    return name;
+}
+
+PyDoc_STRVAR(cuda_mem_get_info_doc,
+"_cuda_mem_get_info(device=None)\n--\n\n"
+"(free, total) bytes of cuda:N (see gpukit.cuda).");
+
+static PyObject *py_cuda_mem_get_info(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"device", NULL};
+    PyObject *arg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:mem_get_info", keywords, &arg))
+        return NULL;
+    gkpy_state *state = gkpy_state_of_module(module);
+    gk_cuda_device device;
+    gk_snapshot *snapshot = cuda_device(state, arg, &device);
+    if (!snapshot)
+        return NULL;
+    const gk_gpu *gpu = &snapshot->gpus[device.gpu];
+    gk_field total = gpu->memory_total, free_bytes = gpu->memory_free;
+    if (device.mig >= 0) {
+        const gk_mig_device *mig = &gpu->mig_devices[device.mig];
+        total = mig->memory_total;
+        free_bytes = (gk_field){mig->memory_total.value - mig->memory_used.value,
+                                mig->memory_total.known && mig->memory_used.known &&
+                                    mig->memory_used.value <= mig->memory_total.value};
+    }
+    PyObject *result = NULL;
+    if (total.known && free_bytes.known)
+        result = Py_BuildValue("(KK)", (unsigned long long)free_bytes.value,
+                               (unsigned long long)total.value);
+    else
+        PyErr_Format(state->gpu_error, "the driver does not report the memory of %s",
+                     gk_cuda_device_name(snapshot, &device));
+    gk_snapshot_destroy(snapshot);
+    return result;
+}
+
+static PyMethodDef gpus_functions[] = {
+    {"gpus", py_gpus, METH_NOARGS, gpus_doc},
+    {"driver_version", py_driver_version, METH_NOARGS, driver_version_doc},
+    {"info", py_info, METH_NOARGS, info_doc},
+    {"_cuda_is_available", py_cuda_is_available, METH_NOARGS, cuda_is_available_doc},
+    {"_cuda_device_count", py_cuda_device_count, METH_NOARGS, cuda_device_count_doc},
+    {"_cuda_get_device_name", (PyCFunction)(void (*)(void))py_cuda_get_device_name,
+     METH_VARARGS | METH_KEYWORDS, cuda_get_device_name_doc},
+    {"_cuda_mem_get_info", (PyCFunction)(void (*)(void))py_cuda_mem_get_info,
+     METH_VARARGS | METH_KEYWORDS, cuda_mem_get_info_doc},
+    {NULL, NULL, 0, NULL},
+};
 
 int gkpy_gpus_init(PyObject *module, gkpy_state *state)
 {
-    (void)module;
-    (void)state;
-    return 0;
+    state->gpu_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &gpu_spec, NULL);
+    if (!state->gpu_type || PyModule_AddType(module, state->gpu_type) < 0)
+        return -1;
+    state->process_type = PyStructSequence_NewType(&process_desc);
+    if (!state->process_type || PyModule_AddType(module, state->process_type) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, gpus_functions);
 }

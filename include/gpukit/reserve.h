@@ -64,6 +64,11 @@ typedef struct gk_reservation {
  * The lease records the request in words (gk_request_describe) as its
  * `request`. Release it with gk_reservation_free() (which keeps the lease: close
  * lease_fd, or gk_lease_release(), to end it). */
+/* A wait's time limit as people write it (`--wait=TIMEOUT`,
+ * gpukit.reserve(wait=...)): seconds ("90", "1.5s") or with a unit ("30m",
+ * "2h"); more than 0. GK_ERR_INVALID_ARGUMENT with what is wrong. */
+gk_status gk_parse_wait(const char *text, double *seconds);
+
 gk_status gk_reserve(gk_probe *probe, gk_lease_dir *dir, const gk_request *request,
                      const gk_reserve_options *options, gk_reservation *reservation);
 void gk_reservation_free(gk_reservation *reservation);

@@ -35,12 +35,8 @@ int cli_request_option(const char *command, int opt, const char *arg, gk_request
 int cli_parse_wait(const char *command, const char *arg, double *seconds)
 {
     *seconds = 0;
-    if (!arg)
-        return GK_EXIT_OK;
-    if (gk_parse_duration(arg, seconds) != GK_OK)
+    if (arg && gk_parse_wait(arg, seconds) != GK_OK)
         return bad_value(command, "wait", gk_last_error());
-    if (*seconds <= 0)
-        return bad_value(command, "wait", "the timeout must be more than 0");
     return GK_EXIT_OK;
 }
 

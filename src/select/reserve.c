@@ -4,6 +4,7 @@
 #include <gpukit/reserve.h>
 
 #include "core/error.h"
+#include "core/units.h"
 #include "select/queue.h"
 
 #include <stdarg.h>
@@ -11,6 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+gk_status gk_parse_wait(const char *text, double *seconds)
+{
+    gk_status status = gk_parse_duration(text, seconds);
+    if (status == GK_OK && *seconds <= 0)
+        status = gk_fail(GK_ERR_INVALID_ARGUMENT, "the timeout must be more than 0");
+    return status;
+}
 
 void gk_reservation_free(gk_reservation *reservation)
 {
