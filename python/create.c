@@ -513,8 +513,11 @@ PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtyp
         return scalar ? from_scalar(state, object, dtype, where)
                       : from_nested(state, object, dtype, where);
     }
+    /* copy=True is done below (by the dtype or device change when there is
+     * one, else by a copy), so the import itself shares when it can; with
+     * copy=False it refuses memory that it could only copy (read-only). */
     bool handled = false;
-    PyObject *shared = gkpy_from_protocols(state, object, &handled);
+    PyObject *shared = gkpy_from_protocols_copy(state, object, copy == 0 ? 0 : -1, &handled);
     if (handled) {
         if (!shared)
             return NULL;

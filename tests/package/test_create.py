@@ -307,9 +307,17 @@ def test_asarray_numpy_shares_cpu_memory():
     data = np.arange(4, dtype=np.float32)
     x = gk.asarray(data)
     y = gk.asarray(data, copy=True)
+    z = gk.asarray(data, copy=False)
     data[0] = 9
-    assert x.tolist() == [9, 1, 2, 3]
+    assert x.tolist() == [9, 1, 2, 3] and z.tolist() == [9, 1, 2, 3]
     assert y.tolist() == [0, 1, 2, 3]
+    frozen = np.arange(3.0)
+    frozen.flags.writeable = False
+    assert gk.asarray(frozen).tolist() == [0.0, 1.0, 2.0]  # copied: Arrays are writable
+    with pytest.raises(ValueError):
+        gk.asarray(frozen, copy=False)
+    with pytest.raises(ValueError):
+        gk.asarray(data, dtype="float64", copy=False)
 
 
 def test_signatures_for_help():
