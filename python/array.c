@@ -705,18 +705,23 @@ static gk_array *index_view(gkpy_state *state, const gk_array *x, PyObject *key)
     }
     for (; axis < ndim; axis++)
         out_shape[out_ndim++] = shape[axis];
-    if (status == GK_OK && out_ndim > GK_MAX_DIMS) {
+    if (status != GK_OK) {
+        gk_array_free(current);
+        gkpy_raise(state, status);
+        return NULL;
+    }
+    if (out_ndim > GK_MAX_DIMS) {
         gk_array_free(current);
         PyErr_Format(PyExc_IndexError, "the result would have %d dimensions; arrays have at "
                      "most %d", out_ndim, GK_MAX_DIMS);
         return NULL;
     }
-    gk_array *view = current;
-    if (status == GK_OK && (reshape || !current)) {
-        /* Dropping and adding axes of length 1 is always a view. */
-        status = gk_reshape(current ? current : x, out_ndim, out_shape, &view);
-        gk_array_free(current);
-    }
+    if (current && !reshape)
+        return current;
+    /* Dropping and adding axes of length 1 is always a view. */
+    gk_array *view = NULL;
+    status = gk_reshape(current ? current : x, out_ndim, out_shape, &view);
+    gk_array_free(current);
     if (status != GK_OK) {
         gkpy_raise(state, status);
         return NULL;
@@ -750,6 +755,36 @@ static PyObject *array_item(PyObject *self, Py_ssize_t i)
     PyObject *result = array_subscript(self, key);
     Py_DECREF(key);
     return result;
+}
+
+/* `value in x`: whether any element equals it (NumPy's rule). */
+static int array_contains(PyObject *self, PyObject *value)
+{
+    PyObject *equal = binary(self, value, GK_EQ, true);
+    if (!equal)
+        return -1;
+    if (equal == Py_NotImplemented) {
+        Py_DECREF(equal);
+        return 0; /* "abc" in x: nothing equals it */
+    }
+    gk_array *e = array_of(equal), *any = NULL;
+    gk_status status = GK_OK;
+    int found = 0;
+    if (gk_array_size(e) > 0) {
+        RUN(long_work(e), gk_reduce(GK_MAX, e, GK_ALL_AXES, false, &any));
+        if (status == GK_OK) {
+            PyObject *item = only_element(state_of(self), any);
+            found = item ? PyObject_IsTrue(item) : -1;
+            Py_XDECREF(item);
+        }
+    }
+    gk_array_free(any);
+    Py_DECREF(equal);
+    if (status != GK_OK) {
+        gkpy_raise(state_of(self), status);
+        return -1;
+    }
+    return found;
 }
 
 static PyObject *array_iter(PyObject *self)
@@ -1282,6 +1317,7 @@ int gkpy_array_init(PyObject *module, gkpy_state *state)
         {Py_mp_ass_subscript, array_ass_subscript},
         {Py_sq_length, array_length},
         {Py_sq_item, array_item},
+        {Py_sq_contains, array_contains},
         {Py_bf_getbuffer, gkpy_array_getbuffer},
         {Py_bf_releasebuffer, gkpy_array_releasebuffer},
         {0, NULL},

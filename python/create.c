@@ -211,6 +211,15 @@ static bool is_scalar(PyObject *object)
            !(buffer && buffer->bf_getbuffer);
 }
 
+/* A single number, for full(): also NumPy scalars (is_scalar leaves them
+ * to the buffer protocol). */
+static bool is_number(PyObject *object)
+{
+    PyNumberMethods *number = Py_TYPE(object)->tp_as_number;
+    return PyLong_Check(object) || PyFloat_Check(object) ||
+           (number && (number->nb_index || number->nb_float) && !PySequence_Check(object));
+}
+
 /* The dtype a scalar gets when nothing else decides: bool, int64 for
  * integers, float32 for floating point (PyTorch's defaults). */
 static gk_dtype scalar_dtype(PyObject *object)
@@ -698,7 +707,7 @@ static PyObject *py_ones(PyObject *module, PyObject *const *args, Py_ssize_t nar
 static PyObject *full_array(gkpy_state *state, int ndim, const int64_t *shape, PyObject *value,
                             gk_dtype dtype, gk_device device)
 {
-    if (!is_scalar(value)) {
+    if (!is_number(value)) {
         PyErr_Format(PyExc_TypeError, "full(): fill_value must be a number, not %.100s",
                      Py_TYPE(value)->tp_name);
         return NULL;
@@ -741,8 +750,8 @@ static PyObject *py_full(PyObject *module, PyObject *const *args, Py_ssize_t nar
     int64_t shape[GK_MAX_DIMS];
     gk_dtype dtype;
     gk_device device;
-    if (creation_args(state, v[0], v[2], v[3], scalar_dtype(v[1]), &ndim, shape, &dtype,
-                      &device) < 0)
+    gk_dtype fallback = is_number(v[1]) ? scalar_dtype(v[1]) : GK_FLOAT32;
+    if (creation_args(state, v[0], v[2], v[3], fallback, &ndim, shape, &dtype, &device) < 0)
         return NULL;
     return full_array(state, ndim, shape, v[1], dtype, device);
 }

@@ -471,6 +471,13 @@ def test_len_and_iteration(device):
     assert len(gk.zeros((0, 3), device=device)) == 0 and list(gk.zeros(0, device=device)) == []
 
 
+def test_contains(device):
+    x = gk.asarray([[1, 2], [3, 4]], device=device)
+    assert 2 in x and 4.0 in x and 5 not in x
+    assert "a" not in x and None not in x
+    assert 0 not in gk.zeros(0, device=device)
+
+
 # --- conversions ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)

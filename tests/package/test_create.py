@@ -70,6 +70,8 @@ def test_full_infers_pytorch_defaults_and_is_exact(device):
     big = 2 ** 62 + 1  # not a double: must not go through one
     assert gk.full(3, big, device=device).tolist() == [big] * 3
     assert gk.full((), 2.9, dtype="int32", device=device).item() == 2  # truncates like NumPy
+    assert gk.full(2, np.float32(1.5), device=device).tolist() == [1.5, 1.5]
+    assert gk.full(2, np.int32(3), dtype="uint8", device=device).tolist() == [3, 3]
 
 
 def test_full_errors(device):
