@@ -28,7 +28,8 @@ def test_metadata_version_is_the_cmake_version():
 def test_metadata_is_complete():
     meta = importlib.metadata.metadata("gpukit")
     assert meta["Requires-Python"] == ">=3.10"
-    assert "MIT" in (meta.get("License") or "") + " ".join(meta.get_all("Classifier"))
+    assert meta["License-Expression"] == "MIT"
+    assert "LICENSE" in (meta.get_all("License-File") or [])
     assert "Typing :: Typed" in meta.get_all("Classifier")
     assert meta.get_all("Project-URL")
     assert meta["Summary"]
