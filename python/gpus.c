@@ -435,7 +435,10 @@ static PyObject *py_cuda_is_available(PyObject *module, PyObject *unused)
     gk_info info;
     if (read_info(gkpy_state_of_module(module), &info) < 0)
         return NULL;
-    bool available = info.view.count > 0;
+    /* torch's answer: a GPU is visible AND the driver library is there
+     * (NVML can answer where libcuda is missing, e.g. a container that
+     * mounts only nvidia-smi); looked up without loading it. */
+    bool available = info.view.count > 0 && gk_cuda_driver_present();
     gk_info_free(&info);
     return PyBool_FromLong(available);
 }
@@ -450,7 +453,7 @@ static PyObject *py_cuda_device_count(PyObject *module, PyObject *unused)
     gk_info info;
     if (read_info(gkpy_state_of_module(module), &info) < 0)
         return NULL;
-    size_t count = info.view.count;
+    size_t count = gk_cuda_driver_present() ? info.view.count : 0;
     gk_info_free(&info);
     return PyLong_FromSize_t(count);
 }

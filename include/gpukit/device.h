@@ -6,6 +6,7 @@
 
 #include <gpukit/status.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,12 @@ int gk_device_list(gk_device *devices, int max);
 /* GK_OK when the device exists and works; else why not (GK_ERR_NOT_FOUND
  * for "no such device", GK_ERR_DRIVER for a failing one). */
 gk_status gk_device_check(gk_device device);
+
+/* Whether the CUDA driver library (libcuda.so.1, or GPUKIT_CUDA_LIBRARY)
+ * is there to be loaded, looked up where the dynamic loader looks
+ * (LD_LIBRARY_PATH, its cache, the system directories) WITHOUT loading
+ * it: asking costs no CUDA context and no GPU memory. */
+bool gk_cuda_driver_present(void);
 
 /* The best device available: the first usable CUDA GPU, else the CPU - the
  * C form of `"cuda" if torch.cuda.is_available() else "cpu"`. */

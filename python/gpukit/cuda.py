@@ -25,14 +25,16 @@ __all__ = ["is_available", "device_count", "get_device_name", "mem_get_info"]
 def is_available():
     """Whether CUDA programs of this process would see at least one GPU.
 
-    False when there is no GPU or driver, and when CUDA_VISIBLE_DEVICES hides
-    every GPU. A sleeping laptop GPU counts (it wakes on first use) and is
+    False when there is no GPU or driver (NVML, or the CUDA driver library
+    libcuda.so.1, which is looked for but not loaded), and when
+    CUDA_VISIBLE_DEVICES hides every GPU. A sleeping laptop GPU counts (it wakes on first use) and is
     not woken to answer."""
     return _cuda_is_available()
 
 
 def device_count():
-    """How many devices CUDA programs of this process see (cuda:0 ...)."""
+    """How many devices CUDA programs of this process see (cuda:0 ...); 0
+    without the CUDA driver library, as is_available() says."""
     return _cuda_device_count()
 
 

@@ -3,11 +3,15 @@
 
 #include "core/error.h"
 
+#include <gpukit/device.h>
+
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Every entry point gpukit calls, by the name the driver exports. */
 static const struct {
@@ -157,6 +161,65 @@ static void fail_load(gk_status status, const char *fmt, const char *a, const ch
 {
     load_status = status;
     snprintf(load_message, sizeof load_message, fmt, a, b);
+}
+
+/* Whether `name` is in the file at `path` (the loader's cache lists every
+ * library it knows by name). */
+static bool file_mentions(const char *path, const char *name)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return false;
+    char buf[65536 + 64];
+    size_t keep = 0, length = strlen(name);
+    bool found = false;
+    for (;;) {
+        size_t got = fread(buf + keep, 1, sizeof buf - keep, file);
+        if (got == 0)
+            break;
+        size_t have = keep + got;
+        for (size_t i = 0; !found && i + length <= have; i++)
+            found = buf[i] == name[0] && memcmp(buf + i, name, length) == 0;
+        if (found)
+            break;
+        /* Keep the tail, in case the name straddles two reads. */
+        keep = length < have ? length : have;
+        memmove(buf, buf + have - keep, keep);
+    }
+    fclose(file);
+    return found;
+}
+
+static bool in_directories(const char *list, const char *name)
+{
+    char path[4096];
+    while (list && *list) {
+        size_t length = strcspn(list, ":");
+        if (length > 0 && (size_t)snprintf(path, sizeof path, "%.*s/%s", (int)length, list,
+                                           name) < sizeof path &&
+            access(path, R_OK) == 0)
+            return true;
+        list += length + (list[length] == ':');
+    }
+    return false;
+}
+
+bool gk_cuda_driver_present(void)
+{
+    const char *override = getenv("GPUKIT_CUDA_LIBRARY");
+    if (override && *override)
+        return access(override, R_OK) == 0;
+    const char *name = "libcuda.so.1";
+    void *loaded = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+    if (loaded) {
+        dlclose(loaded);
+        return true;
+    }
+    return in_directories(getenv("LD_LIBRARY_PATH"), name) ||
+           file_mentions("/etc/ld.so.cache", "/libcuda.so.1") ||
+           in_directories("/lib64:/usr/lib64:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:"
+                          "/lib/aarch64-linux-gnu:/usr/lib/aarch64-linux-gnu:/lib:/usr/lib",
+                          name);
 }
 
 static void load(void)

@@ -297,6 +297,22 @@ def test_cuda_functions_never_load_libcuda(py):
     assert out["libcuda_after_devices"] is True  # the check can see a load
 
 
+def test_cuda_needs_the_driver_library_as_torch_does(py, tmp_path):
+    """NVML sees 8 GPUs, but without libcuda.so.1 no CUDA program can run:
+    is_available() is False and device_count() 0, found without loading."""
+    code = """
+        import gpukit
+        print(gpukit.cuda.is_available(), gpukit.cuda.device_count(), len(gpukit.gpus()),
+              "libcuda" in open("/proc/self/maps").read())
+    """
+    missing = str(tmp_path / "no-such-dir" / "libcuda.so.1")
+    assert py(code, scenario="h100x8", GPUKIT_CUDA_LIBRARY=missing).stdout.split() == \
+        ["False", "0", "8", "False"]
+    # The loader's own search (LD_LIBRARY_PATH here) finds a driver library.
+    assert py(code, scenario="h100x8", LD_LIBRARY_PATH=str(FAKE_CUDA.parent)).stdout.split() == \
+        ["True", "8", "8", "False"]
+
+
 def test_cuda_functions_follow_the_cuda_view(py, tmp_path):
     out = cuda_answers(py, "h100x8", CUDA_VISIBLE_DEVICES="3,GPU-2bdfff79")
     # An index list ends at the first UUID: only GPU 3 is visible.
