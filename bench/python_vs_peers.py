@@ -76,20 +76,36 @@ def bench_arrays(gk, np, repeat):
 def bench_gpus(build, repeat):
     """In a child process, with the fake 8-GPU NVML loaded by both."""
     code = f"""
-import statistics, timeit, pynvml, gpukit
+import pwd, statistics, timeit, pynvml, gpukit
 pynvml.nvmlInit()
+def n_a(f, *args):  # what gpukit reports as None
+    try:
+        return f(*args)
+    except pynvml.NVMLError:
+        return None
+def describe(pid):  # gpukit's Process has the user and command, as gpustat's has
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            uid = next(int(l.split()[1]) for l in f if l.startswith("Uid:"))
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            command = f.read().split(b"\0")[0].decode()
+        return pwd.getpwuid(uid).pw_name, command
+    except (OSError, KeyError, StopIteration):
+        return None, None
 def with_pynvml():
     out = []
     for i in range(pynvml.nvmlDeviceGetCount()):
         h = pynvml.nvmlDeviceGetHandleByIndex(i)
-        m = pynvml.nvmlDeviceGetMemoryInfo(h)
-        u = pynvml.nvmlDeviceGetUtilizationRates(h)
-        procs = pynvml.nvmlDeviceGetComputeRunningProcesses(h)
-        out.append((i, pynvml.nvmlDeviceGetUUID(h), pynvml.nvmlDeviceGetName(h), m.total, m.used,
-                    m.free, u.gpu, pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
-                    pynvml.nvmlDeviceGetFanSpeed(h), pynvml.nvmlDeviceGetPowerUsage(h) / 1000,
-                    pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000,
-                    [(p.pid, p.usedGpuMemory) for p in procs]))
+        m = n_a(pynvml.nvmlDeviceGetMemoryInfo, h)
+        u = n_a(pynvml.nvmlDeviceGetUtilizationRates, h)
+        procs = n_a(pynvml.nvmlDeviceGetComputeRunningProcesses, h) or []
+        power = n_a(pynvml.nvmlDeviceGetPowerUsage, h)
+        limit = n_a(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
+        out.append((i, n_a(pynvml.nvmlDeviceGetUUID, h), n_a(pynvml.nvmlDeviceGetName, h),
+                    m and m.total, m and m.used, m and m.free, u and u.gpu,
+                    n_a(pynvml.nvmlDeviceGetTemperature, h, pynvml.NVML_TEMPERATURE_GPU),
+                    n_a(pynvml.nvmlDeviceGetFanSpeed, h), power and power / 1000,
+                    limit and limit / 1000, [(p.pid, p.usedGpuMemory, describe(p.pid)) for p in procs]))
     return out
 assert len(with_pynvml()) == len(gpukit.gpus()) == 8
 for name, f in (("gpukit", gpukit.gpus), ("pynvml", with_pynvml)):

@@ -41,6 +41,12 @@ typedef struct gkpy_state {
     /* the reservation made by gpukit.reserve() without `with`, kept until
      * release() or the end of the process (may be NULL) */
     PyObject *held_reservation;
+    /* NVML stays initialised between gpus() calls (its init costs more than
+     * a whole snapshot), as a pynvml user's nvmlInit() does; one thread
+     * reads it at a time. NULL until the first call, and after a snapshot
+     * that found no driver, so a driver loaded later is found. */
+    gk_probe *probe;
+    PyThread_type_lock probe_lock;
 } gkpy_state;
 
 /* The state of the module that defined `type` (the types are not

@@ -30,11 +30,17 @@ gk_snapshot *gkpy_take_snapshot(gkpy_state *state, unsigned flags)
     gk_status status;
     /* NVML can take long (a GPU that stopped answering, a cold driver). */
     Py_BEGIN_ALLOW_THREADS
-    gk_probe *probe = NULL;
-    status = gk_probe_open(&probe);
+    PyThread_acquire_lock(state->probe_lock, WAIT_LOCK);
+    status = state->probe ? GK_OK : gk_probe_open(&state->probe);
     if (status == GK_OK)
-        status = gk_probe_read(probe, flags, &snapshot);
-    gk_probe_close(probe);
+        status = gk_probe_read(state->probe, flags, &snapshot);
+    if (status != GK_OK || snapshot->source == GK_SOURCE_NONE ||
+        snapshot->absence != GK_ABSENCE_NONE) {
+        /* Nothing worth keeping: look for the driver afresh next time. */
+        gk_probe_close(state->probe);
+        state->probe = NULL;
+    }
+    PyThread_release_lock(state->probe_lock);
     Py_END_ALLOW_THREADS
     if (status != GK_OK) {
         gk_snapshot_destroy(snapshot);

@@ -61,6 +61,12 @@ static int module_clear(PyObject *module)
 static void module_free(void *module)
 {
     module_clear(module);
+    gkpy_state *state = gkpy_state_of_module(module);
+    gk_probe_close(state->probe);
+    state->probe = NULL;
+    if (state->probe_lock)
+        PyThread_free_lock(state->probe_lock);
+    state->probe_lock = NULL;
 }
 
 static int module_exec(PyObject *module)
@@ -68,6 +74,12 @@ static int module_exec(PyObject *module)
     gkpy_state *state = gkpy_state_of_module(module);
     state->default_device = gk_device_cpu();
     state->device_depth = 0;
+    state->probe = NULL;
+    state->probe_lock = PyThread_allocate_lock();
+    if (!state->probe_lock) {
+        PyErr_NoMemory();
+        return -1;
+    }
     if (PyModule_AddStringConstant(module, "__version__", GPUKIT_VERSION) < 0)
         return -1;
     int (*const inits[])(PyObject *, gkpy_state *) = {

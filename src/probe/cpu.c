@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "probe/backend.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,18 @@ static void read_model(gk_cpu *cpu)
     }
 }
 
+/* The model never changes while a process runs: read once (the whole of
+ * /proc/cpuinfo is the slowest part of a snapshot otherwise). */
+static char model_once[sizeof ((gk_cpu *)0)->model];
+static pthread_once_t model_read = PTHREAD_ONCE_INIT;
+
+static void read_model_once(void)
+{
+    gk_cpu cpu = {0};
+    read_model(&cpu);
+    memcpy(model_once, cpu.model, sizeof model_once);
+}
+
 static void read_memory(gk_cpu *cpu)
 {
     FILE *f = fopen("/proc/meminfo", "re");
@@ -54,7 +67,8 @@ static void read_memory(gk_cpu *cpu)
 void gk_cpu_read(gk_cpu *cpu)
 {
     memset(cpu, 0, sizeof *cpu);
-    read_model(cpu);
+    pthread_once(&model_read, read_model_once);
+    memcpy(cpu->model, model_once, sizeof cpu->model);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     cpu->logical_cores = online > 0 ? (unsigned)online : 0;
     /* Slurm, containers and taskset restrict the cores a job may use. */

@@ -4,9 +4,11 @@
 #include "core/users.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Reads a whole small /proc file; returns the byte count or -1. */
@@ -72,18 +74,21 @@ static void describe_command(gk_process *process)
     }
 }
 
-/* CPU use since the process started, from /proc/PID/stat and /proc/uptime:
- * a single snapshot has no interval to measure over. */
-static void describe_cpu_use(gk_process *process)
+/* CPU use since the process started, from /proc/PID/stat and the time
+ * since boot (the clock of /proc/uptime, without reading the file): a
+ * single snapshot has no interval to measure over. False when the process
+ * cannot be read at all (gone, or in another PID namespace). */
+static bool describe_cpu_use(gk_process *process)
 {
-    char path[64], stat[1024], uptime_text[64];
+    char path[64], stat[1024];
     snprintf(path, sizeof path, "/proc/%u/stat", process->pid);
     ssize_t n = read_small_file(path, stat, sizeof stat - 1);
-    ssize_t m = read_small_file("/proc/uptime", uptime_text, sizeof uptime_text - 1);
-    if (n <= 0 || m <= 0)
-        return;
+    struct timespec now;
+    if (n <= 0)
+        return false;
+    if (clock_gettime(CLOCK_BOOTTIME, &now) != 0)
+        return true;
     stat[n] = '\0';
-    uptime_text[m] = '\0';
     /* The command name (field 2) is in parentheses and may hold spaces. */
     const char *after_name = strrchr(stat, ')');
     unsigned long long utime, stime, start_ticks;
@@ -91,11 +96,11 @@ static void describe_cpu_use(gk_process *process)
                               " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
                               "%*d %*d %*d %*d %llu",
                               &utime, &stime, &start_ticks) != 3)
-        return;
+        return true;
     long ticks_per_second = sysconf(_SC_CLK_TCK);
-    double uptime = strtod(uptime_text, NULL);
+    double uptime = (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
     if (ticks_per_second <= 0)
-        return;
+        return true;
     /* Both clocks tick in hundredths: a process started just now can appear
      * to have lived for no time at all. */
     double alive = uptime - (double)start_ticks / (double)ticks_per_second;
@@ -103,11 +108,14 @@ static void describe_cpu_use(gk_process *process)
         alive = 0.01;
     double busy = (double)(utime + stime) / (double)ticks_per_second;
     process->cpu_percent = gk_known((uint64_t)(busy / alive * 1000.0 + 0.5));
+    return true;
 }
 
 void gk_process_describe(gk_process *process)
 {
+    /* A process that cannot be read at all costs one open, not four. */
+    if (!describe_cpu_use(process))
+        return;
     describe_status(process);
-    describe_cpu_use(process);
     describe_command(process);
 }
