@@ -1,0 +1,210 @@
+"""The thread-safety rules gpukit.Array documents: different arrays may be
+used from different threads at once; one array may be read from several
+threads at once; long operations release the GIL, so a thread computing
+does not stop the others. Checked on every device (the CPU and PoCL's
+OpenCL here) against NumPy, with no timing thresholds: the GIL test makes
+thread switches happen only where a thread gives the GIL up, so what it
+observes does not depend on the machine's speed or load."""
+import contextlib
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import gpukit
+from conftest import DEVICES
+
+THREADS = 8
+JOIN_TIMEOUT = 300  # seconds; only a hang reaches it
+
+
+def run_threads(target, count=THREADS):
+    """Runs target(k) in `count` threads started together; re-raises the
+    first exception any of them raised."""
+    barrier = threading.Barrier(count)
+    errors = []
+
+    def run(k):
+        try:
+            barrier.wait()
+            target(k)
+        except BaseException as error:  # noqa: B902 (reported in the main thread)
+            errors.append(error)
+            barrier.abort()
+
+    threads = [threading.Thread(target=run, args=(k,), name=f"gpukit-test-{k}")
+               for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(JOIN_TIMEOUT)
+    assert not [t.name for t in threads if t.is_alive()], "threads did not finish (a hang)"
+    if errors:
+        raise errors[0]
+
+
+def test_threads_compute_on_their_own_arrays(device):
+    """Each thread makes its own arrays from its own data and computes
+    with them; every result matches NumPy's. The matrices are large enough
+    for the CPU to run them without the GIL, so the threads really overlap."""
+    side = 320 if device == "cpu" else 96  # 102,400 elements: past the CPU's GIL-free size
+
+    def work(k):
+        rng = np.random.default_rng(k)
+        x = rng.integers(-8, 8, size=(side, side)).astype(np.float64)
+        v = rng.integers(0, 1000, size=side * 4, dtype=np.int64)
+        for _ in range(3):
+            a = gpukit.asarray(x, device=device)
+            assert a.device == device
+            np.testing.assert_allclose(np.asarray((a @ a).cpu()), x @ x, rtol=1e-12)
+            np.testing.assert_array_equal(np.asarray(((a * 2 + k) - a).sum(axis=0).cpu()),
+                                          (x + k).sum(axis=0))
+            b = gpukit.asarray(v, device=device)
+            np.testing.assert_array_equal(np.asarray(gpukit.sort(b).cpu()), np.sort(v))
+            np.testing.assert_array_equal(np.asarray(gpukit.cumulative_sum(b).cpu()),
+                                          np.cumsum(v))
+            assert gpukit.max(b).item() == v.max()
+            z = gpukit.zeros((side, 4), dtype=gpukit.int32, device=device) + k
+            assert z.sum().item() == side * 4 * k
+
+    run_threads(work)
+
+
+def test_threads_read_one_array(device):
+    """Several threads read one shared array at once (operand, reduction,
+    copy to the CPU, tolist, views) and all see the same, right values; the
+    array is unchanged afterwards."""
+    host = np.arange(200 * 300, dtype=np.float64).reshape(200, 300) % 97  # exact sums
+    shared = gpukit.asarray(host, device=device)
+    total = float(host.sum())
+    column_sums = host.sum(axis=0)
+    rows = host.tolist()
+
+    def read(k):
+        for _ in range(5):
+            assert shared.sum().item() == total
+            np.testing.assert_array_equal(np.asarray(shared.sum(axis=0).cpu()), column_sums)
+            np.testing.assert_array_equal(np.asarray(shared.to("cpu")), host)
+            assert shared.tolist() == rows
+            np.testing.assert_array_equal(np.asarray((shared + k).cpu()), host + k)
+            np.testing.assert_array_equal(np.asarray(shared.T.copy().cpu()), host.T)
+            assert shared[k, 1:4].tolist() == rows[k][1:4]
+
+    run_threads(read)
+    np.testing.assert_array_equal(np.asarray(shared.cpu()), host)
+
+
+def test_threads_share_one_elementwise_kernel():
+    """The first calls of one ElementwiseKernel from many threads at once
+    (each may compile it, without the GIL) all work, and the kernel keeps
+    one compiled program per device."""
+    devices = [d for d in DEVICES if d != "cpu"]
+    if not devices:
+        pytest.skip("no CUDA or OpenCL device")
+    saxpy = gpukit.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = 2.0f * x + y;",
+                                     "thread_saxpy")
+
+    def call(k):
+        device = devices[k % len(devices)]
+        x = gpukit.arange(1000, dtype=gpukit.float32, device=device)
+        y = gpukit.full(1000, float(k), dtype=gpukit.float32, device=device)
+        np.testing.assert_array_equal(np.asarray(saxpy(x, y).cpu()),
+                                      2 * np.arange(1000, dtype=np.float32) + k)
+
+    run_threads(call)
+    assert sorted(map(str, saxpy.compiled_devices)) == sorted(devices)
+
+
+def test_random_sequence_is_shared_safely():
+    """Threads drawing from the module's seed sequence at once take each
+    seed exactly once: after seed(n), the arrays they get are the arrays one
+    thread would get, in some order."""
+    draws = 10
+    gpukit.random.seed(1234)
+    expected = sorted(tuple(gpukit.random.uniform(4).tolist()) for _ in range(THREADS * draws))
+    gpukit.random.seed(1234)
+    got = []
+    lock = threading.Lock()
+
+    def draw(k):
+        mine = [tuple(gpukit.random.uniform(4).tolist()) for _ in range(draws)]
+        with lock:
+            got.extend(mine)
+
+    run_threads(draw)
+    assert sorted(got) == expected
+
+
+@contextlib.contextmanager
+def switches_only_when_given_up():
+    """Makes Python switch threads only where a thread gives the GIL up
+    (blocking calls, C code that releases it), never on a timer."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
+
+
+LONG_OPS = {
+    "matmul": lambda a: a @ a,
+    "sum": lambda a: a.sum(axis=0),
+    "sort": lambda a: gpukit.sort(a, axis=1),
+    "to_cpu": lambda a: a.to("cpu", copy=True),
+}
+
+
+def observe_main_running(work):
+    """Runs work() in a worker thread while timed switches are off; returns
+    (whether the main thread ran while work() had not returned, how many
+    steps of Python the main thread took meanwhile, work()'s result).
+
+    The main thread, woken by the worker's `started`, needs the GIL to go on,
+    and only the worker can give it up. If work() kept the GIL, the main
+    thread's first chance would come after work() returned, when `finished`
+    is set. The main thread running while `finished` is unset therefore
+    shows that work() gave the GIL up and let it run."""
+    started, finished = threading.Event(), threading.Event()
+    results = []
+
+    def worker():
+        started.set()  # the main thread wakes, but must wait for the GIL
+        results.append(work())
+        finished.set()
+
+    progress = 0
+    with switches_only_when_given_up():
+        thread = threading.Thread(target=worker)
+        thread.start()
+        started.wait()
+        ran_during_work = not finished.is_set()
+        while ran_during_work and progress < 1000 and not finished.is_set():
+            progress += 1  # Python work, done while the worker computes
+        # Nothing can end work() while the main thread holds the GIL.
+        assert finished.is_set() == (not ran_during_work)
+        finished.wait()  # gives the GIL up, so the worker can return
+        thread.join(JOIN_TIMEOUT)
+    return ran_during_work, progress, results[0]
+
+
+@pytest.mark.parametrize("op", LONG_OPS)
+def test_long_operation_releases_the_gil(device, op):
+    """A thread in a long operation (on a device: until its result is on the
+    CPU) does not stop the main thread from running Python."""
+    side = 512  # 262,144 elements: long work on the CPU too
+    a = gpukit.asarray(np.arange(side * side, dtype=np.float32).reshape(side, side) % 13,
+                       device=device)
+    expected = np.asarray(LONG_OPS[op](a).cpu())  # also compiles any kernel beforehand
+    # A GIL released for the whole op always lets the main thread in, unless
+    # the OS did not run it at all meanwhile (a loaded machine): a few tries
+    # make that unlikely, and a GIL that is kept fails every one of them.
+    for _ in range(5):
+        ran, progress, result = observe_main_running(lambda: LONG_OPS[op](a).cpu())
+        np.testing.assert_array_equal(np.asarray(result), expected)
+        if ran:
+            break
+    assert ran, f"{op} on {device} kept the GIL: the main thread could not run until it had " \
+                "finished"
+    assert progress == 1000
