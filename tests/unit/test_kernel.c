@@ -635,6 +635,8 @@ static void test_elementwise_errors(gk_device device)
         {"float32 x, float32 y", "float32 x", "'x' is declared twice"},
         {"int32 i, float32 y", "float32 z", "'i'"},
         {"float32 gk_x, float32 y", "float32 z", "'gk_x'"},
+        {"float32 half, float32 y", "float32 z", "'half' in inputs is reserved"},
+        {"float32 x, float32 y", "float32 double", "'double' in outputs is reserved"},
         {"float32 x y", "float32 z", "'float32 x y'"},
         {"float32 x-y", "float32 z", "'float32 x-y'"},
         {"float32 x,", "float32 z", "empty entry after 'x'"},
@@ -653,6 +655,9 @@ static void test_elementwise_errors(gk_device device)
     }
     CHECK_FAILS(gk_elementwise_kernel(device, "float32 x", "float32 z", "z = x;", "2fast", &bad),
                 GK_ERR_INVALID_ARGUMENT, "'2fast'");
+    /* A type name would compile into nonsense: refused with a better name. */
+    CHECK_FAILS(gk_elementwise_kernel(device, "float32 x", "float32 z", "z = x;", "double", &bad),
+                GK_ERR_INVALID_ARGUMENT, "'double_kernel'");
     /* A body that does not compile: the log names the identifier. */
     CHECK_FAILS(gk_elementwise_kernel(device, "float32 x", "float32 z",
                                       "z = nonexistent_abc * x;", "broken_body", &bad),

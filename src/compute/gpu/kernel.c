@@ -163,6 +163,24 @@ static bool is_identifier(const char *text)
     return true;
 }
 
+/* Words the generated CUDA C++ or OpenCL C source cannot use as a name:
+ * their keywords and built-in type names. */
+static bool is_reserved_word(const char *name)
+{
+    static const char *const words[] = {
+        "auto", "bool", "break", "case", "char", "class", "const", "constant", "continue",
+        "default", "delete", "do", "double", "else", "enum", "extern", "false", "float", "for",
+        "global", "goto", "half", "if", "inline", "int", "kernel", "local", "long", "namespace",
+        "new", "operator", "private", "register", "restrict", "return", "short", "signed",
+        "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef", "uchar",
+        "uint", "ulong", "union", "unsigned", "ushort", "void", "volatile", "while",
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(name, words[i]) == 0)
+            return true;
+    return false;
+}
+
 /* The function `name` of a compiled module, as a new gk_kernel. */
 static gk_status find_kernel(gk_device device, gk_gpu_module *module, const char *name,
                              const char *what, gk_kernel **out)
@@ -441,11 +459,11 @@ static gk_status parse_params(const char *text, const char *what, param *params,
                            "at most %d characters)",
                            name, what, skip_space(entry), NAME_SIZE - 1);
         if (strcmp(name, "i") == 0 || strncmp(name, "gk_", 3) == 0 ||
-            strncmp(name, "GK_", 3) == 0)
+            strncmp(name, "GK_", 3) == 0 || is_reserved_word(name))
             return gk_fail(GK_ERR_INVALID_ARGUMENT,
                            "elementwise_kernel: the name '%s' in %s is reserved (i is the "
-                           "element's index; gk_ and GK_ names belong to gpukit); choose "
-                           "another",
+                           "element's index; gk_ and GK_ names belong to gpukit; C, C++ and "
+                           "OpenCL C keep their keywords and type names); choose another",
                            name, what);
         for (int k = 0; k < *count; k++)
             if (strcmp(params[k].name, name) == 0)
@@ -546,6 +564,11 @@ gk_status gk_elementwise_kernel(gk_device device, const char *inputs, const char
                        "elementwise_kernel: the kernel name '%s' is not a C identifier of at "
                        "most %d characters",
                        name ? name : "(null)", NAME_SIZE - 1);
+    if (is_reserved_word(name))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "elementwise_kernel: the kernel name '%s' is a keyword or type name of "
+                       "C, C++ or OpenCL C; choose another (e.g. '%s_kernel')",
+                       name, name);
     const gk_gpu_info *info;
     gk_status status = gpu_device(device, "elementwise_kernel", &info);
     if (status != GK_OK)
