@@ -373,8 +373,8 @@ gk_status gk_same_device(int count, const gk_array *const *arrays, const char *w
         if (!gk_device_equal(arrays[k]->buffer->device, arrays[0]->buffer->device)) {
             char a[GK_DEVICE_NAME_MAX], b[GK_DEVICE_NAME_MAX];
             return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                           "%s: operands are on different devices (%s and %s); move one with "
-                           "gk_to() first",
+                           "%s: operands are on different devices (%s and %s); move one to the "
+                           "other's first (x.to(device) in Python, gk_to() in C)",
                            what, gk_device_name(arrays[0]->buffer->device, a, sizeof a),
                            gk_device_name(arrays[k]->buffer->device, b, sizeof b));
         }

@@ -63,8 +63,8 @@ static gk_status same_device(const gk_array *a, gk_device device, const char *wh
         return GK_OK;
     char have[GK_DEVICE_NAME_MAX], want[GK_DEVICE_NAME_MAX];
     return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                   "%s is on %s but the kernel was compiled for %s; move it there with gk_to() "
-                   "or compile the kernel for %s",
+                   "%s is on %s but the kernel was compiled for %s; move it there (x.to(device) "
+                   "in Python, gk_to() in C) or compile the kernel for %s",
                    what, gk_device_name(a->buffer->device, have, sizeof have),
                    gk_device_name(device, want, sizeof want), have);
 }
