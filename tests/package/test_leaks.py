@@ -280,3 +280,65 @@ def test_device_arrays_do_not_leak(device):
         twice(y)
 
     assert_no_leak(body, ROUNDS_DEVICE, [numbers, x, y, host, twice], RSS_SLACK_DEVICE)
+
+
+# --- GPUs and reservations, against the fake NVML (in a child Python) ----------
+
+
+GPU_QUERIES = """
+    import gc, os, sys
+    import gpukit
+
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def queries():
+        for gpu in gpukit.gpus():
+            gpu.processes, gpu.clocks, repr(gpu)
+        gpukit.info()
+        gpukit.driver_version()
+        gpukit.cuda.device_count(), gpukit.cuda.mem_get_info(1), gpukit.cuda.get_device_name(0)
+        gpukit.pick(2, order="util", min_free="1G")
+        try:
+            gpukit.pick(9)
+        except gpukit.NoGPUError:
+            pass
+
+    def reservations():
+        with gpukit.reserve(2, max_procs=8) as reservation:
+            reservation.gpus, reservation.uuids, repr(reservation)
+        gpukit.current_reservation()
+
+    watch = [gpukit.GPU, gpukit.Process, gpukit.Reservation, gpukit.NoGPUError]
+    for body in (queries, reservations):
+        for _ in range(ROUNDS // 10):
+            body()
+        gc.collect()
+        refs, tracked, before = [sys.getrefcount(o) for o in watch], len(gc.get_objects()), rss()
+        for _ in range(ROUNDS):
+            body()
+        gc.collect()
+        print([sys.getrefcount(o) for o in watch] == refs, len(gc.get_objects()) - tracked,
+              rss() - before)
+"""
+
+
+def test_gpu_queries_do_not_leak(py):
+    """gpus() (8 GPUs with processes), info(), gpukit.cuda, pick() and its
+    NoGPUError, reserve() as a context manager: thousands of rounds leave
+    no references, objects or memory behind."""
+    rounds = 200 if SANITIZE else 3_000
+    lines = py(GPU_QUERIES.replace("ROUNDS", str(rounds)), scenario="h100x8").stdout.splitlines()
+    for what, line in zip(["queries", "reservations"], lines):
+        refs_same, tracked, grown = line.split()
+        assert refs_same == "True", f"{what}: references to GPU, Process or Reservation left behind"
+        assert int(tracked) < 50, f"{what}: gc-tracked objects grew by {tracked}"
+        # Not for reservations: each sets GPUKIT_LEASE in os.environ to a new
+        # lease name, and glibc's setenv() keeps every value it was ever given
+        # (about 100 bytes each; a plain os.environ loop does the same).
+        if what == "queries" and not SANITIZE:
+            # Each round makes 8 GPU objects and a snapshot of several kB.
+            assert int(grown) < RSS_SLACK, \
+                f"RSS grew by {int(grown) / 2**20:.1f} MiB in {rounds} rounds"
+    assert len(lines) == 2, lines
