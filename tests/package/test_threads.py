@@ -208,3 +208,36 @@ def test_long_operation_releases_the_gil(device, op):
     assert ran, f"{op} on {device} kept the GIL: the main thread could not run until it had " \
                 "finished"
     assert progress == 1000
+
+
+def test_threads_query_gpus_at_once(py):
+    """gpus(), pick() and gpukit.cuda from 8 threads at once (NVML is kept
+    open between calls, one reader at a time) give what one thread gets."""
+    out = py("""
+        import threading
+        import gpukit
+
+        def facts():
+            return ([(g.index, g.uuid, g.memory_used, len(g.processes or [])) for g in gpukit.gpus()],
+                    [g.index for g in gpukit.pick(3, order="index")],
+                    gpukit.cuda.device_count(), gpukit.cuda.mem_get_info(2))
+
+        expected = facts()
+        barrier = threading.Barrier(8)
+        failures = []
+
+        def run():
+            barrier.wait()
+            for _ in range(30):
+                got = facts()
+                if got != expected:
+                    failures.append(got)
+
+        threads = [threading.Thread(target=run) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(len(expected[0]), len(failures))
+    """, scenario="h100x8").stdout.split()
+    assert out == ["8", "0"]
