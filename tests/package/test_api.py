@@ -32,9 +32,6 @@ def run_mypy_tool(args, cwd):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT)] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    # mypy and stubtest load the extension and NumPy only; the sanitizer
-    # runtime that the ASan build preloads is not needed for that.
-    env.pop("LD_PRELOAD", None)
     return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=300, stdin=subprocess.DEVNULL)
 
