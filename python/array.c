@@ -1239,8 +1239,8 @@ static PyMemberDef array_members[] = {
     {NULL, 0, 0, 0, NULL},
 };
 
-/* The type's tables: ours first, then what ops.c and interop.c add (see
- * gkpy.h). Built once; the type keeps pointing at them. */
+/* The type's tables: ours first, then what ops.c, buffer.c, dlpack.c and
+ * cuda_interface.c add (see gkpy.h). Built once; the type keeps pointing at them. */
 #define MAX_ARRAY_METHODS 192
 #define MAX_ARRAY_GETSET 48
 static PyMethodDef all_methods[MAX_ARRAY_METHODS];
@@ -1275,9 +1275,10 @@ int gkpy_array_init(PyObject *module, gkpy_state *state)
     int methods = 0, getset = 0;
     if (append_methods(&methods, array_methods) < 0 ||
         append_methods(&methods, gkpy_ops_array_methods) < 0 ||
-        append_methods(&methods, gkpy_interop_array_methods) < 0 ||
+        append_methods(&methods, gkpy_buffer_array_methods) < 0 ||
+        append_methods(&methods, gkpy_dlpack_array_methods) < 0 ||
         append_getset(&getset, array_getset) < 0 ||
-        append_getset(&getset, gkpy_interop_array_getset) < 0)
+        append_getset(&getset, gkpy_cuda_interface_array_getset) < 0)
         return -1;
     all_methods[methods] = (PyMethodDef){NULL, NULL, 0, NULL};
     all_getset[getset] = (PyGetSetDef){NULL, NULL, NULL, NULL, NULL};

@@ -526,7 +526,7 @@ PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtyp
      * one, else by a copy), so the import itself shares when it can; with
      * copy=False it refuses memory that it could only copy (read-only). */
     bool handled = false;
-    PyObject *shared = gkpy_from_protocols_copy(state, object, copy == 0 ? 0 : -1, &handled);
+    PyObject *shared = gkpy_from_protocols(state, object, copy == 0 ? 0 : -1, &handled);
     if (handled) {
         if (!shared)
             return NULL;

@@ -97,10 +97,11 @@ int gkpy_array_init(PyObject *module, gkpy_state *state);
 /* Methods and attributes of gpukit.Array that live with their topic: each
  * file exports NULL-terminated tables, and array.c's type spec takes them
  * all in (its own table first). The methods receive the Array as self. */
-extern PyMethodDef gkpy_ops_array_methods[];     /* ops.c: sum, mean, sort, ... */
-extern PyMethodDef gkpy_interop_array_methods[]; /* interop.c: __array__, __dlpack__, ... */
-extern PyGetSetDef gkpy_interop_array_getset[];  /* interop.c: __cuda_array_interface__ */
-/* interop.c: the buffer protocol of CPU arrays (Py_bf_getbuffer/releasebuffer). */
+extern PyMethodDef gkpy_ops_array_methods[];    /* ops.c: sum, mean, sort, ... */
+extern PyMethodDef gkpy_buffer_array_methods[]; /* buffer.c: __array__ */
+extern PyMethodDef gkpy_dlpack_array_methods[]; /* dlpack.c: __dlpack__, __dlpack_device__ */
+extern PyGetSetDef gkpy_cuda_interface_array_getset[]; /* cuda_interface.c */
+/* buffer.c: the buffer protocol of CPU arrays (Py_bf_getbuffer/releasebuffer). */
 int gkpy_array_getbuffer(PyObject *self, Py_buffer *view, int flags);
 void gkpy_array_releasebuffer(PyObject *self, Py_buffer *view);
 
@@ -129,18 +130,16 @@ int gkpy_parse_shape(PyObject *object, int *ndim, int64_t *shape);
  * integers truncate, an int that does not fit is an OverflowError. */
 int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes);
 
-/* --- interop.c (buffer protocol, __array__, DLPack, CUDA array interface) --- */
+/* --- interop.c (buffer.c, dlpack.c, cuda_interface.c; interop.h) --- */
 /* An array over the memory of `object` without copying when it exports
- * one of the protocols; *handled is false (and nothing raised) when it
- * exports none. */
-PyObject *gkpy_from_protocols(gkpy_state *state, PyObject *object, bool *handled);
-/* The same with asarray's copy rule (-1 None, 1 True, 0 False): 1 gives a
- * copy on the data's device; 0 raises ValueError where the memory cannot be
- * shared (read-only memory, which gpukit copies because its arrays are
- * always writable). gkpy_from_protocols is copy -1. */
-PyObject *gkpy_from_protocols_copy(gkpy_state *state, PyObject *object, int copy,
-                                   bool *handled);
-int gkpy_interop_init(PyObject *module, gkpy_state *state);
+ * one of the protocols (DLPack, the CUDA array interface, the buffer
+ * protocol, __array__), with asarray's copy rule (-1 None, 1 True, 0
+ * False): 1 gives a copy on the data's device; 0 raises ValueError where
+ * the memory cannot be shared (read-only memory, which gpukit copies
+ * because its arrays are always writable). *handled is false (and nothing
+ * raised) when it exports none. */
+PyObject *gkpy_from_protocols(gkpy_state *state, PyObject *object, int copy, bool *handled);
+int gkpy_dlpack_init(PyObject *module, gkpy_state *state); /* dlpack.c: from_dlpack */
 
 /* --- the rest: one file each --- */
 int gkpy_ops_init(PyObject *module, gkpy_state *state);         /* ops.c: math, reductions, linalg, random */

@@ -1,0 +1,251 @@
+/* __cuda_array_interface__ (version 3) both ways: the attribute of CUDA
+ * arrays (for CuPy, Numba and PyTorch), and the import of any producer's
+ * (versions 0 to 3) for asarray (interop.h: lifetimes and read-only
+ * memory). */
+#include "interop.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- __cuda_array_interface__ (export) --- */
+
+/* NumPy's typestr of a dtype: byte order, kind, size. */
+static const char *typestr(gk_dtype dtype)
+{
+    switch (dtype) {
+    case GK_BOOL: return "|b1";
+    case GK_UINT8: return "|u1";
+    case GK_INT32: return "<i4";
+    case GK_INT64: return "<i8";
+    case GK_FLOAT32: return "<f4";
+    case GK_FLOAT64: return "<f8";
+    }
+    return "|u1";
+}
+
+static PyObject *tuple_of(int n, const int64_t *values, int64_t scale)
+{
+    PyObject *tuple = PyTuple_New(n);
+    for (int i = 0; tuple && i < n; i++) {
+        PyObject *item = PyLong_FromLongLong(values[i] * scale);
+        if (!item) {
+            Py_CLEAR(tuple);
+            break;
+        }
+        PyTuple_SET_ITEM(tuple, i, item);
+    }
+    return tuple;
+}
+
+static PyObject *array_cuda_array_interface(PyObject *self, void *closure)
+{
+    (void)closure;
+    gkpy_state *state = state_of(self);
+    const gk_array *a = array_of(self);
+    gk_device device = gk_array_device(a);
+    if (device.kind != GK_DEVICE_CUDA) {
+        char name[GK_DEVICE_NAME_MAX];
+        PyErr_Format(PyExc_AttributeError,
+                     "__cuda_array_interface__: only CUDA arrays have it; this one is on %s",
+                     device_text(device, name));
+        return NULL;
+    }
+    /* The interface can name a stream the data is ready on; gpukit's own
+     * stream is not for others to wait on, so the work is finished first
+     * and the stream entry is None (no synchronisation needed). */
+    gk_status status = gkpy_synchronize(device);
+    if (status != GK_OK)
+        return gkpy_raise(state, status);
+    int ndim = gk_array_ndim(a);
+    int64_t itemsize = (int64_t)gk_dtype_size(gk_array_dtype(a));
+    uintptr_t pointer = gk_array_size(a) > 0 ? (uintptr_t)gk_array_data(a) : 0;
+    PyObject *shape = tuple_of(ndim, gk_array_shape(a), 1);
+    PyObject *strides = gk_array_is_contiguous(a)
+                            ? Py_NewRef(Py_None)
+                            : tuple_of(ndim, gk_array_strides(a), itemsize);
+    if (!shape || !strides) {
+        Py_XDECREF(shape);
+        Py_XDECREF(strides);
+        return NULL;
+    }
+    return Py_BuildValue("{s:N,s:s,s:(NO),s:N,s:i,s:O}", "shape", shape, "typestr",
+                         typestr(gk_array_dtype(a)), "data", PyLong_FromUnsignedLongLong(pointer),
+                         Py_False, "strides", strides, "version", 3, "stream", Py_None);
+}
+
+/* --- import: the CUDA array interface --- */
+
+/* The dtype of a NumPy typestr ("<f4"); TypeError naming others. */
+static int typestr_dtype(PyObject *text, gk_dtype *dtype)
+{
+    const char *s = PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : NULL;
+    if (!s) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "typestr must be a str, not %R", text);
+        return -1;
+    }
+    char order = s[0], kind = s[0] ? s[1] : 0;
+    long size = kind ? strtol(s + 2, NULL, 10) : 0;
+    int found = gkpy_dtype_of_kind(kind, size);
+    if (found < 0 || !order || !strchr("<>|=", order) || (order == '>' && size > 1)) {
+        char where[64];
+        PyOS_snprintf(where, sizeof where, "typestr '%.20s'", s);
+        if (order == '>' && size > 1) {
+            PyErr_Format(PyExc_TypeError, "%s: big-endian data is not supported", where);
+            return -1;
+        }
+        return gkpy_unsupported_kind(kind, size, where);
+    }
+    *dtype = (gk_dtype)found;
+    return 0;
+}
+
+/* Up to GK_MAX_DIMS ints from a tuple; -1 with an exception otherwise. */
+static int int_tuple(PyObject *tuple, const char *what, int64_t *values)
+{
+    if (!PyTuple_Check(tuple)) {
+        PyErr_Format(PyExc_TypeError, "__cuda_array_interface__: %s must be a tuple, not %R",
+                     what, tuple);
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    if (n > GK_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "%zd dimensions; gpukit arrays have 0 to %d", n,
+                     GK_MAX_DIMS);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        values[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(tuple, i));
+        if (values[i] == -1 && PyErr_Occurred())
+            return -1;
+    }
+    return (int)n;
+}
+
+/* The release callback of gk_wrap() for memory kept alive by a reference
+ * to its Python owner. */
+static void release_object(void *context)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    Py_DECREF((PyObject *)context);
+    PyGILState_Release(gil);
+}
+
+/* A gk_array over the CUDA memory `interface` (the producer's
+ * __cuda_array_interface__, versions 0 to 3) describes; `owner` is kept
+ * alive until the last view goes. */
+PyObject *gkpy_import_cuda_interface(gkpy_state *state, PyObject *owner, PyObject *interface,
+                                     int copy)
+{
+    if (!PyDict_Check(interface)) {
+        PyErr_Format(PyExc_TypeError, "__cuda_array_interface__ must be a dict, not %.100s",
+                     Py_TYPE(interface)->tp_name);
+        return NULL;
+    }
+    PyObject *shape_object = PyDict_GetItemString(interface, "shape");
+    PyObject *type_object = PyDict_GetItemString(interface, "typestr");
+    PyObject *data_object = PyDict_GetItemString(interface, "data");
+    PyObject *strides_object = PyDict_GetItemString(interface, "strides");
+    PyObject *mask = PyDict_GetItemString(interface, "mask");
+    PyObject *stream_object = PyDict_GetItemString(interface, "stream");
+    if (!shape_object || !type_object || !data_object) {
+        PyErr_SetString(PyExc_TypeError,
+                        "__cuda_array_interface__ lacks shape, typestr or data");
+        return NULL;
+    }
+    if (mask && mask != Py_None) {
+        PyErr_SetString(PyExc_TypeError,
+                        "__cuda_array_interface__: masked arrays are not supported");
+        return NULL;
+    }
+    int64_t shape[GK_MAX_DIMS], strides[GK_MAX_DIMS];
+    int ndim = int_tuple(shape_object, "shape", shape);
+    if (ndim < 0)
+        return NULL;
+    gk_dtype dtype;
+    if (typestr_dtype(type_object, &dtype) < 0)
+        return NULL;
+    unsigned long long pointer;
+    int read_only;
+    if (!PyTuple_Check(data_object) ||
+        !PyArg_ParseTuple(data_object, "Kp", &pointer, &read_only)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "__cuda_array_interface__: data must be (pointer, read_only), not %R",
+                     data_object);
+        return NULL;
+    }
+    int64_t itemsize = (int64_t)gk_dtype_size(dtype);
+    bool strided = strides_object && strides_object != Py_None;
+    if (strided) {
+        int n = int_tuple(strides_object, "strides", strides);
+        if (n < 0)
+            return NULL;
+        if (n != ndim) {
+            PyErr_Format(PyExc_ValueError,
+                         "__cuda_array_interface__: %d strides for %d dimensions", n, ndim);
+            return NULL;
+        }
+        for (int i = 0; i < ndim; i++) {
+            if (strides[i] % itemsize != 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "__cuda_array_interface__: stride %lld bytes is not a multiple of "
+                             "the element size (%lld)",
+                             (long long)strides[i], (long long)itemsize);
+                return NULL;
+            }
+            strides[i] /= itemsize;
+        }
+    }
+    if (read_only && copy == 0) {
+        gkpy_refuse_read_only("the CUDA array");
+        return NULL;
+    }
+    /* Which GPU: the driver knows the pointer's device (an empty array
+     * may have none: cuda:0). */
+    gk_device device = {GK_DEVICE_CUDA, 0, 0};
+    gk_status status = GK_OK;
+    if (pointer)
+        status = gk_cuda_pointer_device((void *)(uintptr_t)pointer, &device);
+    if (status != GK_OK)
+        return gkpy_raise(state, status);
+    /* The producer's work may still be queued on the stream it names
+     * (v3): wait for it (None or absent: ready). */
+    if (stream_object && stream_object != Py_None) {
+        long long stream = PyLong_AsLongLong(stream_object);
+        if (stream == -1 && PyErr_Occurred())
+            return NULL;
+        if (stream == 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "__cuda_array_interface__: stream 0 is not allowed (ambiguous)");
+            return NULL;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        status = gk_cuda_stream_wait(device, (uintptr_t)stream);
+        Py_END_ALLOW_THREADS
+        if (status != GK_OK)
+            return gkpy_raise(state, status);
+    }
+    gk_array *wrapped;
+    status = gk_wrap(device, dtype, ndim, shape, strided ? strides : NULL,
+                     (void *)(uintptr_t)pointer, release_object, Py_NewRef(owner), &wrapped);
+    if (status != GK_OK) {
+        Py_DECREF(owner);
+        return gkpy_raise(state, status);
+    }
+    status = gkpy_settle_import(&wrapped, read_only, copy);
+    return status == GK_OK ? gkpy_array_wrap(state, wrapped) : gkpy_raise(state, status);
+}
+
+/* --- tables (array.c takes them in) --- */
+
+PyGetSetDef gkpy_cuda_interface_array_getset[] = {
+    {"__cuda_array_interface__", array_cuda_array_interface, NULL,
+     "The CUDA array interface (version 3) of a CUDA array, for CuPy, Numba and PyTorch:\n"
+     "shape, typestr, data (pointer, False), strides (None when C-contiguous, else bytes),\n"
+     "version, and stream None (the device is synchronised first, so the data is ready).\n"
+     "AttributeError on other devices, so hasattr() tells.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
