@@ -15,9 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Below this many elements a CPU op keeps the GIL (see above). */
-#define GIL_FREE_SIZE 65536
-
 static void array_dealloc(PyObject *self);
 
 static inline gk_array *array_of(PyObject *object)
@@ -60,18 +57,17 @@ static void array_dealloc(PyObject *self)
     Py_DECREF(type); /* instances of heap types hold their type */
 }
 
-static PyObject *wrap_status(gkpy_state *state, gk_status status, gk_array *result)
+PyObject *gkpy_array_result(gkpy_state *state, gk_status status, gk_array *array)
 {
-    return status == GK_OK ? gkpy_array_wrap(state, result) : gkpy_raise(state, status);
+    if (status != GK_OK) {
+        gk_array_free(array);
+        return gkpy_raise(state, status);
+    }
+    return gkpy_array_wrap(state, array);
 }
 
-/* Whether an op on `a` may take long enough to be worth releasing the GIL. */
-static bool long_work(const gk_array *a)
-{
-    return gk_array_device(a).kind != GK_DEVICE_CPU || gk_array_size(a) >= GIL_FREE_SIZE;
-}
-
-/* The same for a binary op, whose result has the broadcast shape. */
+/* Whether a binary op may take long enough to be worth releasing the GIL
+ * (gkpy_long_work): its result has the broadcast shape. */
 static bool long_work2(const gk_array *a, const gk_array *b)
 {
     if (gk_array_device(a).kind != GK_DEVICE_CPU || gk_array_device(b).kind != GK_DEVICE_CPU)
@@ -82,22 +78,11 @@ static bool long_work2(const gk_array *a, const gk_array *b)
     for (int i = 0; i < n; i++) {
         int64_t la = i < na ? sa[na - 1 - i] : 1, lb = i < nb ? sb[nb - 1 - i] : 1;
         size *= la > lb ? la : lb;
-        if (size >= GIL_FREE_SIZE)
+        if (size >= GKPY_GIL_FREE_SIZE)
             return true;
     }
     return false;
 }
-
-/* status = call, without the GIL when `release`. */
-#define RUN(release, call)                                                                    \
-    do {                                                                                      \
-        if (release) {                                                                        \
-            Py_BEGIN_ALLOW_THREADS status = (call);                                           \
-            Py_END_ALLOW_THREADS                                                              \
-        } else {                                                                              \
-            status = (call);                                                                  \
-        }                                                                                     \
-    } while (0)
 
 /* ------------------------------------------------------------------ */
 /* elements as Python objects                                          */
@@ -119,7 +104,7 @@ static PyObject *only_element(gkpy_state *state, const gk_array *a)
 {
     uint64_t bytes = 0;
     gk_status status;
-    RUN(long_work(a), gk_to_host(a, &bytes, sizeof bytes));
+    GKPY_RUN(gkpy_long_work(a), gk_to_host(a, &bytes, sizeof bytes));
     if (status != GK_OK)
         return gkpy_raise(state, status);
     return scalar_object(gk_array_dtype(a), &bytes);
@@ -220,15 +205,15 @@ static PyObject *get_itemsize(PyObject *self, void *closure)
 static PyObject *get_T(PyObject *self, void *closure)
 {
     (void)closure;
-    gk_array *result;
+    gk_array *result = NULL;
     gk_status status = gk_transpose(array_of(self), NULL, &result);
-    return wrap_status(state_of(self), status, result);
+    return gkpy_array_result(state_of(self), status, result);
 }
 
 static PyObject *get_mT(PyObject *self, void *closure)
 {
     (void)closure;
-    gk_array *a = array_of(self), *result;
+    gk_array *a = array_of(self), *result = NULL;
     int ndim = gk_array_ndim(a);
     if (ndim < 2) {
         PyErr_Format(PyExc_ValueError, "mT needs at least 2 dimensions; the array has %d", ndim);
@@ -240,7 +225,7 @@ static PyObject *get_mT(PyObject *self, void *closure)
     axes[ndim - 2] = ndim - 1;
     axes[ndim - 1] = ndim - 2;
     gk_status status = gk_transpose(a, axes, &result);
-    return wrap_status(state_of(self), status, result);
+    return gkpy_array_result(state_of(self), status, result);
 }
 
 static PyObject *get_array_priority(PyObject *self, void *closure)
@@ -364,11 +349,11 @@ static PyObject *binary(PyObject *left, PyObject *right, gk_op op, bool scalars)
     gk_array *result = NULL;
     gk_status status;
     if (op == GK_OP_COUNT) /* matmul */
-        RUN(long_work2(a, b), gk_matmul(a, b, &result));
+        GKPY_RUN(long_work2(a, b), gk_matmul(a, b, &result));
     else
-        RUN(long_work2(a, b), gk_binary(op, a, b, &result));
+        GKPY_RUN(long_work2(a, b), gk_binary(op, a, b, &result));
     operand_clear(&o);
-    return wrap_status(state, status, result);
+    return gkpy_array_result(state, status, result);
 }
 
 /* 0 bool, 1 integers, 2 floating point. */
@@ -397,13 +382,13 @@ static PyObject *inplace(PyObject *self, PyObject *other, gk_op op)
      * (int32 += 1.5, int32 /= 2) is an error, as in NumPy and PyTorch. */
     gk_dtype mine = gk_array_dtype(x), theirs = gk_array_dtype(o.array);
     if (theirs <= mine || kind_of(theirs) != kind_of(mine)) {
-        RUN(release, gk_binary_into(op, x, o.array, x));
+        GKPY_RUN(release, gk_binary_into(op, x, o.array, x));
     } else {
-        RUN(release, gk_binary(op, x, o.array, &result));
+        GKPY_RUN(release, gk_binary(op, x, o.array, &result));
         if (status == GK_OK && kind_of(gk_array_dtype(result)) == kind_of(mine))
-            RUN(release, gk_assign(x, result));
+            GKPY_RUN(release, gk_assign(x, result));
         else if (status == GK_OK)
-            RUN(release, gk_binary_into(op, x, o.array, x)); /* for its error message */
+            GKPY_RUN(release, gk_binary_into(op, x, o.array, x)); /* for its error message */
         gk_array_free(result);
     }
     operand_clear(&o);
@@ -453,7 +438,7 @@ static PyObject *nb_imatmul(PyObject *self, PyObject *other)
         return NULL;
     }
     gk_status status;
-    RUN(long_work(x), gk_assign(x, r));
+    GKPY_RUN(gkpy_long_work(x), gk_assign(x, r));
     Py_DECREF(product);
     return status == GK_OK ? Py_NewRef(self) : gkpy_raise(state, status);
 }
@@ -462,8 +447,8 @@ static PyObject *unary(PyObject *self, gk_op op)
 {
     gk_array *a = array_of(self), *result = NULL;
     gk_status status;
-    RUN(long_work(a), gk_unary(op, a, &result));
-    return wrap_status(state_of(self), status, result);
+    GKPY_RUN(gkpy_long_work(a), gk_unary(op, a, &result));
+    return gkpy_array_result(state_of(self), status, result);
 }
 
 static PyObject *nb_neg(PyObject *self) { return unary(self, GK_NEG); }
@@ -474,8 +459,8 @@ static PyObject *nb_pos(PyObject *self)
     /* A copy, as NumPy's +x. */
     gk_array *a = array_of(self), *result = NULL;
     gk_status status;
-    RUN(long_work(a), gk_copy(a, &result));
-    return wrap_status(state_of(self), status, result);
+    GKPY_RUN(gkpy_long_work(a), gk_copy(a, &result));
+    return gkpy_array_result(state_of(self), status, result);
 }
 
 static PyObject *array_richcompare(PyObject *self, PyObject *other, int op)
@@ -771,7 +756,7 @@ static int array_contains(PyObject *self, PyObject *value)
     gk_status status = GK_OK;
     int found = 0;
     if (gk_array_size(e) > 0) {
-        RUN(long_work(e), gk_reduce(GK_MAX, e, GK_ALL_AXES, false, &any));
+        GKPY_RUN(gkpy_long_work(e), gk_reduce(GK_MAX, e, GK_ALL_AXES, false, &any));
         if (status == GK_OK) {
             PyObject *item = only_element(state_of(self), any);
             found = item ? PyObject_IsTrue(item) : -1;
@@ -837,7 +822,7 @@ static int array_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
         }
         source = array_of(converted);
     }
-    RUN(long_work(view), gk_assign(view, source));
+    GKPY_RUN(gkpy_long_work(view), gk_assign(view, source));
     gk_array_free(scalar);
     gk_array_free(view);
     Py_XDECREF(converted);
@@ -887,7 +872,7 @@ static PyObject *array_tolist(PyObject *self, PyObject *unused)
     if (!data)
         return PyErr_NoMemory();
     gk_status status;
-    RUN(long_work(a), gk_to_host(a, data, nbytes));
+    GKPY_RUN(gkpy_long_work(a), gk_to_host(a, data, nbytes));
     PyObject *result = NULL;
     if (status != GK_OK) {
         gkpy_raise(state, status);
@@ -929,11 +914,8 @@ static PyObject *array_to(PyObject *self, PyObject *const *args, Py_ssize_t narg
     }
     gk_dtype dtype;
     gk_device device;
-    bool has_dtype = dtype_object && dtype_object != Py_None;
-    bool has_device = device_object && device_object != Py_None;
-    if (has_dtype && gkpy_dtype_from_object(state, dtype_object, &dtype) < 0)
-        return NULL;
-    if (has_device && gkpy_device_from_object(state, device_object, &device) < 0)
+    int has_device = 0, has_dtype = gkpy_optional_dtype(state, dtype_object, &dtype);
+    if (has_dtype < 0 || (has_device = gkpy_optional_device(state, device_object, &device)) < 0)
         return NULL;
     int copy = v[2] ? PyObject_IsTrue(v[2]) : 0;
     if (copy < 0)
@@ -970,10 +952,9 @@ static PyObject *array_astype(PyObject *self, PyObject *const *args, Py_ssize_t 
     gkpy_state *state = state_of(self);
     gk_dtype dtype;
     gk_device device;
-    if (gkpy_dtype_from_object(state, v[0], &dtype) < 0)
-        return NULL;
-    bool has_device = v[2] && v[2] != Py_None;
-    if (has_device && gkpy_device_from_object(state, v[2], &device) < 0)
+    int has_device;
+    if (gkpy_dtype_from_object(state, v[0], &dtype) < 0 ||
+        (has_device = gkpy_optional_device(state, v[2], &device)) < 0)
         return NULL;
     int copy = v[1] ? PyObject_IsTrue(v[1]) : 1;
     if (copy < 0)
@@ -1043,8 +1024,8 @@ static PyObject *array_reshape(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     gk_array *a = array_of(self), *result = NULL;
     gk_status status;
-    RUN(long_work(a), gk_reshape(a, ndim, shape, &result));
-    return wrap_status(state_of(self), status, result);
+    GKPY_RUN(gkpy_long_work(a), gk_reshape(a, ndim, shape, &result));
+    return gkpy_array_result(state_of(self), status, result);
 }
 
 PyDoc_STRVAR(transpose_doc,
@@ -1061,7 +1042,7 @@ static PyObject *array_transpose(PyObject *self, PyObject *const *args, Py_ssize
     gk_status status;
     if (nargs == 0 || (nargs == 1 && args[0] == Py_None)) {
         status = gk_transpose(a, NULL, &result);
-        return wrap_status(state, status, result);
+        return gkpy_array_result(state, status, result);
     }
     int count, ndim = gk_array_ndim(a);
     int64_t values[GK_MAX_DIMS];
@@ -1083,7 +1064,7 @@ static PyObject *array_transpose(PyObject *self, PyObject *const *args, Py_ssize
         axes[i] = (int)axis;
     }
     status = gk_transpose(a, axes, &result);
-    return wrap_status(state, status, result);
+    return gkpy_array_result(state, status, result);
 }
 
 PyDoc_STRVAR(numpy_doc,
@@ -1156,7 +1137,7 @@ static PyObject *array_reduce(PyObject *self, PyObject *unused)
     PyObject *result = NULL;
     if (rebuild && data && shape) {
         gk_status status;
-        RUN(long_work(a), gk_to_host(a, PyBytes_AS_STRING(data), gk_array_nbytes(a)));
+        GKPY_RUN(gkpy_long_work(a), gk_to_host(a, PyBytes_AS_STRING(data), gk_array_nbytes(a)));
         char device[GK_DEVICE_NAME_MAX];
         if (status != GK_OK)
             gkpy_raise(state, status);
@@ -1200,7 +1181,7 @@ static PyObject *array_repr(PyObject *self)
     gk_array *a = array_of(self);
     char *text = NULL;
     gk_status status;
-    RUN(long_work(a), gk_array_format(a, &text));
+    GKPY_RUN(gkpy_long_work(a), gk_array_format(a, &text));
     if (status != GK_OK)
         return gkpy_raise(state_of(self), status);
     PyObject *result = PyUnicode_FromString(text);

@@ -156,8 +156,8 @@ static PyObject *array_array(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", keywords, &dtype,
                                      &copy_object))
         return NULL;
-    int copy = gkpy_parse_copy(copy_object);
-    if (copy == -2)
+    int copy;
+    if (gkpy_parse_copy(copy_object, &copy) < 0)
         return NULL;
     gkpy_state *state = state_of(self);
     gk_array *a = array_of(self);

@@ -455,12 +455,6 @@ static PyObject *from_scalar(gkpy_state *state, PyObject *object, const gk_dtype
 /* ------------------------------------------------------------------ */
 /* asarray                                                             */
 
-static bool long_work(const gk_array *a, gk_device target)
-{
-    return gk_array_device(a).kind != GK_DEVICE_CPU || target.kind != GK_DEVICE_CPU ||
-           gk_array_size(a) >= 65536;
-}
-
 /* `source` (an Array) on `device` as `dtype` (NULL: as it is): itself when
  * nothing changes and copy allows, else a new array. */
 static PyObject *convert_array(gkpy_state *state, PyObject *source, const gk_dtype *dtype,
@@ -480,7 +474,7 @@ static PyObject *convert_array(gkpy_state *state, PyObject *source, const gk_dty
     }
     gk_array *result = NULL, *step = NULL;
     gk_status status;
-    bool release = long_work(a, to_device);
+    bool release = gkpy_long_work(a) || to_device.kind != GK_DEVICE_CPU;
     PyThreadState *thread = release ? PyEval_SaveThread() : NULL;
     if (same_dtype && same_device) {
         status = gk_copy(a, &result);
@@ -569,13 +563,7 @@ PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtyp
 /* ------------------------------------------------------------------ */
 /* the module functions                                                */
 
-static int parse_dtype(gkpy_state *state, PyObject *object, gk_dtype *dtype, bool *given)
-{
-    *given = object && object != Py_None;
-    return *given ? gkpy_dtype_from_object(state, object, dtype) : 0;
-}
-
-static int parse_copy(PyObject *object, int *copy)
+int gkpy_parse_copy(PyObject *object, int *copy)
 {
     if (!object || object == Py_None) {
         *copy = -1;
@@ -586,11 +574,6 @@ static int parse_copy(PyObject *object, int *copy)
         return -1;
     *copy = truth;
     return 0;
-}
-
-static PyObject *wrap_result(gkpy_state *state, gk_status status, gk_array *array)
-{
-    return status == GK_OK ? gkpy_array_wrap(state, array) : gkpy_raise(state, status);
 }
 
 PyDoc_STRVAR(asarray_doc,
@@ -618,33 +601,51 @@ static PyObject *py_asarray(PyObject *module, PyObject *const *args, Py_ssize_t 
     gkpy_state *state = gkpy_state_of_module(module);
     gk_dtype dtype;
     gk_device device;
-    bool has_dtype;
-    int copy;
-    if (parse_dtype(state, v[1], &dtype, &has_dtype) < 0 || parse_copy(v[3], &copy) < 0)
-        return NULL;
-    bool has_device = v[2] && v[2] != Py_None;
-    if (has_device && gkpy_device_from_object(state, v[2], &device) < 0)
+    int copy, has_device = 0, has_dtype = gkpy_optional_dtype(state, v[1], &dtype);
+    if (has_dtype < 0 || gkpy_parse_copy(v[3], &copy) < 0 ||
+        (has_device = gkpy_optional_device(state, v[2], &device)) < 0)
         return NULL;
     return gkpy_asarray(state, v[0], has_dtype ? &dtype : NULL, has_device ? &device : NULL,
                         copy);
 }
 
-/* The shape, dtype (default `fallback`) and device of a creation call. */
-static int creation_args(gkpy_state *state, PyObject *shape_object, PyObject *dtype_object,
-                         PyObject *device_object, gk_dtype fallback, int *ndim, int64_t *shape,
-                         gk_dtype *dtype, gk_device *device)
+/* The dtype (`fallback` when None or absent) and device (the default one
+ * when None or absent) of a creation call. */
+static int dtype_and_device(gkpy_state *state, PyObject *dtype_object, PyObject *device_object,
+                            gk_dtype fallback, gk_dtype *dtype, gk_device *device)
 {
-    bool given;
-    if (gkpy_parse_shape(shape_object, ndim, shape) < 0 ||
-        parse_dtype(state, dtype_object, dtype, &given) < 0)
+    int given = gkpy_optional_dtype(state, dtype_object, dtype);
+    if (given < 0)
         return -1;
     if (!given)
         *dtype = fallback;
     return gkpy_device_from_object(state, device_object, device);
 }
 
-enum fill { FILL_EMPTY, FILL_ZEROS, FILL_ONES };
+/* A TypeError unless `object` is an int (not a bool), for `name` of
+ * `function`. */
+static int require_int(const char *function, const char *name, PyObject *object)
+{
+    if (PyIndex_Check(object) && !PyBool_Check(object))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s(): %s must be an int, not %.100s", function, name,
+                 Py_TYPE(object)->tp_name);
+    return -1;
+}
 
+enum fill { FILL_EMPTY, FILL_ZEROS, FILL_ONES, FILL_VALUE };
+
+static gk_status filled(enum fill fill, gk_device device, gk_dtype dtype, int ndim,
+                        const int64_t *shape, gk_array **out)
+{
+    switch (fill) {
+    case FILL_ZEROS: return gk_zeros(device, dtype, ndim, shape, out);
+    case FILL_ONES: return gk_ones(device, dtype, ndim, shape, out);
+    default: return gk_empty(device, dtype, ndim, shape, out);
+    }
+}
+
+/* empty(), zeros() and ones(). */
 static PyObject *create_filled(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames, const char *name, enum fill fill)
 {
@@ -657,49 +658,12 @@ static PyObject *create_filled(PyObject *module, PyObject *const *args, Py_ssize
     int64_t shape[GK_MAX_DIMS];
     gk_dtype dtype;
     gk_device device;
-    if (creation_args(state, v[0], v[1], v[2], GK_FLOAT32, &ndim, shape, &dtype, &device) < 0)
+    if (gkpy_parse_shape(v[0], &ndim, shape) < 0 ||
+        dtype_and_device(state, v[1], v[2], GK_FLOAT32, &dtype, &device) < 0)
         return NULL;
-    gk_array *array;
-    gk_status status = fill == FILL_EMPTY  ? gk_empty(device, dtype, ndim, shape, &array)
-                       : fill == FILL_ZEROS ? gk_zeros(device, dtype, ndim, shape, &array)
-                                            : gk_ones(device, dtype, ndim, shape, &array);
-    return wrap_result(state, status, array);
-}
-
-PyDoc_STRVAR(empty_doc,
-"empty(shape, *, dtype=None, device=None)\n"
-"--\n\n"
-"An uninitialised array of `shape` (an int or a tuple of ints); dtype\n"
-"defaults to float32, device to the default device.");
-
-static PyObject *py_empty(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames)
-{
-    return create_filled(module, args, nargs, kwnames, "empty", FILL_EMPTY);
-}
-
-PyDoc_STRVAR(zeros_doc,
-"zeros(shape, *, dtype=None, device=None)\n"
-"--\n\n"
-"An array of zeros of `shape` (an int or a tuple of ints); dtype defaults\n"
-"to float32, device to the default device.");
-
-static PyObject *py_zeros(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames)
-{
-    return create_filled(module, args, nargs, kwnames, "zeros", FILL_ZEROS);
-}
-
-PyDoc_STRVAR(ones_doc,
-"ones(shape, *, dtype=None, device=None)\n"
-"--\n\n"
-"An array of ones of `shape` (an int or a tuple of ints); dtype defaults\n"
-"to float32, device to the default device.");
-
-static PyObject *py_ones(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                         PyObject *kwnames)
-{
-    return create_filled(module, args, nargs, kwnames, "ones", FILL_ONES);
+    gk_array *array = NULL;
+    gk_status status = filled(fill, device, dtype, ndim, shape, &array);
+    return gkpy_array_result(state, status, array);
 }
 
 /* An array of `shape` filled with the Python number `value`, exactly (an
@@ -725,11 +689,7 @@ static PyObject *full_array(gkpy_state *state, int ndim, const int64_t *shape, P
         status = gk_assign(array, scalar);
     gk_array_free(scalar);
     Py_END_ALLOW_THREADS
-    if (status != GK_OK) {
-        gk_array_free(array);
-        return gkpy_raise(state, status);
-    }
-    return gkpy_array_wrap(state, array);
+    return gkpy_array_result(state, status, array);
 }
 
 PyDoc_STRVAR(full_doc,
@@ -751,7 +711,8 @@ static PyObject *py_full(PyObject *module, PyObject *const *args, Py_ssize_t nar
     gk_dtype dtype;
     gk_device device;
     gk_dtype fallback = is_number(v[1]) ? scalar_dtype(v[1]) : GK_FLOAT32;
-    if (creation_args(state, v[0], v[2], v[3], fallback, &ndim, shape, &dtype, &device) < 0)
+    if (gkpy_parse_shape(v[0], &ndim, shape) < 0 ||
+        dtype_and_device(state, v[2], v[3], fallback, &dtype, &device) < 0)
         return NULL;
     return full_array(state, ndim, shape, v[1], dtype, device);
 }
@@ -813,16 +774,13 @@ static PyObject *py_arange(PyObject *module, PyObject *const *args, Py_ssize_t n
     if (v[2] && number_arg("arange", v[2], &step, &f_step) < 0)
         return NULL;
     gk_dtype dtype;
-    bool given;
     gk_device device;
-    if (parse_dtype(state, v[3], &dtype, &given) < 0 ||
-        gkpy_device_from_object(state, v[4], &device) < 0)
+    gk_dtype fallback = f_start || f_stop || f_step ? GK_FLOAT32 : GK_INT64;
+    if (dtype_and_device(state, v[3], v[4], fallback, &dtype, &device) < 0)
         return NULL;
-    if (!given)
-        dtype = f_start || f_stop || f_step ? GK_FLOAT32 : GK_INT64;
-    gk_array *array;
+    gk_array *array = NULL;
     gk_status status = gk_arange(device, dtype, start, stop, step, &array);
-    return wrap_result(state, status, array);
+    return gkpy_array_result(state, status, array);
 }
 
 PyDoc_STRVAR(linspace_doc,
@@ -843,31 +801,50 @@ static PyObject *py_linspace(PyObject *module, PyObject *const *args, Py_ssize_t
     bool f;
     int64_t num;
     if (number_arg("linspace", v[0], &start, &f) < 0 ||
-        number_arg("linspace", v[1], &stop, &f) < 0)
-        return NULL;
-    if (!PyIndex_Check(v[2]) || PyBool_Check(v[2])) {
-        PyErr_Format(PyExc_TypeError, "linspace(): num must be an int, not %.100s",
-                     Py_TYPE(v[2])->tp_name);
-        return NULL;
-    }
-    if (parse_length(v[2], &num) < 0)
+        number_arg("linspace", v[1], &stop, &f) < 0 || require_int("linspace", "num", v[2]) < 0 ||
+        parse_length(v[2], &num) < 0)
         return NULL;
     int endpoint = v[5] ? PyObject_IsTrue(v[5]) : 1;
-    if (endpoint < 0)
-        return NULL;
     gk_dtype dtype;
-    bool given;
     gk_device device;
-    if (parse_dtype(state, v[3], &dtype, &given) < 0 ||
-        gkpy_device_from_object(state, v[4], &device) < 0)
+    if (endpoint < 0 || dtype_and_device(state, v[3], v[4], GK_FLOAT32, &dtype, &device) < 0)
         return NULL;
-    if (!given)
-        dtype = GK_FLOAT32;
     if (!endpoint && num > 0)
         stop = start + (stop - start) * (double)(num - 1) / (double)num; /* the last kept value */
-    gk_array *array;
+    gk_array *array = NULL;
     gk_status status = gk_linspace(device, dtype, start, stop, num, &array);
-    return wrap_result(state, status, array);
+    return gkpy_array_result(state, status, array);
+}
+
+/* rows x cols zeros with ones on diagonal k. gk_eye makes the square
+ * identity; otherwise the ones are assigned to a strided view: in the flat
+ * C-order array the diagonal is every (cols + 1)-th element from its
+ * first. */
+static gk_status eye_core(gk_device device, gk_dtype dtype, int64_t rows, int64_t cols,
+                          long long k, gk_array **out)
+{
+    if (rows == cols && k == 0)
+        return gk_eye(device, dtype, rows, out);
+    int64_t shape[2] = {rows, cols};
+    int64_t count = k >= 0 ? (rows < cols - k ? rows : cols - k)
+                           : (rows + k < cols ? rows + k : cols);
+    gk_status status = gk_zeros(device, dtype, 2, shape, out);
+    if (status != GK_OK || count <= 0)
+        return status;
+    int64_t flat = rows * cols, first = k >= 0 ? k : -k * cols;
+    gk_array *line = NULL, *diagonal = NULL, *one = NULL;
+    status = gk_reshape(*out, 1, &flat, &line);
+    if (status == GK_OK)
+        status = gk_slice(line, 0, first, first + (count - 1) * (cols + 1) + 1, cols + 1,
+                          &diagonal);
+    if (status == GK_OK)
+        status = gk_ones(device, dtype, 0, NULL, &one);
+    if (status == GK_OK)
+        status = gk_assign(diagonal, one);
+    gk_array_free(one);
+    gk_array_free(diagonal);
+    gk_array_free(line);
+    return status;
 }
 
 PyDoc_STRVAR(eye_doc,
@@ -893,101 +870,83 @@ static PyObject *py_eye(PyObject *module, PyObject *const *args, Py_ssize_t narg
         return NULL;
     long long k = 0;
     if (v[2]) {
-        if (!PyIndex_Check(v[2]) || PyBool_Check(v[2])) {
-            PyErr_Format(PyExc_TypeError, "eye(): k must be an int, not %.100s",
-                         Py_TYPE(v[2])->tp_name);
+        if (require_int("eye", "k", v[2]) < 0)
             return NULL;
-        }
         k = PyLong_AsLongLong(v[2]);
         if (k == -1 && PyErr_Occurred())
             return NULL;
     }
     gk_dtype dtype;
-    bool given;
     gk_device device;
-    if (parse_dtype(state, v[3], &dtype, &given) < 0 ||
-        gkpy_device_from_object(state, v[4], &device) < 0)
+    if (dtype_and_device(state, v[3], v[4], GK_FLOAT32, &dtype, &device) < 0)
         return NULL;
-    if (!given)
-        dtype = GK_FLOAT32;
     gk_array *array = NULL;
-    gk_status status;
-    if (rows == cols && k == 0) {
-        status = gk_eye(device, dtype, rows, &array);
-        return wrap_result(state, status, array);
-    }
-    /* Zeros, then ones along the diagonal: in the flat C-order array the
-     * diagonal is every (cols + 1)-th element from its first. */
-    int64_t shape[2] = {rows, cols};
-    int64_t count = k >= 0 ? (rows < cols - k ? rows : cols - k)
-                           : (rows + k < cols ? rows + k : cols);
-    status = gk_zeros(device, dtype, 2, shape, &array);
-    if (status == GK_OK && count > 0) {
-        int64_t flat = rows * cols, first = k >= 0 ? k : -k * cols;
-        gk_array *line = NULL, *diagonal = NULL, *one = NULL;
-        status = gk_reshape(array, 1, &flat, &line);
-        if (status == GK_OK)
-            status = gk_slice(line, 0, first, first + (count - 1) * (cols + 1) + 1, cols + 1,
-                              &diagonal);
-        if (status == GK_OK)
-            status = gk_ones(device, dtype, 0, NULL, &one);
-        if (status == GK_OK)
-            status = gk_assign(diagonal, one);
-        gk_array_free(one);
-        gk_array_free(diagonal);
-        gk_array_free(line);
-    }
-    if (status != GK_OK) {
-        gk_array_free(array);
-        return gkpy_raise(state, status);
-    }
-    return gkpy_array_wrap(state, array);
+    gk_status status = eye_core(device, dtype, rows, cols, k, &array);
+    return gkpy_array_result(state, status, array);
 }
 
-/* The template of a *_like call: any array-like, as an Array. */
-static PyObject *like_template(gkpy_state *state, PyObject *object)
-{
-    return gkpy_is_array(state, object) ? Py_NewRef(object)
-                                        : gkpy_asarray(state, object, NULL, NULL, -1);
-}
-
+/* empty_like(), zeros_like(), ones_like() and full_like() (FILL_VALUE,
+ * whose fill_value comes second). */
 static PyObject *create_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kwnames, const char *name, int fill)
+                             PyObject *kwnames, const char *name, enum fill fill)
 {
-    /* fill: FILL_* or -1 for full_like (fill_value second). */
     static const char *const names[] = {"x", "dtype", "device"};
     static const char *const full_names[] = {"x", "fill_value", "dtype", "device"};
     PyObject *v[4];
-    bool full = fill < 0;
+    bool full = fill == FILL_VALUE;
     if (full ? gkpy_parse_args(name, args, nargs, kwnames, full_names, 4, 1, 2, 2, v)
              : gkpy_parse_args(name, args, nargs, kwnames, names, 3, 1, 1, 1, v))
         return NULL;
     PyObject *dtype_object = full ? v[2] : v[1], *device_object = full ? v[3] : v[2];
     gkpy_state *state = gkpy_state_of_module(module);
-    PyObject *template = like_template(state, v[0]);
+    /* The template: any array-like, as an Array. */
+    PyObject *template = gkpy_is_array(state, v[0]) ? Py_NewRef(v[0])
+                                                     : gkpy_asarray(state, v[0], NULL, NULL, -1);
     if (!template)
         return NULL;
     gk_array *x = ((gkpy_array *)template)->array;
     gk_dtype dtype = gk_array_dtype(x);
     gk_device device = gk_array_device(x);
-    bool given;
     int ndim = gk_array_ndim(x);
     int64_t shape[GK_MAX_DIMS];
     memcpy(shape, gk_array_shape(x), sizeof(int64_t) * (size_t)ndim);
     Py_DECREF(template);
-    if (parse_dtype(state, dtype_object, &dtype, &given) < 0)
-        return NULL;
-    if (device_object && device_object != Py_None &&
-        gkpy_device_from_object(state, device_object, &device) < 0)
+    if (gkpy_optional_dtype(state, dtype_object, &dtype) < 0 ||
+        gkpy_optional_device(state, device_object, &device) < 0)
         return NULL;
     if (full)
         return full_array(state, ndim, shape, v[1], dtype, device);
-    gk_array *array;
-    gk_status status = fill == FILL_EMPTY  ? gk_empty(device, dtype, ndim, shape, &array)
-                       : fill == FILL_ZEROS ? gk_zeros(device, dtype, ndim, shape, &array)
-                                            : gk_ones(device, dtype, ndim, shape, &array);
-    return wrap_result(state, status, array);
+    gk_array *array = NULL;
+    gk_status status = filled(fill, device, dtype, ndim, shape, &array);
+    return gkpy_array_result(state, status, array);
 }
+
+/* One C function per creation function (a PyCFunction has no slot for
+ * the fill). */
+#define FILL_FUNCTION(name, create, fill)                                                         \
+    static PyObject *py_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs,        \
+                               PyObject *kwnames)                                                 \
+    {                                                                                             \
+        return create(module, args, nargs, kwnames, #name, fill);                                 \
+    }
+
+PyDoc_STRVAR(empty_doc,
+"empty(shape, *, dtype=None, device=None)\n"
+"--\n\n"
+"An uninitialised array of `shape` (an int or a tuple of ints); dtype\n"
+"defaults to float32, device to the default device.");
+
+PyDoc_STRVAR(zeros_doc,
+"zeros(shape, *, dtype=None, device=None)\n"
+"--\n\n"
+"An array of zeros of `shape` (an int or a tuple of ints); dtype defaults\n"
+"to float32, device to the default device.");
+
+PyDoc_STRVAR(ones_doc,
+"ones(shape, *, dtype=None, device=None)\n"
+"--\n\n"
+"An array of ones of `shape` (an int or a tuple of ints); dtype defaults\n"
+"to float32, device to the default device.");
 
 PyDoc_STRVAR(empty_like_doc,
 "empty_like(x, /, *, dtype=None, device=None)\n"
@@ -995,33 +954,15 @@ PyDoc_STRVAR(empty_like_doc,
 "An uninitialised array with the shape of x, and its dtype and device\n"
 "unless given.");
 
-static PyObject *py_empty_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                               PyObject *kwnames)
-{
-    return create_like(module, args, nargs, kwnames, "empty_like", FILL_EMPTY);
-}
-
 PyDoc_STRVAR(zeros_like_doc,
 "zeros_like(x, /, *, dtype=None, device=None)\n"
 "--\n\n"
 "Zeros with the shape of x, and its dtype and device unless given.");
 
-static PyObject *py_zeros_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                               PyObject *kwnames)
-{
-    return create_like(module, args, nargs, kwnames, "zeros_like", FILL_ZEROS);
-}
-
 PyDoc_STRVAR(ones_like_doc,
 "ones_like(x, /, *, dtype=None, device=None)\n"
 "--\n\n"
 "Ones with the shape of x, and its dtype and device unless given.");
-
-static PyObject *py_ones_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames)
-{
-    return create_like(module, args, nargs, kwnames, "ones_like", FILL_ONES);
-}
 
 PyDoc_STRVAR(full_like_doc,
 "full_like(x, /, fill_value, *, dtype=None, device=None)\n"
@@ -1029,11 +970,13 @@ PyDoc_STRVAR(full_like_doc,
 "fill_value everywhere, with the shape of x, and its dtype (a float into\n"
 "an integer dtype truncates) and device unless given.");
 
-static PyObject *py_full_like(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames)
-{
-    return create_like(module, args, nargs, kwnames, "full_like", -1);
-}
+FILL_FUNCTION(empty, create_filled, FILL_EMPTY)
+FILL_FUNCTION(zeros, create_filled, FILL_ZEROS)
+FILL_FUNCTION(ones, create_filled, FILL_ONES)
+FILL_FUNCTION(empty_like, create_like, FILL_EMPTY)
+FILL_FUNCTION(zeros_like, create_like, FILL_ZEROS)
+FILL_FUNCTION(ones_like, create_like, FILL_ONES)
+FILL_FUNCTION(full_like, create_like, FILL_VALUE)
 
 PyDoc_STRVAR(from_bytes_doc,
 "_array_from_bytes(data, shape, dtype, device)\n"
@@ -1065,7 +1008,7 @@ static PyObject *py_array_from_bytes(PyObject *module, PyObject *const *args, Py
     gk_array *array;
     gk_status status =
         gk_from_host(device, dtype, ndim, shape, PyBytes_AS_STRING(args[0]), &array);
-    return wrap_result(state, status, array);
+    return gkpy_array_result(state, status, array);
 }
 
 #define FASTCALL_KW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS

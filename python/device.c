@@ -48,6 +48,13 @@ int gkpy_device_from_object(gkpy_state *state, PyObject *object, gk_device *devi
     return -1;
 }
 
+int gkpy_optional_device(gkpy_state *state, PyObject *object, gk_device *device)
+{
+    if (!object || object == Py_None)
+        return 0;
+    return gkpy_device_from_object(state, object, device) < 0 ? -1 : 1;
+}
+
 PyObject *gkpy_device_object(gkpy_state *state, gk_device device)
 {
     device_object *self = PyObject_New(device_object, state->device_type);

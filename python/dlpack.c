@@ -206,8 +206,8 @@ static PyObject *array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     gkpy_state *state = state_of(self);
     const gk_array *a = array_of(self);
-    int copy = gkpy_parse_copy(copy_object);
-    if (copy == -2)
+    int copy;
+    if (gkpy_parse_copy(copy_object, &copy) < 0)
         return NULL;
 
     /* Versioned when the consumer understands DLPack 1: the newest minor
@@ -659,13 +659,12 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
                                      &device_object, &copy_object))
         return NULL;
     gkpy_state *state = gkpy_state_of_module(module);
-    int copy = gkpy_parse_copy(copy_object);
-    if (copy == -2)
-        return NULL;
+    int copy, has_device;
     gk_device device;
-    if (device_object != Py_None && gkpy_device_from_object(state, device_object, &device) < 0)
+    if (gkpy_parse_copy(copy_object, &copy) < 0 ||
+        (has_device = gkpy_optional_device(state, device_object, &device)) < 0)
         return NULL;
-    const gk_device *wanted = device_object != Py_None ? &device : NULL;
+    const gk_device *wanted = has_device ? &device : NULL;
     if (gkpy_is_array(state, object))
         return gkpy_import_own(state, object, wanted, copy);
     if (!PyObject_HasAttrString(object, "__dlpack__") ||

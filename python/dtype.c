@@ -66,6 +66,13 @@ int gkpy_dtype_from_object(gkpy_state *state, PyObject *object, gk_dtype *dtype)
     return -1;
 }
 
+int gkpy_optional_dtype(gkpy_state *state, PyObject *object, gk_dtype *dtype)
+{
+    if (!object || object == Py_None)
+        return 0;
+    return gkpy_dtype_from_object(state, object, dtype) < 0 ? -1 : 1;
+}
+
 PyObject *gkpy_dtype_object(gkpy_state *state, gk_dtype dtype)
 {
     if ((unsigned)dtype >= GK_DTYPE_COUNT) {

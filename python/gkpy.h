@@ -68,6 +68,9 @@ int gkpy_errors_init(PyObject *module, gkpy_state *state);
  * (NumPy dtypes and scalar types). TypeError otherwise; returns -1. */
 int gkpy_dtype_from_object(gkpy_state *state, PyObject *object, gk_dtype *dtype);
 PyObject *gkpy_dtype_object(gkpy_state *state, gk_dtype dtype); /* new reference */
+/* An optional dtype argument: 1 with *dtype set, 0 when it is absent
+ * (NULL) or None, -1 with an exception. */
+int gkpy_optional_dtype(gkpy_state *state, PyObject *object, gk_dtype *dtype);
 int gkpy_dtype_init(PyObject *module, gkpy_state *state);
 
 /* --- device.c --- */
@@ -76,6 +79,9 @@ int gkpy_dtype_init(PyObject *module, gkpy_state *state);
 int gkpy_device_from_object(gkpy_state *state, PyObject *object, gk_device *device);
 PyObject *gkpy_device_object(gkpy_state *state, gk_device device); /* new reference */
 gk_device gkpy_default_device(gkpy_state *state);
+/* An optional device argument: 1 with *device set, 0 when it is absent
+ * (NULL) or None, -1 with an exception. */
+int gkpy_optional_device(gkpy_state *state, PyObject *object, gk_device *device);
 int gkpy_device_init(PyObject *module, gkpy_state *state);
 
 /* --- array.c --- */
@@ -88,11 +94,34 @@ typedef struct gkpy_array {
 /* A new Array owning `array` (which must not be NULL); when the Python
  * object cannot be made, frees `array` and returns NULL. */
 PyObject *gkpy_array_wrap(gkpy_state *state, gk_array *array);
+/* The Array for a finished call: `array` wrapped when status is GK_OK,
+ * else the status's exception (and `array`, if any, freed). */
+PyObject *gkpy_array_result(gkpy_state *state, gk_status status, gk_array *array);
 static inline bool gkpy_is_array(gkpy_state *state, PyObject *object)
 {
     return Py_IS_TYPE(object, state->array_type);
 }
 int gkpy_array_init(PyObject *module, gkpy_state *state);
+
+/* Work on at least this many elements, or on a device other than the CPU,
+ * runs without the GIL: releasing it costs about a microsecond, as much as
+ * a small add on the CPU. */
+#define GKPY_GIL_FREE_SIZE 65536
+static inline bool gkpy_long_work(const gk_array *a)
+{
+    return gk_array_device(a).kind != GK_DEVICE_CPU || gk_array_size(a) >= GKPY_GIL_FREE_SIZE;
+}
+/* status = call, without the GIL when `release` (`status` is the caller's
+ * gk_status variable). */
+#define GKPY_RUN(release, call)                                                                   \
+    do {                                                                                          \
+        if (release) {                                                                            \
+            Py_BEGIN_ALLOW_THREADS status = (call);                                               \
+            Py_END_ALLOW_THREADS                                                                  \
+        } else {                                                                                  \
+            status = (call);                                                                      \
+        }                                                                                         \
+    } while (0)
 
 /* Methods and attributes of gpukit.Array that live with their topic: each
  * file exports NULL-terminated tables, and array.c's type spec takes them
@@ -122,6 +151,9 @@ int gkpy_create_init(PyObject *module, gkpy_state *state);
 int gkpy_parse_args(const char *function, PyObject *const *args, Py_ssize_t nargs,
                     PyObject *kwnames, const char *const *names, int count, int positional_only,
                     int max_positional, int required, PyObject **values);
+/* A copy= argument as asarray's copy (absent or None -1, else its truth:
+ * 1 or 0); -1 with an exception. */
+int gkpy_parse_copy(PyObject *object, int *copy);
 /* A shape from an int or a sequence of ints (TypeError for other types,
  * ValueError for a negative length or more than GK_MAX_DIMS axes). */
 int gkpy_parse_shape(PyObject *object, int *ndim, int64_t *shape);

@@ -25,14 +25,6 @@ gk_status gkpy_new_handle(const gk_array *a, gk_array **out)
     return gk_transpose(a, axes, out);
 }
 
-int gkpy_parse_copy(PyObject *copy)
-{
-    if (copy == NULL || copy == Py_None)
-        return -1;
-    int truth = PyObject_IsTrue(copy);
-    return truth < 0 ? -2 : truth;
-}
-
 gk_status gkpy_copy_to(const gk_array *a, gk_device device, gk_array **out)
 {
     gk_status status;

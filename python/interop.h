@@ -41,8 +41,6 @@ static inline const char *device_text(gk_device device, char *buf)
 /* --- interop.c --- */
 /* A new handle on the same memory, shape and strides. */
 gk_status gkpy_new_handle(const gk_array *a, gk_array **out);
-/* copy=None/True/False as -1/1/0 (asarray's convention); -2 on error. */
-int gkpy_parse_copy(PyObject *copy);
 /* A copy of `a` on `device` (a plain copy when it is a's), without the GIL. */
 gk_status gkpy_copy_to(const gk_array *a, gk_device device, gk_array **out);
 /* gk_device_synchronize without the GIL. */
