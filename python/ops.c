@@ -18,41 +18,9 @@
  * change dtype (NumPy's copy=None). */
 #define COPY_IF_NEEDED (-1)
 
-/* Arrays at least this large, or on a device other than the CPU, are
- * computed without the GIL: releasing it costs about a microsecond, which
- * small CPU arrays do not repay. */
-#define GIL_FREE_SIZE 65536
-
-static bool slow_work(const gk_array *a)
-{
-    return gk_array_size(a) >= GIL_FREE_SIZE || gk_array_device(a).kind != GK_DEVICE_CPU;
-}
-
-/* status = call, without the GIL when `slow`. */
-#define RUN(slow, call)                                                                           \
-    do {                                                                                           \
-        if (slow) {                                                                                \
-            Py_BEGIN_ALLOW_THREADS status = (call);                                                \
-            Py_END_ALLOW_THREADS                                                                   \
-        } else {                                                                                   \
-            status = (call);                                                                       \
-        }                                                                                          \
-    } while (0)
-
 static gk_array *array_of(PyObject *object)
 {
     return ((gkpy_array *)object)->array;
-}
-
-/* The Array for a finished call: raises the status's exception, or wraps
- * `out`. */
-static PyObject *finish(gkpy_state *state, gk_status status, gk_array *out)
-{
-    if (status != GK_OK) {
-        gk_array_free(out);
-        return gkpy_raise(state, status);
-    }
-    return gkpy_array_wrap(state, out);
 }
 
 /* "(2, 3)", for messages. */
@@ -125,6 +93,42 @@ static PyObject *as_array(gkpy_state *state, PyObject *object, PyObject *near)
     if (near)
         device = gk_array_device(array_of(near));
     return gkpy_asarray(state, object, NULL, near ? &device : NULL, COPY_IF_NEEDED);
+}
+
+/* The factorizations take floating-point matrices (the standard's "should
+ * have a real-valued floating-point data type"): TypeError otherwise,
+ * rather than a silent float64 copy of an integer matrix. Takes `array`'s
+ * reference, and returns it or NULL. */
+static PyObject *require_float(const char *function, PyObject *array)
+{
+    if (array && !gk_dtype_is_float(gk_array_dtype(array_of(array)))) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: the matrix is %s; linear algebra takes float32 or float64 (convert "
+                     "with gpukit.astype(x, gpukit.float64))",
+                     function, gk_dtype_name(gk_array_dtype(array_of(array))));
+        Py_CLEAR(array);
+    }
+    return array;
+}
+
+/* x1 and x2 as Arrays on one device, as new references in pair[]: the
+ * device of the first Array among them; without one x1 goes to the default
+ * device and x2 follows it. `linalg` names the linear algebra function when
+ * both must be floating point (require_float), else it is NULL. */
+static int as_pair(gkpy_state *state, PyObject *x1, PyObject *x2, const char *linalg,
+                   PyObject *pair[2])
+{
+    PyObject *near = gkpy_is_array(state, x1) ? x1 : gkpy_is_array(state, x2) ? x2 : NULL;
+    pair[0] = as_array(state, x1, near);
+    if (linalg)
+        pair[0] = require_float(linalg, pair[0]);
+    pair[1] = pair[0] ? as_array(state, x2, near ? near : pair[0]) : NULL;
+    if (linalg)
+        pair[1] = require_float(linalg, pair[1]);
+    if (pair[1])
+        return 0;
+    Py_XDECREF(pair[0]);
+    return -1;
 }
 
 /* An axis argument as an int; -1 with an exception. */
@@ -259,27 +263,27 @@ static PyObject *binary_value(gkpy_state *state, gk_op op, PyObject *array, PyOb
         gk_array *scalar;
         status = gk_scalar(gk_array_device(a), GK_BOOL, value == Py_True, &scalar);
         if (status == GK_OK) {
-            RUN(slow_work(a), value_first_operand ? gk_binary(op, scalar, a, &out)
+            GKPY_RUN(gkpy_long_work(a), value_first_operand ? gk_binary(op, scalar, a, &out)
                                                   : gk_binary(op, a, scalar, &out));
             gk_array_free(scalar);
         }
-        return finish(state, status, out);
+        return gkpy_array_result(state, status, out);
     }
     double number = PyFloat_AsDouble(value);
     if (number == -1.0 && PyErr_Occurred())
         return NULL;
     if (!value_first_operand || op == GK_ADD || op == GK_MUL || op == GK_MINIMUM ||
         op == GK_MAXIMUM || op == GK_EQ || op == GK_NE) {
-        RUN(slow_work(a), gk_binary_scalar(op, a, number, &out));
-        return finish(state, status, out);
+        GKPY_RUN(gkpy_long_work(a), gk_binary_scalar(op, a, number, &out));
+        return gkpy_array_result(state, status, out);
     }
     /* value OP array: comparisons mirror; sub, div and pow need the value
      * as an array. */
     gk_op mirrored = op == GK_LT ? GK_GT : op == GK_LE ? GK_GE : op == GK_GT ? GK_LT
                    : op == GK_GE ? GK_LE : op;
     if (mirrored != op) {
-        RUN(slow_work(a), gk_binary_scalar(mirrored, a, number, &out));
-        return finish(state, status, out);
+        GKPY_RUN(gkpy_long_work(a), gk_binary_scalar(mirrored, a, number, &out));
+        return gkpy_array_result(state, status, out);
     }
     gk_dtype dtype = value_dtype(gk_array_dtype(a), number);
     if (!gk_dtype_is_float(dtype)) {
@@ -295,8 +299,8 @@ static PyObject *binary_value(gkpy_state *state, gk_op op, PyObject *array, PyOb
             return NULL;
         }
     }
-    RUN(slow_work(a), value_first(op, number, dtype, a, &out));
-    return finish(state, status, out);
+    GKPY_RUN(gkpy_long_work(a), value_first(op, number, dtype, a, &out));
+    return gkpy_array_result(state, status, out);
 }
 
 /* x1 OP x2 for any operands: Arrays, plain values, array-likes. */
@@ -321,20 +325,16 @@ static PyObject *binary(gkpy_state *state, gk_op op, PyObject *x1, PyObject *x2)
         return binary_value(state, op, x1, x2, false);
     if (array2 && value1)
         return binary_value(state, op, x2, x1, true);
-    PyObject *near = array1 ? x1 : x2;
-    PyObject *a1 = as_array(state, x1, near);
-    PyObject *a2 = a1 ? as_array(state, x2, near) : NULL;
-    if (!a2) {
-        Py_XDECREF(a1);
+    PyObject *pair[2];
+    if (as_pair(state, x1, x2, NULL, pair) < 0)
         return NULL;
-    }
+    const gk_array *a1 = array_of(pair[0]), *a2 = array_of(pair[1]);
     gk_array *out = NULL;
     gk_status status;
-    RUN(slow_work(array_of(a1)) || slow_work(array_of(a2)),
-        gk_binary(op, array_of(a1), array_of(a2), &out));
-    Py_DECREF(a1);
-    Py_DECREF(a2);
-    return finish(state, status, out);
+    GKPY_RUN(gkpy_long_work(a1) || gkpy_long_work(a2), gk_binary(op, a1, a2, &out));
+    Py_DECREF(pair[0]);
+    Py_DECREF(pair[1]);
+    return gkpy_array_result(state, status, out);
 }
 
 static PyObject *unary(gkpy_state *state, gk_op op, PyObject *x)
@@ -344,9 +344,9 @@ static PyObject *unary(gkpy_state *state, gk_op op, PyObject *x)
         return NULL;
     gk_array *out = NULL;
     gk_status status;
-    RUN(slow_work(array_of(array)), gk_unary(op, array_of(array), &out));
+    GKPY_RUN(gkpy_long_work(array_of(array)), gk_unary(op, array_of(array), &out));
     Py_DECREF(array);
-    return finish(state, status, out);
+    return gkpy_array_result(state, status, out);
 }
 
 /* For functions whose first argument x is required and positional-only. */
@@ -357,6 +357,27 @@ static int need_x(const char *function, Py_ssize_t nargs)
     PyErr_Format(PyExc_TypeError, "%s() missing required argument 'x'", function);
     return -1;
 }
+
+/* gpukit.NAME(x, /, ...) as fn_NAME and x.NAME(...) as method_NAME, over
+ * impl(state, "NAME", x, the arguments after x, positional, ...):
+ * `positional` is how many of those may come by position, and the
+ * macro's last arguments are impl's last ones. */
+#define X_FUNCTION(name, impl, positional, ...)                                                   \
+    static PyObject *fn_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs,        \
+                               PyObject *kwnames)                                                  \
+    {                                                                                              \
+        if (need_x(#name, nargs) < 0)                                                              \
+            return NULL;                                                                           \
+        return impl(gkpy_state_of_module(module), #name, args[0], args + 1, nargs - 1, kwnames,   \
+                    positional, __VA_ARGS__);                                                      \
+    }
+#define X_METHOD(name, impl, positional, ...)                                                     \
+    static PyObject *method_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,      \
+                                   PyObject *kwnames)                                              \
+    {                                                                                              \
+        return impl(gkpy_state_of_type(Py_TYPE(self)), #name, self, args, nargs, kwnames,          \
+                    positional, __VA_ARGS__);                                                      \
+    }
 
 static int expect_args(const char *function, Py_ssize_t nargs, Py_ssize_t expected)
 {
@@ -434,12 +455,12 @@ static PyObject *fn_where(PyObject *module, PyObject *const *args, Py_ssize_t na
     }
     gk_array *out = NULL;
     gk_status status;
-    RUN(slow_work(array_of(arrays[0])) || slow_work(array_of(arrays[1])) ||
-            slow_work(array_of(arrays[2])),
+    GKPY_RUN(gkpy_long_work(array_of(arrays[0])) || gkpy_long_work(array_of(arrays[1])) ||
+            gkpy_long_work(array_of(arrays[2])),
         gk_where(array_of(arrays[0]), array_of(arrays[1]), array_of(arrays[2]), &out));
     for (int i = 0; i < 3; i++)
         Py_DECREF(arrays[i]);
-    return finish(state, status, out);
+    return gkpy_array_result(state, status, out);
 }
 
 /* One side of clip(): maximum(a, bound) for min=, minimum(a, bound) for
@@ -516,8 +537,8 @@ static PyObject *fn_clip(PyObject *module, PyObject *const *args, Py_ssize_t nar
     }
     gk_array *out = NULL;
     gk_status status;
-    RUN(slow_work(array_of(x)), clip_core(array_of(x), bounds, numbers, present, &out));
-    result = finish(state, status, out);
+    GKPY_RUN(gkpy_long_work(array_of(x)), clip_core(array_of(x), bounds, numbers, present, &out));
+    result = gkpy_array_result(state, status, out);
 done:
     Py_DECREF(x);
     Py_XDECREF(bounds[0]);
@@ -550,49 +571,45 @@ static PyObject *fn_astype(PyObject *module, PyObject *const *args, Py_ssize_t n
         return NULL;
     gk_dtype dtype;
     gk_device device;
-    int copy = flag(values[2], true);
-    if (copy < 0 || gkpy_dtype_from_object(state, values[1], &dtype) < 0)
+    int copy = flag(values[2], true), move = 0;
+    if (copy < 0 || gkpy_dtype_from_object(state, values[1], &dtype) < 0 ||
+        (move = gkpy_optional_device(state, values[3], &device)) < 0)
         return NULL;
-    bool move = false;
-    if (given(values[3])) {
-        if (gkpy_device_from_object(state, values[3], &device) < 0)
-            return NULL;
-        move = true;
-    }
     PyObject *x = as_array(state, values[0], NULL);
     if (!x)
         return NULL;
     const gk_array *a = array_of(x);
     if (move && gk_device_equal(gk_array_device(a), device))
-        move = false;
+        move = 0;
     if (!copy && !move && gk_array_dtype(a) == dtype)
         return x; /* copy=False: the array itself when nothing changes */
     gk_array *out = NULL;
     gk_status status;
-    RUN(slow_work(a) || move, astype_core(a, dtype, move ? &device : NULL, &out));
+    GKPY_RUN(gkpy_long_work(a) || move, astype_core(a, dtype, move ? &device : NULL, &out));
     Py_DECREF(x);
-    return finish(state, status, out);
+    return gkpy_array_result(state, status, out);
+}
+
+/* `call` of two operands (as_pair), always without the GIL (matrix work). */
+static PyObject *matrix_pair(PyObject *module, const char *function, const char *linalg,
+                             gk_status (*call)(const gk_array *, const gk_array *, gk_array **),
+                             PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    PyObject *pair[2];
+    if (expect_args(function, nargs, 2) < 0 || as_pair(state, args[0], args[1], linalg, pair) < 0)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(true, call(array_of(pair[0]), array_of(pair[1]), &out));
+    Py_DECREF(pair[0]);
+    Py_DECREF(pair[1]);
+    return gkpy_array_result(state, status, out);
 }
 
 static PyObject *fn_matmul(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    gkpy_state *state = gkpy_state_of_module(module);
-    if (expect_args("matmul", nargs, 2) < 0)
-        return NULL;
-    PyObject *near = gkpy_is_array(state, args[0]) ? args[0]
-                     : gkpy_is_array(state, args[1]) ? args[1] : NULL;
-    PyObject *a1 = as_array(state, args[0], near);
-    PyObject *a2 = a1 ? as_array(state, args[1], near ? near : a1) : NULL;
-    if (!a2) {
-        Py_XDECREF(a1);
-        return NULL;
-    }
-    gk_array *out = NULL;
-    gk_status status;
-    RUN(true, gk_matmul(array_of(a1), array_of(a2), &out));
-    Py_DECREF(a1);
-    Py_DECREF(a2);
-    return finish(state, status, out);
+    return matrix_pair(module, "matmul", NULL, gk_matmul, args, nargs);
 }
 
 /* --- reductions --- */
@@ -780,9 +797,9 @@ static const char *const correction_names[] = {"axis", "correction", "keepdims",
 
 /* A reduction of the Array `x`: args are the arguments after x (all by
  * keyword for the module functions, axis also by position for methods). */
-static PyObject *reduction(gkpy_state *state, gk_reduction op, const char *function,
-                           PyObject *x, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *kwnames, int positional)
+static PyObject *reduction(gkpy_state *state, const char *function, PyObject *x,
+                           PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                           int positional, gk_reduction op)
 {
     enum reduce_kind kind = op == GK_SUM || op == GK_PROD           ? WITH_DTYPE
                             : op == GK_VAR || op == GK_STD           ? WITH_CORRECTION
@@ -832,28 +849,15 @@ static PyObject *reduction(gkpy_state *state, gk_reduction op, const char *funct
     if (parse_axes(function, given(values[0]), a, kind != ARG, &r) == 0) {
         gk_array *out = NULL;
         gk_status status;
-        RUN(slow_work(a), reduce_core(&r, a, &out));
-        result = finish(state, status, out);
+        GKPY_RUN(gkpy_long_work(a), reduce_core(&r, a, &out));
+        result = gkpy_array_result(state, status, out);
     }
     Py_DECREF(array);
     return result;
 }
 
-#define REDUCTION(name, op)                                                                       \
-    static PyObject *fn_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs,        \
-                               PyObject *kwnames)                                                  \
-    {                                                                                              \
-        if (need_x(#name, nargs) < 0)                                                              \
-            return NULL;                                                                           \
-        return reduction(gkpy_state_of_module(module), op, #name, args[0], args + 1, nargs - 1,  \
-                         kwnames, 0);                                                              \
-    }                                                                                              \
-    static PyObject *method_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,      \
-                                   PyObject *kwnames)                                              \
-    {                                                                                              \
-        return reduction(gkpy_state_of_type(Py_TYPE(self)), op, #name, self, args, nargs,         \
-                         kwnames, 1);                                                              \
-    }
+/* The module functions take axis only by keyword; methods also by position. */
+#define REDUCTION(name, op) X_FUNCTION(name, reduction, 0, op) X_METHOD(name, reduction, 1, op)
 
 REDUCTION(sum, GK_SUM)
 REDUCTION(prod, GK_PROD)
@@ -955,50 +959,23 @@ static PyObject *sorting(gkpy_state *state, const char *function, PyObject *x,
     if (normalize_axis(function, a, axis, &normalized) == 0) {
         gk_array *out = NULL;
         gk_status status;
-        RUN(slow_work(a), sort_core(a, normalized, descending, indices, &out));
+        GKPY_RUN(gkpy_long_work(a), sort_core(a, normalized, descending, indices, &out));
         if (in_place && status == GK_OK) {
-            RUN(slow_work(a), gk_assign(array_of(array), out));
+            GKPY_RUN(gkpy_long_work(a), gk_assign(array_of(array), out));
             gk_array_free(out);
             result = status == GK_OK ? Py_NewRef(Py_None) : gkpy_raise(state, status);
         } else {
-            result = finish(state, status, out);
+            result = gkpy_array_result(state, status, out);
         }
     }
     Py_DECREF(array);
     return result;
 }
 
-static PyObject *fn_sort(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                         PyObject *kwnames)
-{
-    if (need_x("sort", nargs) < 0)
-        return NULL;
-    return sorting(gkpy_state_of_module(module), "sort", args[0], args + 1, nargs - 1, kwnames,
-                   0, false, false);
-}
-
-static PyObject *fn_argsort(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kwnames)
-{
-    if (need_x("argsort", nargs) < 0)
-        return NULL;
-    return sorting(gkpy_state_of_module(module), "argsort", args[0], args + 1, nargs - 1,
-                   kwnames, 0, true, false);
-}
-
-static PyObject *method_sort(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kwnames)
-{
-    return sorting(gkpy_state_of_type(Py_TYPE(self)), "sort", self, args, nargs, kwnames, 1,
-                   false, true);
-}
-
-static PyObject *method_argsort(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
-{
-    return sorting(gkpy_state_of_type(Py_TYPE(self)), "argsort", self, args, nargs, kwnames, 1,
-                   true, false);
-}
+X_FUNCTION(sort, sorting, 0, false, false)
+X_FUNCTION(argsort, sorting, 0, true, false)
+X_METHOD(sort, sorting, 1, false, true)
+X_METHOD(argsort, sorting, 1, true, false)
 
 /* The cumulative sum along `axis` (GK_ALL_AXES: flattened), in `dtype`
  * when `cast`, with a leading 0 along the axis when `initial`. */
@@ -1094,37 +1071,16 @@ static PyObject *cumulative(gkpy_state *state, const char *function, PyObject *x
     }
     gk_array *out = NULL;
     gk_status status;
-    RUN(slow_work(a), cumsum_core(a, axis, cast, dtype, initial, &out));
-    result = finish(state, status, out);
+    GKPY_RUN(gkpy_long_work(a), cumsum_core(a, axis, cast, dtype, initial, &out));
+    result = gkpy_array_result(state, status, out);
 done:
     Py_DECREF(array);
     return result;
 }
 
-static PyObject *fn_cumulative_sum(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                                   PyObject *kwnames)
-{
-    if (need_x("cumulative_sum", nargs) < 0)
-        return NULL;
-    return cumulative(gkpy_state_of_module(module), "cumulative_sum", args[0], args + 1,
-                      nargs - 1, kwnames, 0, true);
-}
-
-static PyObject *fn_cumsum(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *kwnames)
-{
-    if (need_x("cumsum", nargs) < 0)
-        return NULL;
-    return cumulative(gkpy_state_of_module(module), "cumsum", args[0], args + 1, nargs - 1,
-                      kwnames, 1, false);
-}
-
-static PyObject *method_cumsum(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                               PyObject *kwnames)
-{
-    return cumulative(gkpy_state_of_type(Py_TYPE(self)), "cumsum", self, args, nargs, kwnames, 2,
-                      false);
-}
+X_FUNCTION(cumulative_sum, cumulative, 0, true)
+X_FUNCTION(cumsum, cumulative, 1, false)
+X_METHOD(cumsum, cumulative, 2, false)
 
 /* --- views --- */
 
@@ -1138,9 +1094,10 @@ static PyObject *fn_reshape(PyObject *module, PyObject *const *args, Py_ssize_t 
     PyObject *values[MAX_PARAMETERS];
     if (parse(&sig, args, nargs, kwnames, values) < 0)
         return NULL;
-    int ndim, copy = given(values[2]) ? PyObject_IsTrue(values[2]) : -1; /* -1: if needed */
+    int ndim, copy; /* -1: if needed */
     int64_t shape[GK_MAX_DIMS];
-    if ((given(values[2]) && copy < 0) || shape_value("reshape", values[1], &ndim, shape) < 0)
+    if (gkpy_parse_copy(values[2], &copy) < 0 ||
+        shape_value("reshape", values[1], &ndim, shape) < 0)
         return NULL;
     PyObject *array = as_array(state, values[0], NULL);
     if (!array)
@@ -1149,12 +1106,12 @@ static PyObject *fn_reshape(PyObject *module, PyObject *const *args, Py_ssize_t 
     gk_array *out = NULL, *copied = NULL;
     gk_status status = GK_OK;
     if (copy == 1) {
-        RUN(slow_work(a), gk_copy(a, &copied));
+        GKPY_RUN(gkpy_long_work(a), gk_copy(a, &copied));
         if (status == GK_OK)
             status = gk_reshape(copied, ndim, shape, &out);
         gk_array_free(copied);
     } else {
-        RUN(slow_work(a), gk_reshape(a, ndim, shape, &out));
+        GKPY_RUN(gkpy_long_work(a), gk_reshape(a, ndim, shape, &out));
     }
     /* copy=False: gk_reshape copies only when no view has the shape. A
      * view of a non-contiguous array stays non-contiguous (over the same
@@ -1171,7 +1128,7 @@ static PyObject *fn_reshape(PyObject *module, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     Py_DECREF(array);
-    return finish(state, status, out);
+    return gkpy_array_result(state, status, out);
 }
 
 static const char *const permute_names[] = {"x", "axes", NULL};
@@ -1206,7 +1163,7 @@ static PyObject *fn_permute_dims(PyObject *module, PyObject *const *args, Py_ssi
             goto done;
     gk_array *out = NULL;
     gk_status status = gk_transpose(a, axes, &out);
-    result = finish(state, status, out);
+    result = gkpy_array_result(state, status, out);
 done:
     Py_XDECREF(items);
     Py_DECREF(array);
@@ -1232,7 +1189,7 @@ static PyObject *fn_broadcast_to(PyObject *module, PyObject *const *args, Py_ssi
     gk_array *out = NULL;
     gk_status status = gk_broadcast_to(array_of(array), ndim, shape, &out);
     Py_DECREF(array);
-    return finish(state, status, out);
+    return gkpy_array_result(state, status, out);
 }
 
 static PyObject *fn_matrix_transpose(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -1261,27 +1218,10 @@ static PyObject *fn_matrix_transpose(PyObject *module, PyObject *const *args, Py
     gk_array *out = NULL;
     gk_status status = gk_transpose(a, axes, &out);
     Py_DECREF(array);
-    return finish(state, status, out);
+    return gkpy_array_result(state, status, out);
 }
 
 /* --- linalg (gpukit.linalg wraps these in named tuples) --- */
-
-/* The factorizations take floating-point matrices (the standard's "should
- * have a real-valued floating-point data type"): TypeError otherwise,
- * rather than a silent float64 copy of an integer matrix. */
-static PyObject *linalg_operand(gkpy_state *state, const char *function, PyObject *object,
-                                PyObject *near)
-{
-    PyObject *array = as_array(state, object, near);
-    if (array && !gk_dtype_is_float(gk_array_dtype(array_of(array)))) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s: the matrix is %s; linear algebra takes float32 or float64 (convert "
-                     "with gpukit.astype(x, gpukit.float64))",
-                     function, gk_dtype_name(gk_array_dtype(array_of(array))));
-        Py_CLEAR(array);
-    }
-    return array;
-}
 
 /* (first, second[, third]) from gk_arrays, all or none; NULL with the
  * exception on failure. */
@@ -1312,7 +1252,7 @@ static PyObject *fn_linalg_svd(PyObject *module, PyObject *const *args, Py_ssize
     if (expect_args("_linalg_svd", nargs, 2) < 0)
         return NULL;
     int full = PyObject_IsTrue(args[1]);
-    PyObject *array = full < 0 ? NULL : linalg_operand(state, "svd", args[0], NULL);
+    PyObject *array = full < 0 ? NULL : require_float("svd", as_array(state, args[0], NULL));
     if (!array)
         return NULL;
     const gk_array *a = array_of(array);
@@ -1327,7 +1267,7 @@ static PyObject *fn_linalg_svd(PyObject *module, PyObject *const *args, Py_ssize
     }
     gk_array *parts[3] = {NULL, NULL, NULL};
     gk_status status;
-    RUN(true, gk_svd(a, &parts[0], &parts[1], &parts[2]));
+    GKPY_RUN(true, gk_svd(a, &parts[0], &parts[1], &parts[2]));
     Py_DECREF(array);
     return array_tuple(state, status, 3, parts);
 }
@@ -1345,7 +1285,7 @@ static PyObject *fn_linalg_qr(PyObject *module, PyObject *const *args, Py_ssize_
                      args[1]);
         return NULL;
     }
-    PyObject *array = linalg_operand(state, "qr", args[0], NULL);
+    PyObject *array = require_float("qr", as_array(state, args[0], NULL));
     if (!array)
         return NULL;
     const gk_array *a = array_of(array);
@@ -1361,30 +1301,14 @@ static PyObject *fn_linalg_qr(PyObject *module, PyObject *const *args, Py_ssize_
     }
     gk_array *parts[2] = {NULL, NULL};
     gk_status status;
-    RUN(true, gk_qr(a, &parts[0], &parts[1]));
+    GKPY_RUN(true, gk_qr(a, &parts[0], &parts[1]));
     Py_DECREF(array);
     return array_tuple(state, status, 2, parts);
 }
 
 static PyObject *fn_linalg_solve(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    gkpy_state *state = gkpy_state_of_module(module);
-    if (expect_args("_linalg_solve", nargs, 2) < 0)
-        return NULL;
-    PyObject *near = gkpy_is_array(state, args[0]) ? args[0]
-                     : gkpy_is_array(state, args[1]) ? args[1] : NULL;
-    PyObject *a1 = linalg_operand(state, "solve", args[0], near);
-    PyObject *a2 = a1 ? linalg_operand(state, "solve", args[1], near ? near : a1) : NULL;
-    if (!a2) {
-        Py_XDECREF(a1);
-        return NULL;
-    }
-    gk_array *out = NULL;
-    gk_status status;
-    RUN(true, gk_solve(array_of(a1), array_of(a2), &out));
-    Py_DECREF(a1);
-    Py_DECREF(a2);
-    return finish(state, status, out);
+    return matrix_pair(module, "_linalg_solve", "solve", gk_solve, args, nargs);
 }
 
 static PyObject *fn_linalg_inv(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -1392,14 +1316,14 @@ static PyObject *fn_linalg_inv(PyObject *module, PyObject *const *args, Py_ssize
     gkpy_state *state = gkpy_state_of_module(module);
     if (expect_args("_linalg_inv", nargs, 1) < 0)
         return NULL;
-    PyObject *array = linalg_operand(state, "inv", args[0], NULL);
+    PyObject *array = require_float("inv", as_array(state, args[0], NULL));
     if (!array)
         return NULL;
     gk_array *out = NULL;
     gk_status status;
-    RUN(true, gk_inv(array_of(array), &out));
+    GKPY_RUN(true, gk_inv(array_of(array), &out));
     Py_DECREF(array);
-    return finish(state, status, out);
+    return gkpy_array_result(state, status, out);
 }
 
 /* --- random (gpukit.random keeps the seed sequence) --- */
@@ -1440,10 +1364,10 @@ static PyObject *random_array(PyObject *module, PyObject *const *args, Py_ssize_
         size *= shape[i] > 0 ? shape[i] : 0;
     gk_array *out = NULL;
     gk_status status;
-    RUN(size >= GIL_FREE_SIZE || device.kind != GK_DEVICE_CPU,
+    GKPY_RUN(size >= GKPY_GIL_FREE_SIZE || device.kind != GK_DEVICE_CPU,
         normal ? gk_random_normal(device, dtype, ndim, shape, seed, a, b, &out)
                : gk_random_uniform(device, dtype, ndim, shape, seed, a, b, &out));
-    return finish(state, status, out);
+    return gkpy_array_result(state, status, out);
 }
 
 static PyObject *fn_random_uniform(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
