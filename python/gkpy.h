@@ -177,11 +177,12 @@ int gkpy_dlpack_init(PyObject *module, gkpy_state *state); /* dlpack.c: from_dlp
 int gkpy_ops_init(PyObject *module, gkpy_state *state);         /* ops.c: math, reductions, linalg, random */
 int gkpy_gpus_init(PyObject *module, gkpy_state *state);        /* gpus.c: GPU, gpus(), cuda.* */
 /* gpus.c: a snapshot taken with the GIL released (NULL with an exception
- * on failure), and a new gpukit.GPU for snapshot->gpus[gpu] whose
- * cuda_index comes from `view` (NULL: None). reservation.c uses both. */
+ * on failure), and a list of new gpukit.GPU for snapshot->gpus[indices[k]]
+ * (indices NULL: the first `count` GPUs), whose cuda_index comes from
+ * `view` (NULL: None). reservation.c uses both. */
 gk_snapshot *gkpy_take_snapshot(gkpy_state *state, unsigned flags);
-PyObject *gkpy_gpu_new(gkpy_state *state, const gk_snapshot *snapshot, size_t gpu,
-                       const gk_cuda_view *view);
+PyObject *gkpy_gpu_list(gkpy_state *state, const gk_snapshot *snapshot, const size_t *indices,
+                        size_t count, const gk_cuda_view *view);
 int gkpy_reservation_init(PyObject *module, gkpy_state *state); /* reservation.c */
 int gkpy_kernel_init(PyObject *module, gkpy_state *state);      /* kernel.c */
 

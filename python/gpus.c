@@ -225,8 +225,10 @@ static void describe(const gk_gpu *gpu, char *line, size_t size)
              temp, util, used, total, draw, limit, procs);
 }
 
-PyObject *gkpy_gpu_new(gkpy_state *state, const gk_snapshot *snapshot, size_t index,
-                       const gk_cuda_view *view)
+/* A new gpukit.GPU for snapshot->gpus[index], whose cuda_index comes from
+ * `view` (NULL: None). */
+static PyObject *gpu_new(gkpy_state *state, const gk_snapshot *snapshot, size_t index,
+                         const gk_cuda_view *view)
 {
     const gk_gpu *gpu = &snapshot->gpus[index];
     gpu_object *self = PyObject_GC_New(gpu_object, state->gpu_type);
@@ -271,6 +273,20 @@ PyObject *gkpy_gpu_new(gkpy_state *state, const gk_snapshot *snapshot, size_t in
     if (failed)
         Py_CLEAR(self);
     return (PyObject *)self;
+}
+
+PyObject *gkpy_gpu_list(gkpy_state *state, const gk_snapshot *snapshot, const size_t *indices,
+                        size_t count, const gk_cuda_view *view)
+{
+    PyObject *list = PyList_New((Py_ssize_t)count);
+    for (size_t k = 0; list && k < count; k++) {
+        PyObject *gpu = gpu_new(state, snapshot, indices ? indices[k] : k, view);
+        if (!gpu)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)k, gpu);
+    }
+    return list;
 }
 
 static int gpu_traverse(PyObject *self, visitproc visit, void *arg)
@@ -353,14 +369,7 @@ static PyObject *py_gpus(PyObject *module, PyObject *unused)
     } else {
         gk_cuda_view view;
         gk_cuda_view_from_env(snapshot, &view);
-        list = PyList_New((Py_ssize_t)snapshot->gpu_count);
-        for (size_t i = 0; list && i < snapshot->gpu_count; i++) {
-            PyObject *gpu = gkpy_gpu_new(state, snapshot, i, &view);
-            if (!gpu)
-                Py_CLEAR(list);
-            else
-                PyList_SET_ITEM(list, (Py_ssize_t)i, gpu);
-        }
+        list = gkpy_gpu_list(state, snapshot, NULL, snapshot->gpu_count, &view);
     }
     gk_snapshot_destroy(snapshot);
     return list;
@@ -488,11 +497,16 @@ static int cuda_ordinal(gkpy_state *state, PyObject *object, long *ordinal)
     return 0;
 }
 
-/* Takes a snapshot and finds cuda:N in this process's view. */
-static gk_snapshot *cuda_device(gkpy_state *state, PyObject *arg, gk_cuda_device *device)
+/* For f(device=None) (`format` is f's PyArg format, "|O:f"): takes a
+ * snapshot and finds the cuda:N named in this process's view. */
+static gk_snapshot *cuda_device(gkpy_state *state, PyObject *args, PyObject *kwargs,
+                                const char *format, gk_cuda_device *device)
 {
+    static char *keywords[] = {"device", NULL};
+    PyObject *arg = Py_None;
     long ordinal;
-    if (cuda_ordinal(state, arg, &ordinal) < 0)
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &arg) ||
+        cuda_ordinal(state, arg, &ordinal) < 0)
         return NULL;
     gk_snapshot *snapshot = gkpy_take_snapshot(state, 0);
     if (!snapshot)
@@ -521,12 +535,9 @@ PyDoc_STRVAR(cuda_get_device_name_doc,
 
 static PyObject *py_cuda_get_device_name(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"device", NULL};
-    PyObject *arg = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:get_device_name", keywords, &arg))
-        return NULL;
     gk_cuda_device device;
-    gk_snapshot *snapshot = cuda_device(gkpy_state_of_module(module), arg, &device);
+    gk_snapshot *snapshot =
+        cuda_device(gkpy_state_of_module(module), args, kwargs, "|O:get_device_name", &device);
     if (!snapshot)
         return NULL;
     PyObject *name = PyUnicode_FromString(gk_cuda_device_name(snapshot, &device));
@@ -540,13 +551,9 @@ PyDoc_STRVAR(cuda_mem_get_info_doc,
 
 static PyObject *py_cuda_mem_get_info(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"device", NULL};
-    PyObject *arg = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:mem_get_info", keywords, &arg))
-        return NULL;
     gkpy_state *state = gkpy_state_of_module(module);
     gk_cuda_device device;
-    gk_snapshot *snapshot = cuda_device(state, arg, &device);
+    gk_snapshot *snapshot = cuda_device(state, args, kwargs, "|O:mem_get_info", &device);
     if (!snapshot)
         return NULL;
     const gk_gpu *gpu = &snapshot->gpus[device.gpu];

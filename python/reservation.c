@@ -481,20 +481,23 @@ static int reservation_end(gkpy_state *state, reservation_object *self)
     return result;
 }
 
-/* The GPU objects of the chosen devices (a MIG device gives its GPU), with
- * their cuda_index in `view`. */
+/* A list of the GPU objects of the chosen devices (a MIG device gives its
+ * GPU), with their cuda_index in `view`. */
 static PyObject *chosen_gpus(gkpy_state *state, const gk_reservation *r, unsigned count,
                              const gk_cuda_view *view)
 {
-    PyObject *gpus = PyTuple_New(count);
-    for (unsigned k = 0; gpus && k < count; k++) {
-        PyObject *gpu = gkpy_gpu_new(state, r->snapshot, r->selection.candidates[k].gpu, view);
-        if (!gpu)
-            Py_CLEAR(gpus);
-        else
-            PyTuple_SET_ITEM(gpus, k, gpu);
-    }
-    return gpus;
+    size_t indices[GK_LEASE_MAX_DEVICES];
+    for (unsigned k = 0; k < count; k++)
+        indices[k] = r->selection.candidates[k].gpu;
+    return gkpy_gpu_list(state, r->snapshot, indices, count, view);
+}
+
+/* A tuple from a new list (NULL stays NULL); the list is let go. */
+static PyObject *as_tuple(PyObject *list)
+{
+    PyObject *tuple = list ? PyList_AsTuple(list) : NULL;
+    Py_XDECREF(list);
+    return tuple;
 }
 
 /* A Reservation for what gk_reserve just leased; takes over `dir` and the
@@ -536,7 +539,7 @@ static PyObject *reservation_own(gkpy_state *state, gk_reservation *r, const gk_
     /* cuda_index as CUDA programs will number the devices from now on. */
     gk_cuda_view view;
     gk_cuda_view_resolve(r->snapshot, env.values[0], "PCI_BUS_ID", &view);
-    self->gpus = chosen_gpus(state, r, request->count, &view);
+    self->gpus = as_tuple(chosen_gpus(state, r, request->count, &view));
     if (!self->lease || !self->request || !self->since || !self->uuids || !self->gpus) {
         Py_DECREF(self);
         return NULL;
@@ -544,6 +547,74 @@ static PyObject *reservation_own(gkpy_state *state, gk_reservation *r, const gk_
     /* Last, so that a failure above leaves the environment alone. */
     self->saved_env = apply_env(&env);
     if (!self->saved_env) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* The leases of the lease directory (free() them), read without the GIL. */
+static gk_status read_leases(gk_lease **leases, size_t *count)
+{
+    gk_lease_dir *dir = NULL;
+    gk_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gk_lease_dir_open(NULL, false, &dir);
+    if (status == GK_OK && (status = gk_lease_dir_lock(dir)) == GK_OK) {
+        status = gk_lease_list(dir, leases, count);
+        gk_lease_dir_unlock(dir);
+    }
+    gk_lease_dir_close(dir);
+    Py_END_ALLOW_THREADS
+    return status;
+}
+
+/* The position in `snapshot` of the GPU that device `uuid` is, or belongs
+ * to (a MIG device's parent); -1 when the snapshot has none. */
+static long gpu_of_device(const gk_snapshot *snapshot, const char *uuid)
+{
+    for (size_t g = 0; g < snapshot->gpu_count; g++) {
+        const gk_gpu *gpu = &snapshot->gpus[g];
+        bool match = strcmp(gpu->uuid, uuid) == 0;
+        for (size_t m = 0; !match && m < gpu->mig_count; m++)
+            match = strcmp(gpu->mig_devices[m].uuid, uuid) == 0;
+        if (match)
+            return (long)g;
+    }
+    return -1;
+}
+
+/* A Reservation for `lease`, which the process that started this one
+ * holds, with its devices' GPUs as `snapshot` sees them. */
+static PyObject *inherited_object(gkpy_state *state, const gk_lease *lease,
+                                  const gk_snapshot *snapshot)
+{
+    reservation_object *self = reservation_alloc(state);
+    if (!self)
+        return NULL;
+    self->inherited = true;
+    self->lease = PyUnicode_FromString(lease->name);
+    self->request = PyUnicode_FromString(lease->request);
+    self->since = PyFloat_FromDouble(since_seconds(lease->since));
+    describe_devices(self->devices, sizeof self->devices, lease->device_count, lease->indices,
+                     NULL);
+    self->uuids = PyTuple_New((Py_ssize_t)lease->device_count);
+    size_t gpus[GK_LEASE_MAX_DEVICES], found = 0;
+    for (size_t d = 0; self->uuids && d < lease->device_count; d++) {
+        PyObject *uuid = PyUnicode_FromString(lease->uuids[d]);
+        if (!uuid) {
+            Py_CLEAR(self->uuids);
+            break;
+        }
+        PyTuple_SET_ITEM(self->uuids, (Py_ssize_t)d, uuid);
+        long gpu = gpu_of_device(snapshot, lease->uuids[d]);
+        if (gpu >= 0)
+            gpus[found++] = (size_t)gpu;
+    }
+    gk_cuda_view view;
+    gk_cuda_view_from_env(snapshot, &view);
+    self->gpus = as_tuple(gkpy_gpu_list(state, snapshot, gpus, found, &view));
+    if (!self->lease || !self->request || !self->since || !self->uuids || !self->gpus) {
         Py_DECREF(self);
         return NULL;
     }
@@ -558,18 +629,9 @@ static PyObject *inherited_reservation(gkpy_state *state)
     const char *name = getenv(GK_LEASE_ENV);
     if (!name || !name[0])
         Py_RETURN_NONE;
-    gk_lease_dir *dir = NULL;
     gk_lease *leases = NULL;
     size_t count = 0;
-    gk_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = gk_lease_dir_open(NULL, false, &dir);
-    if (status == GK_OK && (status = gk_lease_dir_lock(dir)) == GK_OK) {
-        status = gk_lease_list(dir, &leases, &count);
-        gk_lease_dir_unlock(dir);
-    }
-    gk_lease_dir_close(dir);
-    Py_END_ALLOW_THREADS
+    gk_status status = read_leases(&leases, &count);
     if (status != GK_OK)
         return gkpy_raise(state, status);
     const gk_lease *lease = NULL;
@@ -580,54 +642,11 @@ static PyObject *inherited_reservation(gkpy_state *state)
         free(leases);
         Py_RETURN_NONE;
     }
-    reservation_object *self = reservation_alloc(state);
-    gk_snapshot *snapshot = self ? gkpy_take_snapshot(state, 0) : NULL;
-    if (!snapshot) {
-        Py_XDECREF(self);
-        free(leases);
-        return NULL;
-    }
-    self->inherited = true;
-    self->lease = PyUnicode_FromString(lease->name);
-    self->request = PyUnicode_FromString(lease->request);
-    self->since = PyFloat_FromDouble(since_seconds(lease->since));
-    describe_devices(self->devices, sizeof self->devices, lease->device_count, lease->indices,
-                     NULL);
-    gk_cuda_view view;
-    gk_cuda_view_from_env(snapshot, &view);
-    self->uuids = PyTuple_New((Py_ssize_t)lease->device_count);
-    PyObject *gpus = PyList_New(0);
-    for (size_t d = 0; self->uuids && gpus && d < lease->device_count; d++) {
-        PyObject *uuid = PyUnicode_FromString(lease->uuids[d]);
-        if (!uuid) {
-            Py_CLEAR(self->uuids);
-            break;
-        }
-        PyTuple_SET_ITEM(self->uuids, (Py_ssize_t)d, uuid);
-        /* The GPU of the device (a MIG device's parent). */
-        for (size_t g = 0; g < snapshot->gpu_count; g++) {
-            const gk_gpu *gpu = &snapshot->gpus[g];
-            bool match = strcmp(gpu->uuid, lease->uuids[d]) == 0;
-            for (size_t m = 0; !match && m < gpu->mig_count; m++)
-                match = strcmp(gpu->mig_devices[m].uuid, lease->uuids[d]) == 0;
-            if (!match)
-                continue;
-            PyObject *object = gkpy_gpu_new(state, snapshot, g, &view);
-            if (!object || PyList_Append(gpus, object) < 0)
-                Py_CLEAR(gpus);
-            Py_XDECREF(object);
-            break;
-        }
-    }
+    gk_snapshot *snapshot = gkpy_take_snapshot(state, 0);
+    PyObject *result = snapshot ? inherited_object(state, lease, snapshot) : NULL;
     gk_snapshot_destroy(snapshot);
     free(leases);
-    self->gpus = gpus ? PyList_AsTuple(gpus) : NULL;
-    Py_XDECREF(gpus);
-    if (!self->lease || !self->request || !self->since || !self->uuids || !self->gpus) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    return (PyObject *)self;
+    return result;
 }
 
 /* The reservation this process holds: its own, else the inherited one;
@@ -887,9 +906,7 @@ static PyObject *py_pick(PyObject *module, PyObject *args, PyObject *kwargs)
         return NULL;
     gk_cuda_view view;
     gk_cuda_view_from_env(r.snapshot, &view);
-    PyObject *gpus = chosen_gpus(state, &r, request.request.count, &view);
-    PyObject *list = gpus ? PySequence_List(gpus) : NULL;
-    Py_XDECREF(gpus);
+    PyObject *list = chosen_gpus(state, &r, request.request.count, &view);
     gk_reservation_free(&r);
     gk_lease_dir_close(dir);
     return list;
