@@ -49,14 +49,11 @@ static bool is_f_contiguous(const gk_array *a)
     return true;
 }
 
-int gkpy_array_getbuffer(PyObject *self, Py_buffer *view, int flags)
+/* BufferError and -1 when `a` cannot be exported as the buffer `flags`
+ * asks for: memory off the CPU, a strided view where the consumer wants
+ * contiguous memory, a broadcast view to write. */
+static int check_export(const gk_array *a, int flags)
 {
-    if (!view) {
-        PyErr_SetString(PyExc_BufferError, "getbuffer: view is NULL");
-        return -1;
-    }
-    view->obj = NULL;
-    const gk_array *a = array_of(self);
     char name[GK_DEVICE_NAME_MAX];
     gk_device device = gk_array_device(a);
     if (device.kind != GK_DEVICE_CPU) {
@@ -83,13 +80,25 @@ int gkpy_array_getbuffer(PyObject *self, Py_buffer *view, int flags)
                      refused);
         return -1;
     }
-    bool readonly = gkpy_is_broadcast(a);
-    if ((flags & PyBUF_WRITABLE) && readonly) {
+    if ((flags & PyBUF_WRITABLE) && gkpy_is_broadcast(a)) {
         PyErr_SetString(PyExc_BufferError,
                         "the array is a broadcast view (stride 0), which cannot be written; "
                         "a writable buffer was asked for");
         return -1;
     }
+    return 0;
+}
+
+int gkpy_array_getbuffer(PyObject *self, Py_buffer *view, int flags)
+{
+    if (!view) {
+        PyErr_SetString(PyExc_BufferError, "getbuffer: view is NULL");
+        return -1;
+    }
+    view->obj = NULL;
+    const gk_array *a = array_of(self);
+    if (check_export(a, flags) < 0)
+        return -1;
     buffer_export *export = PyMem_Malloc(sizeof *export);
     if (!export) {
         PyErr_NoMemory();
@@ -110,7 +119,7 @@ int gkpy_array_getbuffer(PyObject *self, Py_buffer *view, int flags)
     view->buf = gk_array_data(a);
     view->obj = Py_NewRef(self);
     view->len = (Py_ssize_t)gk_array_nbytes(a);
-    view->readonly = readonly;
+    view->readonly = gkpy_is_broadcast(a);
     view->itemsize = itemsize;
     view->format = (flags & PyBUF_FORMAT) ? (char *)buffer_format(gk_array_dtype(a)) : NULL;
     if (flags & PyBUF_ND) {
@@ -149,6 +158,45 @@ PyDoc_STRVAR(array_array_doc,
 "array not on the CPU), copy=True always copies, copy=False never does and\n"
 "raises ValueError when a copy would be needed.");
 
+/* The array's memory on the CPU, for NumPy: the Array itself, or a copy
+ * on the CPU when it is elsewhere (*copy then becomes -1: the copy is
+ * made, and NumPy may keep it as it is). */
+static PyObject *host_source(gkpy_state *state, PyObject *self, int *copy)
+{
+    gk_device device = gk_array_device(array_of(self));
+    if (device.kind == GK_DEVICE_CPU)
+        return Py_NewRef(self);
+    if (*copy == 0) {
+        char name[GK_DEVICE_NAME_MAX];
+        PyErr_Format(PyExc_ValueError,
+                     "__array__(copy=False): the array is on %s, and NumPy needs it on the "
+                     "CPU, which takes a copy (use copy=None, or .cpu())",
+                     device_text(device, name));
+        return NULL;
+    }
+    gk_array *host = NULL;
+    gk_status status = gkpy_copy_to(array_of(self), gk_device_cpu(), &host);
+    *copy = -1;
+    return gkpy_array_result(state, status, host);
+}
+
+/* For copy=False with a dtype: ValueError and -1 unless NumPy's `np_dtype`
+ * is the array's own (a conversion copies). */
+static int check_same_dtype(PyObject *numpy, PyObject *np_dtype, const gk_array *a)
+{
+    PyObject *want = PyObject_CallMethod(numpy, "dtype", "O", np_dtype);
+    PyObject *have =
+        want ? PyObject_CallMethod(numpy, "dtype", "s", gk_dtype_name(gk_array_dtype(a))) : NULL;
+    int same = have ? PyObject_RichCompareBool(want, have, Py_EQ) : -1;
+    Py_XDECREF(want);
+    Py_XDECREF(have);
+    if (same == 0)
+        PyErr_Format(PyExc_ValueError,
+                     "__array__(copy=False): the array is %s; converting it to %R takes a copy",
+                     gk_dtype_name(gk_array_dtype(a)), np_dtype);
+    return same > 0 ? 0 : -1;
+}
+
 static PyObject *array_array(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"dtype", "copy", NULL};
@@ -160,7 +208,6 @@ static PyObject *array_array(PyObject *self, PyObject *args, PyObject *kwargs)
     if (gkpy_parse_copy(copy_object, &copy) < 0)
         return NULL;
     gkpy_state *state = state_of(self);
-    gk_array *a = array_of(self);
     PyObject *numpy = PyImport_ImportModule("numpy");
     if (!numpy)
         return NULL;
@@ -170,58 +217,15 @@ static PyObject *array_array(PyObject *self, PyObject *args, PyObject *kwargs)
         np_dtype = PyObject_Str(dtype);
     else
         np_dtype = Py_NewRef(dtype);
-    if (!np_dtype)
-        goto done;
-    gk_device device = gk_array_device(a);
-    if (device.kind != GK_DEVICE_CPU) {
-        char name[GK_DEVICE_NAME_MAX];
-        if (copy == 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "__array__(copy=False): the array is on %s, and NumPy needs it on the "
-                         "CPU, which takes a copy (use copy=None, or .cpu())",
-                         device_text(device, name));
-            goto done;
-        }
-        gk_array *host = NULL;
-        gk_status status = gkpy_copy_to(a, gk_device_cpu(), &host);
-        if (status != GK_OK) {
-            gkpy_raise(state, status);
-            goto done;
-        }
-        source = gkpy_array_wrap(state, host);
-        copy = -1; /* the copy is made: NumPy may keep it as it is */
-    } else {
-        source = Py_NewRef(self);
-    }
-    if (!source)
-        goto done;
-    view = PyMemoryView_FromObject(source);
+    if (np_dtype && (source = host_source(state, self, &copy)))
+        view = PyMemoryView_FromObject(source);
     if (!view)
         goto done;
-    if (copy == 1) {
+    if (copy == 1)
         result = PyObject_CallMethod(numpy, "array", "OO", view, np_dtype);
-    } else {
-        if (copy == 0 && np_dtype != Py_None) {
-            /* The dtype must already be the array's: a conversion copies. */
-            PyObject *want = PyObject_CallMethod(numpy, "dtype", "O", np_dtype);
-            PyObject *have = want ? PyObject_CallMethod(numpy, "dtype", "s",
-                                                         gk_dtype_name(gk_array_dtype(a)))
-                                  : NULL;
-            int same = have ? PyObject_RichCompareBool(want, have, Py_EQ) : -1;
-            Py_XDECREF(want);
-            Py_XDECREF(have);
-            if (same < 0)
-                goto done;
-            if (!same) {
-                PyErr_Format(PyExc_ValueError,
-                             "__array__(copy=False): the array is %s; converting it to %R "
-                             "takes a copy",
-                             gk_dtype_name(gk_array_dtype(a)), np_dtype);
-                goto done;
-            }
-        }
+    else if (copy == -1 || np_dtype == Py_None ||
+             check_same_dtype(numpy, np_dtype, array_of(self)) == 0)
         result = PyObject_CallMethod(numpy, "asarray", "OO", view, np_dtype);
-    }
 done:
     Py_XDECREF(view);
     Py_XDECREF(source);

@@ -132,73 +132,117 @@ static void release_object(void *context)
     PyGILState_Release(gil);
 }
 
-/* A gk_array over the CUDA memory `interface` (the producer's
- * __cuda_array_interface__, versions 0 to 3) describes; `owner` is kept
- * alive until the last view goes. */
-PyObject *gkpy_import_cuda_interface(gkpy_state *state, PyObject *owner, PyObject *interface,
-                                     int copy)
+/* What a producer's __cuda_array_interface__ describes, checked. */
+typedef struct cuda_memory {
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    int64_t strides[GK_MAX_DIMS]; /* elements */
+    bool strided;                 /* false: C order */
+    gk_dtype dtype;
+    unsigned long long pointer;
+    int read_only;
+    PyObject *stream; /* borrowed; NULL or None: the data is ready */
+} cuda_memory;
+
+/* The strides entry (bytes) into m->strides (elements). */
+static int read_strides(PyObject *object, cuda_memory *m)
+{
+    int n = int_tuple(object, "strides", m->strides);
+    if (n < 0)
+        return -1;
+    if (n != m->ndim) {
+        PyErr_Format(PyExc_ValueError, "__cuda_array_interface__: %d strides for %d dimensions",
+                     n, m->ndim);
+        return -1;
+    }
+    int64_t itemsize = (int64_t)gk_dtype_size(m->dtype);
+    for (int i = 0; i < m->ndim; i++) {
+        if (m->strides[i] % itemsize != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "__cuda_array_interface__: stride %lld bytes is not a multiple of the "
+                         "element size (%lld)",
+                         (long long)m->strides[i], (long long)itemsize);
+            return -1;
+        }
+        m->strides[i] /= itemsize;
+    }
+    return 0;
+}
+
+/* Reads the `interface` dict (versions 0 to 3) into *m. */
+static int read_interface(PyObject *interface, cuda_memory *m)
 {
     if (!PyDict_Check(interface)) {
         PyErr_Format(PyExc_TypeError, "__cuda_array_interface__ must be a dict, not %.100s",
                      Py_TYPE(interface)->tp_name);
-        return NULL;
+        return -1;
     }
     PyObject *shape_object = PyDict_GetItemString(interface, "shape");
     PyObject *type_object = PyDict_GetItemString(interface, "typestr");
     PyObject *data_object = PyDict_GetItemString(interface, "data");
     PyObject *strides_object = PyDict_GetItemString(interface, "strides");
     PyObject *mask = PyDict_GetItemString(interface, "mask");
-    PyObject *stream_object = PyDict_GetItemString(interface, "stream");
+    m->stream = PyDict_GetItemString(interface, "stream");
     if (!shape_object || !type_object || !data_object) {
         PyErr_SetString(PyExc_TypeError,
                         "__cuda_array_interface__ lacks shape, typestr or data");
-        return NULL;
+        return -1;
     }
     if (mask && mask != Py_None) {
         PyErr_SetString(PyExc_TypeError,
                         "__cuda_array_interface__: masked arrays are not supported");
-        return NULL;
+        return -1;
     }
-    int64_t shape[GK_MAX_DIMS], strides[GK_MAX_DIMS];
-    int ndim = int_tuple(shape_object, "shape", shape);
-    if (ndim < 0)
-        return NULL;
-    gk_dtype dtype;
-    if (typestr_dtype(type_object, &dtype) < 0)
-        return NULL;
-    unsigned long long pointer;
-    int read_only;
+    if ((m->ndim = int_tuple(shape_object, "shape", m->shape)) < 0 ||
+        typestr_dtype(type_object, &m->dtype) < 0)
+        return -1;
     if (!PyTuple_Check(data_object) ||
-        !PyArg_ParseTuple(data_object, "Kp", &pointer, &read_only)) {
+        !PyArg_ParseTuple(data_object, "Kp", &m->pointer, &m->read_only)) {
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError,
                      "__cuda_array_interface__: data must be (pointer, read_only), not %R",
                      data_object);
+        return -1;
+    }
+    m->strided = strides_object && strides_object != Py_None;
+    return m->strided ? read_strides(strides_object, m) : 0;
+}
+
+/* The producer's work may still be queued on the stream the interface
+ * names (v3): the host waits for it (None or absent: ready). */
+static int wait_for_producer(gkpy_state *state, gk_device device, PyObject *stream_object)
+{
+    if (!stream_object || stream_object == Py_None)
+        return 0;
+    long long stream = PyLong_AsLongLong(stream_object);
+    if (stream == -1 && PyErr_Occurred())
+        return -1;
+    if (stream == 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "__cuda_array_interface__: stream 0 is not allowed (ambiguous)");
+        return -1;
+    }
+    gk_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = gk_cuda_stream_wait(device, (uintptr_t)stream);
+    Py_END_ALLOW_THREADS
+    if (status != GK_OK) {
+        gkpy_raise(state, status);
+        return -1;
+    }
+    return 0;
+}
+
+/* A gk_array over the CUDA memory `interface` (the producer's
+ * __cuda_array_interface__, versions 0 to 3) describes; `owner` is kept
+ * alive until the last view goes. */
+PyObject *gkpy_import_cuda_interface(gkpy_state *state, PyObject *owner, PyObject *interface,
+                                     int copy)
+{
+    cuda_memory m;
+    if (read_interface(interface, &m) < 0)
         return NULL;
-    }
-    int64_t itemsize = (int64_t)gk_dtype_size(dtype);
-    bool strided = strides_object && strides_object != Py_None;
-    if (strided) {
-        int n = int_tuple(strides_object, "strides", strides);
-        if (n < 0)
-            return NULL;
-        if (n != ndim) {
-            PyErr_Format(PyExc_ValueError,
-                         "__cuda_array_interface__: %d strides for %d dimensions", n, ndim);
-            return NULL;
-        }
-        for (int i = 0; i < ndim; i++) {
-            if (strides[i] % itemsize != 0) {
-                PyErr_Format(PyExc_ValueError,
-                             "__cuda_array_interface__: stride %lld bytes is not a multiple of "
-                             "the element size (%lld)",
-                             (long long)strides[i], (long long)itemsize);
-                return NULL;
-            }
-            strides[i] /= itemsize;
-        }
-    }
-    if (read_only && copy == 0) {
+    if (m.read_only && copy == 0) {
         gkpy_refuse_read_only("the CUDA array");
         return NULL;
     }
@@ -206,36 +250,21 @@ PyObject *gkpy_import_cuda_interface(gkpy_state *state, PyObject *owner, PyObjec
      * may have none: cuda:0). */
     gk_device device = {GK_DEVICE_CUDA, 0, 0};
     gk_status status = GK_OK;
-    if (pointer)
-        status = gk_cuda_pointer_device((void *)(uintptr_t)pointer, &device);
+    if (m.pointer)
+        status = gk_cuda_pointer_device((void *)(uintptr_t)m.pointer, &device);
     if (status != GK_OK)
         return gkpy_raise(state, status);
-    /* The producer's work may still be queued on the stream it names
-     * (v3): wait for it (None or absent: ready). */
-    if (stream_object && stream_object != Py_None) {
-        long long stream = PyLong_AsLongLong(stream_object);
-        if (stream == -1 && PyErr_Occurred())
-            return NULL;
-        if (stream == 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "__cuda_array_interface__: stream 0 is not allowed (ambiguous)");
-            return NULL;
-        }
-        Py_BEGIN_ALLOW_THREADS
-        status = gk_cuda_stream_wait(device, (uintptr_t)stream);
-        Py_END_ALLOW_THREADS
-        if (status != GK_OK)
-            return gkpy_raise(state, status);
-    }
+    if (wait_for_producer(state, device, m.stream) < 0)
+        return NULL;
     gk_array *wrapped;
-    status = gk_wrap(device, dtype, ndim, shape, strided ? strides : NULL,
-                     (void *)(uintptr_t)pointer, release_object, Py_NewRef(owner), &wrapped);
+    status = gk_wrap(device, m.dtype, m.ndim, m.shape, m.strided ? m.strides : NULL,
+                     (void *)(uintptr_t)m.pointer, release_object, Py_NewRef(owner), &wrapped);
     if (status != GK_OK) {
         Py_DECREF(owner);
         return gkpy_raise(state, status);
     }
-    status = gkpy_settle_import(&wrapped, read_only, copy);
-    return status == GK_OK ? gkpy_array_wrap(state, wrapped) : gkpy_raise(state, status);
+    status = gkpy_settle_import(&wrapped, m.read_only, copy);
+    return gkpy_array_result(state, status, wrapped);
 }
 
 /* --- tables (array.c takes them in) --- */

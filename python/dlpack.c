@@ -177,6 +177,149 @@ static int parse_dl_device(PyObject *object, gk_device *device)
     return -1;
 }
 
+/* What a __dlpack__ call asks for, once its arguments are checked. */
+typedef struct export_plan {
+    bool versioned;   /* a DLPack 1.x capsule, else a legacy one */
+    unsigned minor;   /* the versioned capsule's minor version */
+    gk_device target; /* where the consumer wants the data */
+    bool copied;      /* a copy, not the array's own memory */
+    bool synchronize; /* finish gpukit's work before handing the data over */
+} export_plan;
+
+/* max_version=: versioned when the consumer understands DLPack 1, with the
+ * newest minor version it takes (ours is 1.1; 1.0 has the same layout). */
+static int plan_version(PyObject *max_version, export_plan *plan)
+{
+    plan->versioned = false;
+    plan->minor = 1;
+    if (max_version == Py_None)
+        return 0;
+    unsigned long major_value, minor_value;
+    if (!PyTuple_Check(max_version) ||
+        !PyArg_ParseTuple(max_version, "kk", &major_value, &minor_value)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "max_version must be a (major, minor) tuple, not %R",
+                     max_version);
+        return -1;
+    }
+    plan->versioned = major_value >= 1;
+    if (major_value == 1 && minor_value < plan->minor)
+        plan->minor = (unsigned)minor_value;
+    return 0;
+}
+
+/* stream=: what the consumer will use the data on. CUDA only; None is the
+ * legacy default stream (1), and -1 asks for no synchronisation. */
+static int plan_stream(PyObject *stream, export_plan *plan)
+{
+    plan->synchronize = false;
+    if (plan->target.kind == GK_DEVICE_CPU) {
+        if (stream == Py_None)
+            return 0;
+        PyErr_Format(PyExc_ValueError,
+                     "__dlpack__: stream must be None for an export to the CPU, not %R", stream);
+        return -1;
+    }
+    long long value = 1;
+    if (stream != Py_None) {
+        value = PyLong_AsLongLong(stream);
+        if (value == -1 && PyErr_Occurred())
+            return -1;
+        if (value == 0 || value < -1) {
+            PyErr_Format(PyExc_ValueError,
+                         "__dlpack__: stream %lld is not allowed (0 is ambiguous; use 1 for the "
+                         "legacy default stream, 2 for the per-thread one, a stream handle, or "
+                         "-1 for no synchronisation)",
+                         value);
+            return -1;
+        }
+    }
+    plan->synchronize = value != -1;
+    return 0;
+}
+
+/* The export of the array on `device` that __dlpack__'s arguments ask for
+ * (copy as gkpy_parse_copy gives it); -1 with an exception when it cannot
+ * be made. */
+static int plan_export(gk_device device, PyObject *stream, PyObject *max_version,
+                       PyObject *dl_device, int copy, export_plan *plan)
+{
+    if (plan_version(max_version, plan) < 0)
+        return -1;
+    char name[GK_DEVICE_NAME_MAX], target_name[GK_DEVICE_NAME_MAX];
+    plan->target = device;
+    if (dl_device != Py_None && parse_dl_device(dl_device, &plan->target) < 0)
+        return -1;
+    bool moved = !gk_device_equal(device, plan->target);
+    if (moved && copy == 0) {
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack__(copy=False): the array is on %s; exporting it to %s takes a "
+                     "copy",
+                     device_text(device, name), device_text(plan->target, target_name));
+        return -1;
+    }
+    if (plan->target.kind == GK_DEVICE_OPENCL) {
+        PyErr_Format(PyExc_BufferError,
+                     "OpenCL arrays cannot be exported with DLPack (their addresses are not "
+                     "pointers): the array is on %s; pass dl_device=(1, 0) for a CPU copy, or "
+                     "move it with .cpu()",
+                     device_text(device, name));
+        return -1;
+    }
+    plan->copied = moved || copy == 1;
+    return plan_stream(stream, plan);
+}
+
+/* A capsule holding `exported` (taken over, also on failure) as `plan`
+ * says: the tensor, its shape and strides live in one dlpack_export that
+ * the deleter frees. */
+static PyObject *new_capsule(gk_array *exported, const export_plan *plan)
+{
+    dlpack_export *export = calloc(1, sizeof *export);
+    if (!export) {
+        gk_array_free(exported);
+        return PyErr_NoMemory();
+    }
+    export->array = exported;
+    int ndim = gk_array_ndim(exported);
+    for (int i = 0; i < ndim; i++) {
+        export->shape[i] = gk_array_shape(exported)[i];
+        export->strides[i] = gk_array_strides(exported)[i];
+    }
+    DLTensor tensor = {
+        .data = gk_array_data(exported),
+        .device = dlpack_device(plan->target),
+        .ndim = ndim,
+        .dtype = dlpack_dtype(gk_array_dtype(exported)),
+        .shape = export->shape,
+        .strides = export->strides,
+        .byte_offset = 0,
+    };
+    PyObject *capsule;
+    if (plan->versioned) {
+        DLManagedTensorVersioned *managed = &export->managed.versioned;
+        managed->version = (DLPackVersion){1, plan->minor};
+        managed->manager_ctx = export;
+        managed->deleter = versioned_deleter;
+        /* Broadcast views are read-only, as in the buffer protocol. */
+        managed->flags = (plan->copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0) |
+                         (gkpy_is_broadcast(exported) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
+        managed->dl_tensor = tensor;
+        capsule = PyCapsule_New(managed, VERSIONED_NAME, versioned_capsule_destructor);
+        if (!capsule)
+            versioned_deleter(managed);
+    } else {
+        DLManagedTensor *managed = &export->managed.legacy;
+        managed->manager_ctx = export;
+        managed->deleter = legacy_deleter;
+        managed->dl_tensor = tensor;
+        capsule = PyCapsule_New(managed, LEGACY_NAME, legacy_capsule_destructor);
+        if (!capsule)
+            legacy_deleter(managed);
+    }
+    return capsule;
+}
+
 PyDoc_STRVAR(array_dlpack_doc,
 "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n"
 "--\n\n"
@@ -204,131 +347,24 @@ static PyObject *array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", keywords, &stream,
                                      &max_version, &dl_device, &copy_object))
         return NULL;
-    gkpy_state *state = state_of(self);
     const gk_array *a = array_of(self);
     int copy;
-    if (gkpy_parse_copy(copy_object, &copy) < 0)
+    export_plan plan;
+    if (gkpy_parse_copy(copy_object, &copy) < 0 ||
+        plan_export(gk_array_device(a), stream, max_version, dl_device, copy, &plan) < 0)
         return NULL;
-
-    /* Versioned when the consumer understands DLPack 1: the newest minor
-     * version it takes (ours is 1.1; 1.0 has the same layout). */
-    bool versioned = false;
-    unsigned minor = 1;
-    if (max_version != Py_None) {
-        unsigned long major_value, minor_value;
-        if (!PyTuple_Check(max_version) ||
-            !PyArg_ParseTuple(max_version, "kk", &major_value, &minor_value)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "max_version must be a (major, minor) tuple, not %R",
-                         max_version);
-            return NULL;
-        }
-        versioned = major_value >= 1;
-        if (major_value == 1 && minor_value < minor)
-            minor = (unsigned)minor_value;
-    }
-
-    char name[GK_DEVICE_NAME_MAX], target_name[GK_DEVICE_NAME_MAX];
-    gk_device device = gk_array_device(a), target = device;
-    if (dl_device != Py_None && parse_dl_device(dl_device, &target) < 0)
-        return NULL;
-    bool moved = !gk_device_equal(device, target);
-    if (moved && copy == 0) {
-        PyErr_Format(PyExc_BufferError,
-                     "__dlpack__(copy=False): the array is on %s; exporting it to %s takes a "
-                     "copy",
-                     device_text(device, name), device_text(target, target_name));
-        return NULL;
-    }
-    if (target.kind == GK_DEVICE_OPENCL) {
-        PyErr_Format(PyExc_BufferError,
-                     "OpenCL arrays cannot be exported with DLPack (their addresses are not "
-                     "pointers): the array is on %s; pass dl_device=(1, 0) for a CPU copy, or "
-                     "move it with .cpu()",
-                     device_text(device, name));
-        return NULL;
-    }
-    /* stream: what the consumer will use the data on. */
-    long long stream_value = -1;
-    if (target.kind == GK_DEVICE_CPU) {
-        if (stream != Py_None) {
-            PyErr_Format(PyExc_ValueError,
-                         "__dlpack__: stream must be None for an export to the CPU, not %R",
-                         stream);
-            return NULL;
-        }
-    } else {
-        stream_value = 1; /* None: the legacy default stream */
-        if (stream != Py_None) {
-            stream_value = PyLong_AsLongLong(stream);
-            if (stream_value == -1 && PyErr_Occurred())
-                return NULL;
-            if (stream_value == 0 || stream_value < -1) {
-                PyErr_Format(PyExc_ValueError,
-                             "__dlpack__: stream %lld is not allowed (0 is ambiguous; use 1 "
-                             "for the legacy default stream, 2 for the per-thread one, a "
-                             "stream handle, or -1 for no synchronisation)",
-                             stream_value);
-                return NULL;
-            }
-        }
-    }
-
     gk_array *exported = NULL;
-    bool copied = moved || copy == 1;
-    gk_status status = copied ? gkpy_copy_to(a, target, &exported) : gkpy_new_handle(a, &exported);
+    gk_status status = plan.copied ? gkpy_copy_to(a, plan.target, &exported)
+                                   : gkpy_new_handle(a, &exported);
     /* gpukit queues work on its own stream: finishing it is the simple way
      * to make the data ready for whatever stream the consumer uses. */
-    if (status == GK_OK && target.kind != GK_DEVICE_CPU && stream_value != -1)
-        status = gkpy_synchronize(target);
+    if (status == GK_OK && plan.synchronize)
+        status = gkpy_synchronize(plan.target);
     if (status != GK_OK) {
         gk_array_free(exported);
-        return gkpy_raise(state, status);
+        return gkpy_raise(state_of(self), status);
     }
-
-    dlpack_export *export = calloc(1, sizeof *export);
-    if (!export) {
-        gk_array_free(exported);
-        return PyErr_NoMemory();
-    }
-    export->array = exported;
-    int ndim = gk_array_ndim(exported);
-    for (int i = 0; i < ndim; i++) {
-        export->shape[i] = gk_array_shape(exported)[i];
-        export->strides[i] = gk_array_strides(exported)[i];
-    }
-    DLTensor tensor = {
-        .data = gk_array_data(exported),
-        .device = dlpack_device(target),
-        .ndim = ndim,
-        .dtype = dlpack_dtype(gk_array_dtype(exported)),
-        .shape = export->shape,
-        .strides = export->strides,
-        .byte_offset = 0,
-    };
-    PyObject *capsule;
-    if (versioned) {
-        DLManagedTensorVersioned *managed = &export->managed.versioned;
-        managed->version = (DLPackVersion){1, minor};
-        managed->manager_ctx = export;
-        managed->deleter = versioned_deleter;
-        /* Broadcast views are read-only, as in the buffer protocol. */
-        managed->flags = (copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0) |
-                         (gkpy_is_broadcast(exported) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
-        managed->dl_tensor = tensor;
-        capsule = PyCapsule_New(managed, VERSIONED_NAME, versioned_capsule_destructor);
-        if (!capsule)
-            versioned_deleter(managed);
-    } else {
-        DLManagedTensor *managed = &export->managed.legacy;
-        managed->manager_ctx = export;
-        managed->deleter = legacy_deleter;
-        managed->dl_tensor = tensor;
-        capsule = PyCapsule_New(managed, LEGACY_NAME, legacy_capsule_destructor);
-        if (!capsule)
-            legacy_deleter(managed);
-    }
-    return capsule;
+    return new_capsule(exported, &plan);
 }
 
 PyDoc_STRVAR(array_dlpack_device_doc,
@@ -414,27 +450,50 @@ static void gather(char *to, const char *from, int ndim, const int64_t *shape,
     }
 }
 
-/* A gk_array over the tensor in `capsule` (a new "dltensor" or
- * "dltensor_versioned" one), which is renamed as consumed once the array
- * owns the tensor. Before that, a failure leaves the capsule as it was, so
- * its destructor deletes the tensor. */
-static int import_capsule(gkpy_state *state, PyObject *capsule, int copy, gk_array **out)
+static int dlpack_device_of(DLDevice dl, gk_device *device)
 {
-    *out = NULL;
-    bool versioned = PyCapsule_IsValid(capsule, VERSIONED_NAME);
-    if (!versioned && !PyCapsule_IsValid(capsule, LEGACY_NAME)) {
+    switch (dl.device_type) {
+    case kDLCPU:
+    case kDLCUDAHost:
+        *device = gk_device_cpu();
+        return 0;
+    case kDLCUDA:
+    case kDLCUDAManaged:
+        *device = (gk_device){GK_DEVICE_CUDA, dl.device_id, 0};
+        return 0;
+    }
+    PyErr_Format(PyExc_BufferError,
+                 "the DLPack tensor is on device type %d; gpukit takes CPU (1) and CUDA "
+                 "(2, 3, 13) memory",
+                 (int)dl.device_type);
+    return -1;
+}
+
+/* The tensor of a capsule, as import_capsule takes it. */
+typedef struct capsule_tensor {
+    bool versioned;
+    void *managed; /* the DLManagedTensorVersioned or DLManagedTensor */
+    DLTensor *tensor;
+    bool read_only;
+    gk_device device;
+    gk_dtype dtype;
+} capsule_tensor;
+
+/* Reads and checks the tensor in `capsule` (a new "dltensor" or
+ * "dltensor_versioned" one), leaving the capsule as it is. */
+static int read_capsule(PyObject *capsule, capsule_tensor *t)
+{
+    t->versioned = PyCapsule_IsValid(capsule, VERSIONED_NAME);
+    t->read_only = false;
+    if (!t->versioned && !PyCapsule_IsValid(capsule, LEGACY_NAME)) {
         PyErr_Format(PyExc_TypeError,
                      "__dlpack__ returned %R, not a DLPack capsule named \"dltensor\" or "
                      "\"dltensor_versioned\" (a capsule can be consumed only once)",
                      capsule);
         return -1;
     }
-    DLManagedTensorVersioned *modern = NULL;
-    DLManagedTensor *legacy = NULL;
-    DLTensor *tensor;
-    bool read_only = false;
-    if (versioned) {
-        modern = PyCapsule_GetPointer(capsule, VERSIONED_NAME);
+    if (t->versioned) {
+        DLManagedTensorVersioned *modern = PyCapsule_GetPointer(capsule, VERSIONED_NAME);
         if (!modern)
             return -1;
         if (modern->version.major != 1) {
@@ -443,77 +502,80 @@ static int import_capsule(gkpy_state *state, PyObject *capsule, int copy, gk_arr
                          (unsigned)modern->version.major, (unsigned)modern->version.minor);
             return -1;
         }
-        tensor = &modern->dl_tensor;
-        read_only = (modern->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+        t->managed = modern;
+        t->tensor = &modern->dl_tensor;
+        t->read_only = (modern->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
     } else {
-        legacy = PyCapsule_GetPointer(capsule, LEGACY_NAME);
+        DLManagedTensor *legacy = PyCapsule_GetPointer(capsule, LEGACY_NAME);
         if (!legacy)
             return -1;
-        tensor = &legacy->dl_tensor;
+        t->managed = legacy;
+        t->tensor = &legacy->dl_tensor;
     }
-    gk_device device;
-    switch (tensor->device.device_type) {
-    case kDLCPU:
-    case kDLCUDAHost:
-        device = gk_device_cpu();
-        break;
-    case kDLCUDA:
-    case kDLCUDAManaged:
-        device = (gk_device){GK_DEVICE_CUDA, tensor->device.device_id, 0};
-        break;
-    default:
-        PyErr_Format(PyExc_BufferError,
-                     "the DLPack tensor is on device type %d; gpukit takes CPU (1) and CUDA "
-                     "(2, 3, 13) memory",
-                     (int)tensor->device.device_type);
+    if (dlpack_device_of(t->tensor->device, &t->device) < 0 ||
+        dlpack_dtype_of(t->tensor->dtype, &t->dtype) < 0)
         return -1;
-    }
-    gk_dtype dtype;
-    if (dlpack_dtype_of(tensor->dtype, &dtype) < 0)
-        return -1;
-    if (tensor->ndim < 0 || tensor->ndim > GK_MAX_DIMS) {
+    if (t->tensor->ndim < 0 || t->tensor->ndim > GK_MAX_DIMS) {
         PyErr_Format(PyExc_ValueError, "the DLPack tensor has %d dimensions; gpukit has 0 to %d",
-                     (int)tensor->ndim, GK_MAX_DIMS);
+                     (int)t->tensor->ndim, GK_MAX_DIMS);
         return -1;
     }
-    if (read_only && copy == 0)
-        return gkpy_refuse_read_only("the DLPack tensor");
-    char *data = (char *)tensor->data + tensor->byte_offset;
-    if ((uintptr_t)data % gk_dtype_size(dtype) != 0 && device.kind == GK_DEVICE_CPU) {
-        /* gpukit's loops need aligned elements: a copy, made while the
-         * capsule still owns the tensor (its destructor deletes it). */
-        if (copy == 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "the DLPack tensor's data is not aligned to its element size, so "
-                            "it must be copied; copy=False forbids that (pass copy=None)");
-            return -1;
-        }
-        gk_status status = gk_empty(device, dtype, tensor->ndim, tensor->shape, out);
-        if (status != GK_OK) {
-            gkpy_raise(state, status);
-            return -1;
-        }
-        gather(gk_array_data(*out), data, tensor->ndim, tensor->shape, tensor->strides,
-               gk_dtype_size(dtype));
-        return 0;
-    }
-    /* Consumed from here on: the deleter is ours to call, through the
-     * array's release or right here when no array can be made. */
-    if (PyCapsule_SetName(capsule, versioned ? VERSIONED_USED : LEGACY_USED) < 0)
+    return 0;
+}
+
+/* A C-order copy of a CPU tensor whose elements are not aligned (gpukit's
+ * loops need aligned ones), made while the capsule still owns the tensor
+ * (its destructor deletes it). */
+static int copy_unaligned(gkpy_state *state, const capsule_tensor *t, const char *data, int copy,
+                          gk_array **out)
+{
+    if (copy == 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the DLPack tensor's data is not aligned to its element size, so it "
+                        "must be copied; copy=False forbids that (pass copy=None)");
         return -1;
-    gk_array *wrapped;
-    gk_status status = gk_wrap(device, dtype, tensor->ndim, tensor->shape, tensor->strides,
-                               data, versioned ? release_versioned : release_legacy,
-                               versioned ? (void *)modern : (void *)legacy, &wrapped);
+    }
+    const DLTensor *tensor = t->tensor;
+    gk_status status = gk_empty(t->device, t->dtype, tensor->ndim, tensor->shape, out);
     if (status != GK_OK) {
         gkpy_raise(state, status);
-        if (versioned)
-            release_versioned(modern);
-        else
-            release_legacy(legacy);
         return -1;
     }
-    status = gkpy_settle_import(&wrapped, read_only, copy);
+    gather(gk_array_data(*out), data, tensor->ndim, tensor->shape, tensor->strides,
+           gk_dtype_size(t->dtype));
+    return 0;
+}
+
+/* A gk_array over the tensor in `capsule` (a new "dltensor" or
+ * "dltensor_versioned" one), which is renamed as consumed once the array
+ * owns the tensor. Before that, a failure leaves the capsule as it was, so
+ * its destructor deletes the tensor. */
+static int import_capsule(gkpy_state *state, PyObject *capsule, int copy, gk_array **out)
+{
+    *out = NULL;
+    capsule_tensor t;
+    if (read_capsule(capsule, &t) < 0)
+        return -1;
+    if (t.read_only && copy == 0)
+        return gkpy_refuse_read_only("the DLPack tensor");
+    const DLTensor *tensor = t.tensor;
+    char *data = (char *)tensor->data + tensor->byte_offset;
+    if ((uintptr_t)data % gk_dtype_size(t.dtype) != 0 && t.device.kind == GK_DEVICE_CPU)
+        return copy_unaligned(state, &t, data, copy, out);
+    /* Consumed from here on: the deleter is ours to call, through the
+     * array's release or right here when no array can be made. */
+    if (PyCapsule_SetName(capsule, t.versioned ? VERSIONED_USED : LEGACY_USED) < 0)
+        return -1;
+    void (*release)(void *) = t.versioned ? release_versioned : release_legacy;
+    gk_array *wrapped;
+    gk_status status = gk_wrap(t.device, t.dtype, tensor->ndim, tensor->shape, tensor->strides,
+                               data, release, t.managed, &wrapped);
+    if (status != GK_OK) {
+        gkpy_raise(state, status);
+        release(t.managed);
+        return -1;
+    }
+    status = gkpy_settle_import(&wrapped, t.read_only, copy);
     if (status != GK_OK) {
         gkpy_raise(state, status);
         return -1;
