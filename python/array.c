@@ -605,43 +605,58 @@ static int parse_index_item(PyObject *key, index_item *item)
     return -1;
 }
 
-/* x[key] for basic indexing, always a view (a new gk_array), or NULL. */
-static gk_array *index_view(gkpy_state *state, const gk_array *x, PyObject *key)
+/* The items of `key` (one, or a tuple's), checked against an array of
+ * `ndim` axes: *consumed is how many axes they index. -1 with an
+ * IndexError. */
+static int parse_index(PyObject *key, int ndim, index_item *items, Py_ssize_t *count,
+                       int *consumed)
 {
-    index_item items[MAX_INDEX_ITEMS];
-    Py_ssize_t count = 1;
+    *count = 1;
     if (PyTuple_Check(key)) {
-        count = PyTuple_GET_SIZE(key);
-        if (count > MAX_INDEX_ITEMS) {
-            PyErr_Format(PyExc_IndexError, "too many indices (%zd)", count);
-            return NULL;
+        *count = PyTuple_GET_SIZE(key);
+        if (*count > MAX_INDEX_ITEMS) {
+            PyErr_Format(PyExc_IndexError, "too many indices (%zd)", *count);
+            return -1;
         }
-        for (Py_ssize_t i = 0; i < count; i++)
+        for (Py_ssize_t i = 0; i < *count; i++)
             if (parse_index_item(PyTuple_GET_ITEM(key, i), &items[i]) < 0)
-                return NULL;
+                return -1;
     } else if (parse_index_item(key, &items[0]) < 0) {
-        return NULL;
+        return -1;
     }
-    int ndim = gk_array_ndim(x), consumed = 0;
     bool ellipsis = false;
-    for (Py_ssize_t i = 0; i < count; i++) {
+    *consumed = 0;
+    for (Py_ssize_t i = 0; i < *count; i++) {
         if (items[i].kind == INDEX_INT || items[i].kind == INDEX_SLICE)
-            consumed++;
+            (*consumed)++;
         if (items[i].kind == INDEX_ELLIPSIS) {
             if (ellipsis) {
                 PyErr_SetString(PyExc_IndexError,
                                 "an index can only have a single ellipsis ('...')");
-                return NULL;
+                return -1;
             }
             ellipsis = true;
         }
     }
-    if (consumed > ndim) {
+    if (*consumed > ndim) {
         PyErr_Format(PyExc_IndexError,
                      "too many indices for array: array is %d-dimensional, but %d were indexed",
-                     ndim, consumed);
-        return NULL;
+                     ndim, *consumed);
+        return -1;
     }
+    return 0;
+}
+
+/* x[key] for basic indexing, always a view (a new gk_array), or NULL:
+ * slices of x for the integers and slices, then one reshape that drops
+ * the integers' axes and adds None's. */
+static gk_array *index_view(gkpy_state *state, const gk_array *x, PyObject *key)
+{
+    index_item items[MAX_INDEX_ITEMS];
+    Py_ssize_t count;
+    int ndim = gk_array_ndim(x), consumed;
+    if (parse_index(key, ndim, items, &count, &consumed) < 0)
+        return NULL;
     const int64_t *shape = gk_array_shape(x);
     gk_array *current = NULL; /* NULL: still x itself */
     int axis = 0, out_ndim = 0;

@@ -915,46 +915,45 @@ static int check_array(const param *p, const char *role, const gk_array *array, 
     return 0;
 }
 
-/* A scalar input as a 0-d array of the declared dtype on `device`. */
-static int scalar_input(gkpy_state *state, const param *p, PyObject *object, gk_device device,
-                        gk_array **out)
+/* Whether `object` can be a scalar input: a Python int or float, a NumPy
+ * scalar or 0-d array, never a longer host array. */
+static bool is_scalar_input(PyObject *object)
 {
-    char what[PARAM_NAME_SIZE + 16];
-    snprintf(what, sizeof what, "input '%s'", p->name);
-    bool scalar = PyLong_Check(object) || PyFloat_Check(object);
-    if (!scalar) {
-        /* NumPy scalars and 0-d arrays, never longer host arrays. */
-        PyObject *type = foreign_dtype_name(object);
-        if (type) {
-            Py_DECREF(type);
-            PyObject *ndim = PyObject_GetAttrString(object, "ndim");
-            scalar = ndim && PyLong_Check(ndim) && PyLong_AsLong(ndim) == 0;
-            Py_XDECREF(ndim);
-            PyErr_Clear();
-        }
+    if (PyLong_Check(object) || PyFloat_Check(object))
+        return true;
+    bool scalar = false;
+    PyObject *type = foreign_dtype_name(object);
+    if (type) {
+        Py_DECREF(type);
+        PyObject *ndim = PyObject_GetAttrString(object, "ndim");
+        scalar = ndim && PyLong_Check(ndim) && PyLong_AsLong(ndim) == 0;
+        Py_XDECREF(ndim);
+        PyErr_Clear();
     }
-    if (!scalar) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s is a %.100s; inputs are gpukit arrays on the kernel's device or scalars "
-                     "(move host data with gpukit.asarray(x, device=...))",
-                     what, Py_TYPE(object)->tp_name);
-        return -1;
-    }
-    union {
-        uint8_t u8;
-        int32_t i32;
-        int64_t i64;
-        float f32;
-        double f64;
-    } value;
+    return scalar;
+}
+
+/* One element of any dtype, in host memory. */
+typedef union element {
+    uint8_t u8;
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+} element;
+
+/* The value of `object` as an element of p's declared dtype (`what` names
+ * the input in messages). */
+static int scalar_element(const param *p, PyObject *object, const char *what, element *value)
+{
     long long integer;
     switch (p->dtype) {
     case GK_BOOL: {
         int truth = PyObject_IsTrue(object);
         if (truth < 0)
             return -1;
-        value.u8 = (uint8_t)truth;
-        break;
+        value->u8 = (uint8_t)truth;
+        return 0;
     }
     case GK_UINT8:
     case GK_INT32:
@@ -967,29 +966,48 @@ static int scalar_input(gkpy_state *state, const param *p, PyObject *object, gk_
         if (p->dtype == GK_UINT8) {
             if (exact_integer(object, 0, UINT8_MAX, "uint8", what, &integer) < 0)
                 return -1;
-            value.u8 = (uint8_t)integer;
+            value->u8 = (uint8_t)integer;
         } else if (p->dtype == GK_INT32) {
             if (exact_integer(object, INT32_MIN, INT32_MAX, "int32", what, &integer) < 0)
                 return -1;
-            value.i32 = (int32_t)integer;
+            value->i32 = (int32_t)integer;
         } else {
             if (exact_integer(object, LLONG_MIN, LLONG_MAX, "int64", what, &integer) < 0)
                 return -1;
-            value.i64 = (int64_t)integer;
+            value->i64 = (int64_t)integer;
         }
-        break;
+        return 0;
     case GK_FLOAT32:
     case GK_FLOAT64: {
         double real = PyFloat_AsDouble(object);
         if (real == -1.0 && PyErr_Occurred())
             return -1;
         if (p->dtype == GK_FLOAT32)
-            value.f32 = (float)real;
+            value->f32 = (float)real;
         else
-            value.f64 = real;
-        break;
+            value->f64 = real;
+        return 0;
     }
     }
+    return 0;
+}
+
+/* A scalar input as a 0-d array of the declared dtype on `device`. */
+static int scalar_input(gkpy_state *state, const param *p, PyObject *object, gk_device device,
+                        gk_array **out)
+{
+    char what[PARAM_NAME_SIZE + 16];
+    snprintf(what, sizeof what, "input '%s'", p->name);
+    if (!is_scalar_input(object)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s is a %.100s; inputs are gpukit arrays on the kernel's device or scalars "
+                     "(move host data with gpukit.asarray(x, device=...))",
+                     what, Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    element value;
+    if (scalar_element(p, object, what, &value) < 0)
+        return -1;
     gk_status status = gk_from_host(device, p->dtype, 0, NULL, &value, out);
     if (status != GK_OK) {
         gkpy_raise(state, status);
@@ -1063,43 +1081,22 @@ static int output_arguments(elementwise_object *self, gkpy_state *state, PyObjec
     return 0;
 }
 
-static PyObject *elementwise_call(PyObject *callable, PyObject *const *args, size_t nargsf,
-                                  PyObject *kwnames)
+/* The operands of a call on `device`: in[] the input arrays (scalar
+ * inputs made into 0-d arrays in scalars[], the caller's to free), out[]
+ * the given outputs' arrays (NULL: the launch makes them). */
+static int call_operands(elementwise_object *self, gkpy_state *state, PyObject *const *inputs,
+                         PyObject *const *outputs, gk_device device, const gk_array **in,
+                         gk_array **scalars, gk_array **out)
 {
-    elementwise_object *self = (elementwise_object *)callable;
-    gkpy_state *state = gkpy_state_of_type(Py_TYPE(callable));
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    static const char *const names[] = {"out", "stream", NULL};
-    PyObject *values[2] = {NULL, NULL};
-    if (match_keywords(PyUnicode_AsUTF8(self->name), args + nargs, kwnames, names, 0, values) < 0)
-        return NULL;
-    if (nargs != self->nin) {
-        PyErr_Format(PyExc_TypeError, "%U() takes %d inputs (%U), %zd given", self->name,
-                     self->nin, self->in_params, nargs);
-        return NULL;
-    }
-    PyObject *outputs[MAX_OPERANDS];
-    gk_stream *stream;
-    if (output_arguments(self, state, values[0], outputs) < 0 ||
-        stream_argument(state, values[1], &stream) < 0)
-        return NULL;
-    gk_device device;
-    if (call_device(self, state, args, outputs, &device) < 0)
-        return NULL;
-
-    const gk_array *in[MAX_OPERANDS] = {NULL};
-    gk_array *scalars[MAX_OPERANDS] = {NULL}; /* made here from scalar inputs */
-    gk_array *out[MAX_OPERANDS] = {NULL};
-    PyObject *result = NULL;
     for (int k = 0; k < self->nin; k++) {
         const param *p = &self->params[k];
-        if (gkpy_is_array(state, args[k])) {
-            in[k] = ((gkpy_array *)args[k])->array;
+        if (gkpy_is_array(state, inputs[k])) {
+            in[k] = ((gkpy_array *)inputs[k])->array;
             if (check_array(p, "input", in[k], device) < 0)
-                goto done;
+                return -1;
         } else {
-            if (scalar_input(state, p, args[k], device, &scalars[k]) < 0)
-                goto done;
+            if (scalar_input(state, p, inputs[k], device, &scalars[k]) < 0)
+                return -1;
             in[k] = scalars[k];
         }
     }
@@ -1107,24 +1104,19 @@ static PyObject *elementwise_call(PyObject *callable, PyObject *const *args, siz
         if (outputs[k]) {
             out[k] = ((gkpy_array *)outputs[k])->array;
             if (check_array(&self->params[self->nin + k], "output", out[k], device) < 0)
-                goto done;
+                return -1;
         }
     }
-    gk_kernel *kernel = elementwise_for(self, state, device);
-    if (!kernel)
-        goto done;
-    gk_status status;
-    /* The arrays belong to objects the caller holds for the whole call. */
-    Py_BEGIN_ALLOW_THREADS
-    status = gk_elementwise_launch(kernel, self->nin, in, self->nout, out, stream);
-    Py_END_ALLOW_THREADS
-    if (status != GK_OK) {
-        gkpy_raise(state, status);
-        goto done;
-    }
-    /* The outputs: the caller's objects as given, the new ones wrapped
-     * (each new gk_array is handed over once, to a wrapper or to free). */
-    result = PyTuple_New(self->nout);
+    return 0;
+}
+
+/* What a call returns after the launch: the caller's out= objects as
+ * given and the new arrays wrapped (each new gk_array is handed over once,
+ * to a wrapper or to free); one output alone, several as a tuple. */
+static PyObject *call_results(elementwise_object *self, gkpy_state *state,
+                              PyObject *const *outputs, gk_array **out)
+{
+    PyObject *result = PyTuple_New(self->nout);
     for (int k = 0; k < self->nout; k++) {
         PyObject *item = NULL;
         if (outputs[k])
@@ -1144,7 +1136,47 @@ static PyObject *elementwise_call(PyObject *callable, PyObject *const *args, siz
         PyObject *only = Py_NewRef(PyTuple_GET_ITEM(result, 0));
         Py_SETREF(result, only);
     }
-done:
+    return result;
+}
+
+static PyObject *elementwise_call(PyObject *callable, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames)
+{
+    elementwise_object *self = (elementwise_object *)callable;
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(callable));
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    static const char *const names[] = {"out", "stream", NULL};
+    PyObject *values[2] = {NULL, NULL};
+    if (match_keywords(PyUnicode_AsUTF8(self->name), args + nargs, kwnames, names, 0, values) < 0)
+        return NULL;
+    if (nargs != self->nin) {
+        PyErr_Format(PyExc_TypeError, "%U() takes %d inputs (%U), %zd given", self->name,
+                     self->nin, self->in_params, nargs);
+        return NULL;
+    }
+    PyObject *outputs[MAX_OPERANDS];
+    gk_stream *stream;
+    gk_device device;
+    if (output_arguments(self, state, values[0], outputs) < 0 ||
+        stream_argument(state, values[1], &stream) < 0 ||
+        call_device(self, state, args, outputs, &device) < 0)
+        return NULL;
+    const gk_array *in[MAX_OPERANDS] = {NULL};
+    gk_array *scalars[MAX_OPERANDS] = {NULL}; /* made here from scalar inputs */
+    gk_array *out[MAX_OPERANDS] = {NULL};
+    PyObject *result = NULL;
+    gk_kernel *kernel = NULL;
+    if (call_operands(self, state, args, outputs, device, in, scalars, out) == 0)
+        kernel = elementwise_for(self, state, device);
+    if (kernel) {
+        gk_status status;
+        /* The arrays belong to objects the caller holds for the whole call. */
+        Py_BEGIN_ALLOW_THREADS
+        status = gk_elementwise_launch(kernel, self->nin, in, self->nout, out, stream);
+        Py_END_ALLOW_THREADS
+        result = status == GK_OK ? call_results(self, state, outputs, out)
+                                 : gkpy_raise(state, status);
+    }
     for (int k = 0; k < self->nin; k++)
         gk_array_free(scalars[k]);
     return result;

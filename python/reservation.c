@@ -692,6 +692,38 @@ static bool cuda_loaded(void)
     return found;
 }
 
+/* reserve() in a process that holds `held` already: `held` again when it
+ * gives what `request` asks for (satisfies()), else RuntimeError. */
+static PyObject *held_answer(reservation_object *held, const gk_request *request,
+                             const char *wanted)
+{
+    if (satisfies(held, request, wanted))
+        return Py_NewRef((PyObject *)held);
+    PyErr_Format(PyExc_RuntimeError,
+                 "this process already holds %s (%U, lease %U)%s; reserve(%s) would take more: "
+                 "%s",
+                 held->devices, held->request, held->lease,
+                 held->inherited ? ", reserved for it by the process that started it (gpukit "
+                                   "run or a gpukit Jupyter kernel)"
+                                 : "",
+                 wanted,
+                 held->inherited ? "start this process with what you need instead (the "
+                                   "options of gpukit run, or of gpukit kernel install)"
+                                 : "release() it first (gpukit.current_reservation().release())");
+    return NULL;
+}
+
+static int warn_cuda_loaded(void)
+{
+    return PyErr_WarnEx(PyExc_RuntimeWarning,
+                        "CUDA is already initialised in this process (libcuda is loaded), so "
+                        "the CUDA_VISIBLE_DEVICES that gpukit.reserve() sets cannot take effect "
+                        "here: CUDA keeps the devices it saw at start-up. Reserve before using "
+                        "CUDA (torch, cupy, gpukit arrays on cuda), or restart the kernel; "
+                        "programs started from here do see the reserved GPUs.",
+                        1);
+}
+
 /* --- methods --- */
 
 static int reservation_traverse(PyObject *op, visitproc visit, void *arg)
@@ -969,38 +1001,15 @@ static PyObject *py_reserve(PyObject *module, PyObject *args, PyObject *kwargs)
 
     PyObject *held = current(state);
     if (!held || held != Py_None) {
-        PyObject *result = NULL;
-        reservation_object *h = (reservation_object *)held;
-        if (held && satisfies(h, &request.request, wanted))
-            result = Py_NewRef(held);
-        else if (held)
-            PyErr_Format(PyExc_RuntimeError,
-                         "this process already holds %s (%U, lease %U)%s; reserve(%s) would "
-                         "take more: %s",
-                         h->devices, h->request, h->lease,
-                         h->inherited ? ", reserved for it by the process that started it "
-                                        "(gpukit run or a gpukit Jupyter kernel)"
-                                      : "",
-                         wanted,
-                         h->inherited ? "start this process with what you need instead "
-                                        "(the options of gpukit run, or of gpukit kernel "
-                                        "install)"
-                                      : "release() it first "
-                                        "(gpukit.current_reservation().release())");
+        PyObject *result = held ? held_answer((reservation_object *)held, &request.request,
+                                              wanted)
+                                : NULL;
         Py_XDECREF(held);
         request_args_free(&request);
         return result;
     }
     Py_DECREF(held);
-
-    if (cuda_loaded() &&
-        PyErr_WarnEx(PyExc_RuntimeWarning,
-                     "CUDA is already initialised in this process (libcuda is loaded), so the "
-                     "CUDA_VISIBLE_DEVICES that gpukit.reserve() sets cannot take effect here: "
-                     "CUDA keeps the devices it saw at start-up. Reserve before using CUDA "
-                     "(torch, cupy, gpukit arrays on cuda), or restart the kernel; programs "
-                     "started from here do see the reserved GPUs.",
-                     1) < 0) {
+    if (cuda_loaded() && warn_cuda_loaded() < 0) {
         request_args_free(&request);
         return NULL;
     }
