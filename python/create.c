@@ -132,7 +132,8 @@ static void store_double(double value, gk_dtype dtype, void *bytes)
 
 int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)
 {
-    if (PyBool_Check(value) || (dtype == GK_BOOL && (PyLong_Check(value) || PyFloat_Check(value)))) {
+    if (PyBool_Check(value) ||
+        (dtype == GK_BOOL && (PyLong_Check(value) || PyFloat_Check(value)))) {
         int truth = PyObject_IsTrue(value);
         if (truth < 0)
             return -1;
@@ -553,9 +554,9 @@ PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtyp
         return result;
     }
     PyErr_Format(PyExc_TypeError,
-                 "cannot make an array from an object of type %.100s; give a number, a (nested) list, a gpukit "
-                 "Array or an object with the buffer protocol, __dlpack__ or "
-                 "__cuda_array_interface__",
+                 "cannot make an array from an object of type %.100s; give a number, a "
+                 "(nested) list, a gpukit Array or an object with the buffer protocol, "
+                 "__dlpack__ or __cuda_array_interface__",
                  Py_TYPE(object)->tp_name);
     return NULL;
 }

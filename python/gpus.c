@@ -440,6 +440,20 @@ static PyObject *py_info(PyObject *module, PyObject *unused)
 
 /* --- gpukit.cuda --- */
 
+/* How many devices CUDA programs of this process see, torch's answer:
+ * visible GPUs, and none when the driver library is missing (NVML can
+ * answer where libcuda is not there, e.g. a container that mounts only
+ * nvidia-smi); it is looked up without loading it. -1 with an exception. */
+static long cuda_visible_count(PyObject *module)
+{
+    gk_info info;
+    if (read_info(gkpy_state_of_module(module), &info) < 0)
+        return -1;
+    size_t count = gk_cuda_driver_present() ? info.view.count : 0;
+    gk_info_free(&info);
+    return (long)count;
+}
+
 PyDoc_STRVAR(cuda_is_available_doc,
 "_cuda_is_available()\n--\n\n"
 "Whether CUDA programs of this process would see a GPU (see gpukit.cuda).");
@@ -447,15 +461,8 @@ PyDoc_STRVAR(cuda_is_available_doc,
 static PyObject *py_cuda_is_available(PyObject *module, PyObject *unused)
 {
     (void)unused;
-    gk_info info;
-    if (read_info(gkpy_state_of_module(module), &info) < 0)
-        return NULL;
-    /* torch's answer: a GPU is visible AND the driver library is there
-     * (NVML can answer where libcuda is missing, e.g. a container that
-     * mounts only nvidia-smi); looked up without loading it. */
-    bool available = info.view.count > 0 && gk_cuda_driver_present();
-    gk_info_free(&info);
-    return PyBool_FromLong(available);
+    long count = cuda_visible_count(module);
+    return count < 0 ? NULL : PyBool_FromLong(count > 0);
 }
 
 PyDoc_STRVAR(cuda_device_count_doc,
@@ -465,12 +472,8 @@ PyDoc_STRVAR(cuda_device_count_doc,
 static PyObject *py_cuda_device_count(PyObject *module, PyObject *unused)
 {
     (void)unused;
-    gk_info info;
-    if (read_info(gkpy_state_of_module(module), &info) < 0)
-        return NULL;
-    size_t count = gk_cuda_driver_present() ? info.view.count : 0;
-    gk_info_free(&info);
-    return PyLong_FromSize_t(count);
+    long count = cuda_visible_count(module);
+    return count < 0 ? NULL : PyLong_FromLong(count);
 }
 
 /* The cuda:N number a torch-style device argument names: None (0), an int,
