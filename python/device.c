@@ -250,16 +250,21 @@ static PyGetSetDef device_getset[] = {
 
 static PyMethodDef device_methods[] = {
     {"describe", device_describe, METH_NOARGS,
-     "describe()\n--\n\nA description for people, e.g. 'NVIDIA H100 80GB HBM3' or the CPU's "
+     "describe($self, /)\n--\n\nA description for people, e.g. 'NVIDIA H100 80GB HBM3' or the CPU's "
      "model and threads. Raises GPUError when the device is not there."},
     {"mem_get_info", device_mem_get_info, METH_NOARGS,
-     "mem_get_info()\n--\n\n(free, total) memory of the device in bytes (the CPU: available "
+     "mem_get_info($self, /)\n--\n\n(free, total) memory of the device in bytes (the CPU: available "
      "and total RAM)."},
     {"synchronize", device_synchronize, METH_NOARGS,
-     "synchronize()\n--\n\nWaits until all work queued on the device has finished."},
-    {"__enter__", device_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))device_exit, METH_FASTCALL, NULL},
-    {"__reduce__", device_reduce, METH_NOARGS, NULL},
+     "synchronize($self, /)\n--\n\nWaits until all work queued on the device has finished."},
+    {"__enter__", device_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\nMakes the device the default one until the `with` block "
+     "ends."},
+    {"__exit__", (PyCFunction)(void (*)(void))device_exit, METH_FASTCALL,
+     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nGives the default device "
+     "back to the enclosing block (or set_default_device()'s)."},
+    {"__reduce__", device_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\nPickling: the device by its name."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -326,7 +331,7 @@ static PyObject *py_default_device(PyObject *module, PyObject *unused)
 }
 
 PyDoc_STRVAR(set_default_device_doc,
-"set_default_device(device)\n--\n\n"
+"set_default_device(device, /)\n--\n\n"
 "Makes `device` (a gpukit.device or a name such as \"cuda:0\"; None for the\n"
 "CPU) the default for array creation outside `with gpukit.device(...)` blocks.");
 

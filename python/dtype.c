@@ -153,7 +153,8 @@ static PyGetSetDef dtype_getset[] = {
 };
 
 static PyMethodDef dtype_methods[] = {
-    {"__reduce__", dtype_reduce, METH_NOARGS, NULL},
+    {"__reduce__", dtype_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\nPickling: the dtype as gpukit's attribute of its name."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -63,8 +63,9 @@ static PyStructSequence_Field process_fields[] = {
 
 static PyStructSequence_Desc process_desc = {
     .name = "gpukit.Process",
-    .doc = "Process(pid, username, command, gpu_memory, type)\n--\n\n"
-           "A process running on a GPU, as the snapshot saw it (a named tuple).",
+    /* No text signature: a struct sequence is made from one sequence. */
+    .doc = "Process(pid, username, command, gpu_memory, type): a process running on a GPU,\n"
+           "as the snapshot saw it (a named tuple).",
     .fields = process_fields,
     .n_in_sequence = 5,
 };

@@ -153,7 +153,7 @@ static void stream_dealloc(PyObject *self)
 }
 
 PyDoc_STRVAR(stream_synchronize_doc,
-"synchronize()\n--\n\n"
+"synchronize($self, /)\n--\n\n"
 "Waits until every kernel launched on this stream has finished.");
 
 static PyObject *stream_synchronize(PyObject *self, PyObject *unused)

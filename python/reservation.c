@@ -786,7 +786,7 @@ static PyObject *reservation_repr(PyObject *op)
 }
 
 PyDoc_STRVAR(release_doc,
-"release()\n--\n\n"
+"release($self, /)\n--\n\n"
 "Ends the reservation now: the GPUs are free for others, and the variables\n"
 "reserve() set in os.environ get back their old values (those you have\n"
 "changed since are left alone). Calling it again does nothing. A\n"
@@ -855,8 +855,11 @@ static PyGetSetDef reservation_getset[] = {
 
 static PyMethodDef reservation_methods[] = {
     {"release", reservation_release, METH_NOARGS, release_doc},
-    {"__enter__", reservation_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))reservation_exit, METH_FASTCALL, NULL},
+    {"__enter__", reservation_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\nThe reservation itself, held for the `with` block."},
+    {"__exit__", (PyCFunction)(void (*)(void))reservation_exit, METH_FASTCALL,
+     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nEnds the reservation, as "
+     "release() does."},
     {NULL, NULL, 0, NULL},
 };
 
