@@ -9,10 +9,33 @@ typedef struct device_object {
     gk_device device;
 } device_object;
 
+static gk_device device_of(PyObject *self)
+{
+    return ((device_object *)self)->device;
+}
+
+/* The devices of the `with` blocks open in this context (a new reference to
+ * a tuple, innermost last), or NULL with an exception. */
+static PyObject *open_blocks(gkpy_state *state)
+{
+    PyObject *blocks = NULL;
+    if (PyContextVar_Get(state->device_context, NULL, &blocks) < 0)
+        return NULL;
+    return blocks ? blocks : PyTuple_New(0);
+}
+
 gk_device gkpy_default_device(gkpy_state *state)
 {
-    return state->device_depth > 0 ? state->device_stack[state->device_depth - 1]
-                                   : state->default_device;
+    gk_device device = state->default_device;
+    PyObject *blocks = NULL;
+    if (PyContextVar_Get(state->device_context, NULL, &blocks) < 0) {
+        PyErr_Clear(); /* only a broken variable fails; the default stands */
+        return device;
+    }
+    if (blocks && PyTuple_GET_SIZE(blocks) > 0)
+        device = device_of(PyTuple_GET_ITEM(blocks, PyTuple_GET_SIZE(blocks) - 1));
+    Py_XDECREF(blocks);
+    return device;
 }
 
 static int parse_name(PyObject *name, gk_device *device)
@@ -63,11 +86,6 @@ PyObject *gkpy_device_object(gkpy_state *state, gk_device device)
     return (PyObject *)self;
 }
 
-static gk_device device_of(PyObject *self)
-{
-    return ((device_object *)self)->device;
-}
-
 PyDoc_STRVAR(device_doc,
 "device(name, index=None)\n"
 "--\n\n"
@@ -75,7 +93,8 @@ PyDoc_STRVAR(device_doc,
 "device(\"opencl:0:0\") (OpenCL platform 0, device 0).\n\n"
 "Equal to its name (device(\"cuda:0\") == \"cuda:0\"). The device need not\n"
 "exist until something runs there; gpukit.devices() lists those that do.\n"
-"As a context manager it is the default device inside the block:\n\n"
+"As a context manager it is the default device inside the block, for the\n"
+"thread (or asyncio task) that opened it:\n\n"
 "    with gpukit.device(\"cuda:0\"):\n"
 "        x = gpukit.zeros((3, 3))   # on cuda:0\n");
 
@@ -210,12 +229,25 @@ static PyObject *device_synchronize(PyObject *self, PyObject *unused)
 static PyObject *device_enter(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    /* Each thread (and asyncio task) has its own blocks, as with torch.device:
+     * a `with` in one thread never moves another thread's arrays. */
     gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
-    if (state->device_depth == (int)(sizeof state->device_stack / sizeof state->device_stack[0])) {
-        PyErr_SetString(PyExc_RecursionError, "too many nested `with gpukit.device(...)` blocks");
+    PyObject *blocks = open_blocks(state);
+    if (!blocks)
         return NULL;
-    }
-    state->device_stack[state->device_depth++] = device_of(self);
+    Py_ssize_t count = PyTuple_GET_SIZE(blocks);
+    PyObject *inner = PyTuple_New(count + 1);
+    for (Py_ssize_t i = 0; inner && i < count; i++)
+        PyTuple_SET_ITEM(inner, i, Py_NewRef(PyTuple_GET_ITEM(blocks, i)));
+    Py_DECREF(blocks);
+    if (!inner)
+        return NULL;
+    PyTuple_SET_ITEM(inner, count, Py_NewRef(self));
+    PyObject *token = PyContextVar_Set(state->device_context, inner);
+    Py_DECREF(inner);
+    if (!token)
+        return NULL;
+    Py_DECREF(token);
     return Py_NewRef(self);
 }
 
@@ -224,8 +256,17 @@ static PyObject *device_exit(PyObject *self, PyObject *const *args, Py_ssize_t n
     (void)args;
     (void)nargs;
     gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
-    if (state->device_depth > 0)
-        state->device_depth--;
+    PyObject *blocks = open_blocks(state);
+    if (!blocks)
+        return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(blocks);
+    PyObject *outer = PyTuple_GetSlice(blocks, 0, count > 0 ? count - 1 : 0);
+    Py_DECREF(blocks);
+    PyObject *token = outer ? PyContextVar_Set(state->device_context, outer) : NULL;
+    Py_XDECREF(outer);
+    if (!token)
+        return NULL;
+    Py_DECREF(token);
     Py_RETURN_FALSE;
 }
 
@@ -354,6 +395,9 @@ static PyMethodDef device_functions[] = {
 
 int gkpy_device_init(PyObject *module, gkpy_state *state)
 {
+    state->device_context = PyContextVar_New("gpukit.device_blocks", NULL);
+    if (!state->device_context)
+        return -1;
     state->device_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &device_spec, NULL);
     if (!state->device_type || PyModule_AddType(module, state->device_type) < 0)
         return -1;

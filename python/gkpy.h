@@ -33,11 +33,11 @@ typedef struct gkpy_state {
     /* gpukit.bool ... gpukit.float64, indexed by gk_dtype */
     PyObject *dtypes[GK_DTYPE_COUNT];
     /* where arrays are created when no device= is given: the innermost
-     * `with gpukit.device(...)` block, else set_default_device(), else the
-     * CPU (PyTorch's rule) */
+     * `with gpukit.device(...)` block of this thread (or asyncio task), else
+     * set_default_device() (for the whole process), else the CPU (PyTorch's
+     * rule) */
     gk_device default_device;
-    gk_device device_stack[64];
-    int device_depth;
+    PyObject *device_context; /* a ContextVar: the tuple of open `with` devices */
     /* the reservation made by gpukit.reserve() without `with`, kept until
      * release() or the end of the process (may be NULL) */
     PyObject *held_reservation;
@@ -47,6 +47,8 @@ typedef struct gkpy_state {
      * that found no driver, so a driver loaded later is found. */
     gk_probe *probe;
     PyThread_type_lock probe_lock;
+    /* held by the one thread inside gpukit.reserve() */
+    PyThread_type_lock reserve_lock;
 } gkpy_state;
 
 /* The state of the module that defined `type` (the types are not

@@ -26,7 +26,7 @@ static int state_objects(gkpy_state *state, PyObject **fields[])
         (PyObject **)&state->process_type,     (PyObject **)&state->reservation_type,
         (PyObject **)&state->raw_kernel_type,  (PyObject **)&state->elementwise_kernel_type,
         (PyObject **)&state->stream_type,      &state->gpu_error,
-        &state->no_gpu_error,                  &state->held_reservation,
+        &state->no_gpu_error,                  &state->device_context,                  &state->held_reservation,
     };
     int count = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -66,17 +66,19 @@ static void module_free(void *module)
     state->probe = NULL;
     if (state->probe_lock)
         PyThread_free_lock(state->probe_lock);
-    state->probe_lock = NULL;
+    if (state->reserve_lock)
+        PyThread_free_lock(state->reserve_lock);
+    state->probe_lock = state->reserve_lock = NULL;
 }
 
 static int module_exec(PyObject *module)
 {
     gkpy_state *state = gkpy_state_of_module(module);
     state->default_device = gk_device_cpu();
-    state->device_depth = 0;
     state->probe = NULL;
     state->probe_lock = PyThread_allocate_lock();
-    if (!state->probe_lock) {
+    state->reserve_lock = PyThread_allocate_lock();
+    if (!state->probe_lock || !state->reserve_lock) {
         PyErr_NoMemory();
         return -1;
     }

@@ -983,6 +983,25 @@ PyDoc_STRVAR(reserve_doc,
 "PermissionError when the lease directory is unsafe.\n\n"
 SELECTION_DOC);
 
+/* Takes state->reserve_lock without holding the GIL (the holder may be
+ * waiting in line for a GPU), giving up when Ctrl-C arrives. */
+static int lock_reserving(gkpy_state *state)
+{
+    for (;;) {
+        PyLockStatus got;
+        Py_BEGIN_ALLOW_THREADS
+        got = PyThread_acquire_lock_timed(state->reserve_lock, 50 * 1000, 0);
+        Py_END_ALLOW_THREADS
+        if (got == PY_LOCK_ACQUIRED)
+            return 0;
+        if (PyErr_CheckSignals() < 0)
+            return -1;
+    }
+}
+
+static PyObject *reserve_locked(gkpy_state *state, request_args *request,
+                                gk_reserve_options *options, const char *wanted);
+
 static PyObject *py_reserve(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     gkpy_state *state = gkpy_state_of_module(module);
@@ -1001,35 +1020,46 @@ static PyObject *py_reserve(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     char wanted[256];
     gk_request_describe(&request.request, wanted, sizeof wanted);
-
-    PyObject *held = current(state);
-    if (!held || held != Py_None) {
-        PyObject *result = held ? held_answer((reservation_object *)held, &request.request,
-                                              wanted)
-                                : NULL;
-        Py_XDECREF(held);
-        request_args_free(&request);
-        return result;
-    }
-    Py_DECREF(held);
-    if (cuda_loaded() && warn_cuda_loaded() < 0) {
+    /* One reserve() at a time in this process: two threads asking at once
+     * must not both find nothing held and take a GPU each. */
+    if (lock_reserving(state) < 0) {
         request_args_free(&request);
         return NULL;
     }
+    PyObject *result = reserve_locked(state, &request, &options, wanted);
+    PyThread_release_lock(state->reserve_lock);
+    request_args_free(&request);
+    return result;
+}
+
+/* reserve() once no other thread of this process is reserving. */
+static PyObject *reserve_locked(gkpy_state *state, request_args *request,
+                                gk_reserve_options *options, const char *wanted)
+{
+    PyObject *held = current(state);
+    if (!held || held != Py_None) {
+        PyObject *result = held ? held_answer((reservation_object *)held, &request->request,
+                                              wanted)
+                                : NULL;
+        Py_XDECREF(held);
+        return result;
+    }
+    Py_DECREF(held);
+    if (cuda_loaded() && warn_cuda_loaded() < 0)
+        return NULL;
 
     char command[256];
     command_line(command, sizeof command);
-    options.command = command;
+    options->command = command;
     gk_lease_dir *dir;
     gk_reservation r;
-    int failed = run_reserve(state, true, &request.request, &options, &dir, &r);
+    int failed = run_reserve(state, true, &request->request, options, &dir, &r);
     PyObject *result = NULL;
     if (!failed)
-        result = reservation_own(state, &r, &request.request, dir);
+        result = reservation_own(state, &r, &request->request, dir);
     gk_reservation_free(&r);
-    request_args_free(&request);
     if (result)
-        state->held_reservation = Py_NewRef(result);
+        Py_XSETREF(state->held_reservation, Py_NewRef(result));
     return result;
 }
 

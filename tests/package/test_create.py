@@ -55,6 +55,50 @@ def test_defaults_float32_and_default_device(device):
         assert gk.arange(3).device == device
 
 
+def test_device_blocks_nest_and_belong_to_their_thread(device):
+    import threading
+    gk.set_default_device(None)
+    try:
+        with gk.device("cpu"):
+            with gk.device(device) as inner:
+                assert inner == device and gk.default_device() == device
+                seen = []
+                inside, leave = threading.Event(), threading.Event()
+
+                def other_thread():
+                    seen.append(str(gk.zeros(1).device))  # not this thread's block
+                    with gk.device(device):
+                        inside.set()
+                        leave.wait(30)
+                    seen.append(str(gk.default_device()))
+
+                worker = threading.Thread(target=other_thread)
+                worker.start()
+                assert inside.wait(30)
+                with gk.device("cpu"):  # this thread's blocks only
+                    assert gk.default_device() == "cpu"
+                leave.set()
+                worker.join()
+                assert seen == ["cpu", "cpu"]
+                assert gk.default_device() == device
+            assert gk.default_device() == "cpu"
+        gk.set_default_device(device)  # the process-wide default
+        assert gk.ones(1).device == device
+        assert threading_default(gk) == device
+    finally:
+        gk.set_default_device(None)
+    assert gk.default_device() == "cpu"
+
+
+def threading_default(gk):
+    import threading
+    out = []
+    worker = threading.Thread(target=lambda: out.append(str(gk.default_device())))
+    worker.start()
+    worker.join()
+    return out[0]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_full_every_dtype(device, dtype):
     value = {"bool": True, "uint8": 200, "int32": -7, "int64": -(2 ** 40),

@@ -260,6 +260,24 @@ def test_same_request_again_returns_it_and_another_raises(py):
     """, scenario="h100x8")
 
 
+def test_threads_reserving_at_once_share_one_reservation(py, tmp_path):
+    """A process holds one reservation: 8 threads asking at the same moment
+    on the 8-GPU fake all get it, and only one GPU is leased."""
+    out = py("""
+        import threading, gpukit
+        start, got = threading.Barrier(8), []
+        def ask():
+            start.wait()
+            got.append(gpukit.reserve())
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        print(len(got), len({id(r) for r in got}), got[0].uuids[0])
+    """, scenario="h100x8").stdout.split()
+    assert out[:2] == ["8", "1"]
+    assert len(lease_files(tmp_path)) == 0  # released at the child's exit
+
+
 def test_sigkill_ends_the_reservation(tmp_path):
     first, line = holder(tmp_path)
     assert line == f"ok {LAPTOP}"
