@@ -11,9 +11,12 @@
                target >= 10x faster
   import       `python -c "import gpukit"` against `python -c "import numpy"`
                as whole processes; target: no slower
-  dlpack       a zero-copy DLPack export + import through NumPy, on each
-               CUDA GPU when there is one (target < 10 us), and CuPy's
-               a + b beside ours when CuPy imports
+  dlpack_cpu   a zero-copy DLPack export of a CPU array, and
+               np.from_dlpack() of it, against NumPy's own (no target: for
+               scale)
+  dlpack       the zero-copy DLPack export on each CUDA GPU when there is
+               one (target < 10 us), and CuPy's a + b beside ours when CuPy
+               imports
 
 Each case takes the best and the median of --repeat rounds of timeit loops
 and prints the spread (min..max of the rounds). Ratios are peer / gpukit
@@ -48,11 +51,12 @@ def rounds(statement, setup_globals, repeat, number=None):
 
 def describe(name, ours, peer, peer_name, target):
     ratio = statistics.median(peer) / statistics.median(ours)
-    met = ratio >= target
+    verdict = "" if target is None else \
+        f"  target >= {target:g}x: {'met' if ratio >= target else 'MISSED'}"
     print(f"{name:13s} gpukit {statistics.median(ours) * 1e6:10.2f} us "
           f"[{min(ours) * 1e6:.2f}..{max(ours) * 1e6:.2f}]   {peer_name} "
           f"{statistics.median(peer) * 1e6:10.2f} us [{min(peer) * 1e6:.2f}..{max(peer) * 1e6:.2f}]"
-          f"   ratio {ratio:6.2f}x  target >= {target:g}x: {'met' if met else 'MISSED'}")
+          f"   ratio {ratio:6.2f}x{verdict}")
 
 
 def bench_arrays(gk, np, repeat):
@@ -137,6 +141,17 @@ def bench_import(repeat):
     describe("import", ours, peer, "numpy", 1.0)
 
 
+def bench_dlpack_cpu(gk, np, repeat):
+    """A zero-copy DLPack export of a CPU array, against NumPy's own."""
+    x, nx = gk.ones((1024, 1024), dtype="float32"), np.ones((1024, 1024), dtype=np.float32)
+    ours = rounds("x.__dlpack__(max_version=(1, 0))", {"x": x}, repeat)
+    peer = rounds("x.__dlpack__(max_version=(1, 0))", {"x": nx}, repeat)
+    describe("dlpack_cpu", ours, peer, "numpy", None)
+    ours = rounds("from_dlpack(x)", {"x": x, "from_dlpack": np.from_dlpack}, repeat)
+    peer = rounds("from_dlpack(x)", {"x": nx, "from_dlpack": np.from_dlpack}, repeat)
+    describe("to_numpy", ours, peer, "numpy", None)
+
+
 def bench_gpu(gk, np, repeat):
     cuda = [d for d in gk.devices() if d.type == "cuda"]
     if not cuda:
@@ -175,6 +190,7 @@ def main():
     bench_arrays(gk, np, args.repeat)
     bench_gpus(args.build.resolve(), args.repeat)
     bench_import(args.repeat)
+    bench_dlpack_cpu(gk, np, args.repeat)
     bench_gpu(gk, np, args.repeat)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
