@@ -291,7 +291,7 @@ PyObject *gkpy_import_buffer(gkpy_state *state, PyObject *object, int copy)
     }
     PyObject *result = NULL;
     gk_array *array = NULL;
-    gk_dtype dtype;
+    gk_dtype dtype = GK_UINT8; /* set by format_dtype; -O3 cannot tell */
     gk_status status;
     int64_t shape[GK_MAX_DIMS], strides[GK_MAX_DIMS];
     if (format_dtype(view->format, view->itemsize, &dtype) < 0)
