@@ -89,10 +89,10 @@ def n_a(f, *args):  # what gpukit reports as None
         return None
 def describe(pid):  # gpukit's Process has the user and command, as gpustat's has
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(f"/proc/{{pid}}/status") as f:
             uid = next(int(l.split()[1]) for l in f if l.startswith("Uid:"))
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            command = f.read().split(b"\0")[0].decode()
+        with open(f"/proc/{{pid}}/cmdline", "rb") as f:
+            command = f.read().split(bytes(1))[0].decode()
         return pwd.getpwuid(uid).pw_name, command
     except (OSError, KeyError, StopIteration):
         return None, None

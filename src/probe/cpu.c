@@ -2,9 +2,11 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "probe/backend.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -48,20 +50,31 @@ static void read_model_once(void)
     memcpy(model_once, cpu.model, sizeof model_once);
 }
 
+/* "<key> <n> kB" from /proc/meminfo's text, in bytes. */
+static gk_field meminfo_value(const char *text, const char *key)
+{
+    const char *at = strstr(text, key);
+    if (!at)
+        return (gk_field){0, false};
+    char *end;
+    unsigned long long kib = strtoull(at + strlen(key), &end, 10);
+    return end == at + strlen(key) ? (gk_field){0, false} : gk_known(kib * 1024);
+}
+
+/* One read and two searches: the file is read on every snapshot. */
 static void read_memory(gk_cpu *cpu)
 {
-    FILE *f = fopen("/proc/meminfo", "re");
-    if (!f)
+    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return;
-    char line[256];
-    unsigned long long kib;
-    while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "MemTotal: %llu kB", &kib) == 1)
-            cpu->memory_total = gk_known(kib * 1024);
-        else if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
-            cpu->memory_available = gk_known(kib * 1024);
-    }
-    fclose(f);
+    char text[8192];
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    text[n] = '\0';
+    cpu->memory_total = meminfo_value(text, "MemTotal:");
+    cpu->memory_available = meminfo_value(text, "\nMemAvailable:");
 }
 
 void gk_cpu_read(gk_cpu *cpu)

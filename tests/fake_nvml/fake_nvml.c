@@ -233,9 +233,22 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- tracing ----------------------------------------------------------- */
 
+/* $FAKE_NVML_TRACE, looked up once: a getenv() per call cost more than
+ * the call itself and skewed benchmarks against this fake. */
+static const char *trace_path(void)
+{
+    static const char *path;
+    static int looked;
+    if (!looked) {
+        path = getenv("FAKE_NVML_TRACE");
+        looked = 1;
+    }
+    return path;
+}
+
 static void trace(const char *fn)
 {
-    const char *path = getenv("FAKE_NVML_TRACE");
+    const char *path = trace_path();
     if (!path || !*path)
         return;
     /* Opened per call so tests may change or remove the file between calls;
