@@ -13,15 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if PY_VERSION_HEX >= 0x030C0000
-#define GKPY_T_OBJECT Py_T_OBJECT_EX
-#define GKPY_READONLY Py_READONLY
-#else
-#include <structmember.h>
-#define GKPY_T_OBJECT T_OBJECT_EX
-#define GKPY_READONLY READONLY
-#endif
-
 /* --- snapshots --- */
 
 gk_snapshot *gkpy_take_snapshot(gkpy_state *state, unsigned flags)
@@ -104,84 +95,105 @@ static PyObject *process_new(gkpy_state *state, const gk_process *p)
 
 /* --- GPU --- */
 
-/* The attributes, in this order; each is a Python object (None when N/A). */
-enum gpu_field {
-    F_INDEX, F_UUID, F_NAME, F_PCI_BUS_ID, F_STATE, F_ERROR,
-    F_MEMORY_TOTAL, F_MEMORY_USED, F_MEMORY_FREE, F_MEMORY_RESERVED,
-    F_UTILIZATION, F_UTILIZATION_MEMORY, F_UTILIZATION_ENCODER, F_UTILIZATION_DECODER,
-    F_TEMPERATURE, F_FAN, F_POWER_DRAW, F_POWER_LIMIT, F_CLOCKS, F_COMPUTE_CAPABILITY,
-    F_PERSISTENCE_MODE, F_MIG_MODE, F_CUDA_INDEX, F_PROCESSES,
-    F_COUNT
-};
-
+/* A GPU object keeps its GPU's part of the snapshot (the snapshot itself is
+ * freed when gpus() returns) and makes each attribute's Python value when it
+ * is read: gpus() is called in polling loops that look at a few fields, so
+ * building ~30 objects per GPU up front was most of its cost. The object
+ * holds no Python objects, so it needs no GC tracking. */
 typedef struct gpu_object {
-    PyObject_HEAD
-    PyObject *fields[F_COUNT];
-    char line[384]; /* the repr, made with the values at hand */
+    PyObject_VAR_HEAD   /* ob_size: the bytes of `storage` */
+    int cuda_index;     /* -1: CUDA programs of this process do not see it */
+    gk_gpu gpu;         /* its processes and mig_devices point into storage */
+    gk_process storage[]; /* gpu.process_count processes, then the MIG devices */
 } gpu_object;
 
-#define GPU_MEMBER(id, name, doc) \
-    {name, GKPY_T_OBJECT, offsetof(gpu_object, fields[id]), GKPY_READONLY, doc}
+#define GPU(self) (&((gpu_object *)(self))->gpu)
 
-static PyMemberDef gpu_members[] = {
-    GPU_MEMBER(F_INDEX, "index", "The driver's index (nvidia-smi's numbering, PCI bus order)."),
-    GPU_MEMBER(F_UUID, "uuid", "The GPU's UUID, 'GPU-...'."),
-    GPU_MEMBER(F_NAME, "name", "The product name, e.g. 'NVIDIA H100 80GB HBM3'."),
-    GPU_MEMBER(F_PCI_BUS_ID, "pci_bus_id", "The PCI bus id, e.g. '00000000:18:00.0'."),
-    GPU_MEMBER(F_STATE, "state",
-               "'ok', or why the GPU cannot be used: 'lost' (fell off the bus),\n"
-               "'no_permission' (this user may not open it), 'error'."),
-    GPU_MEMBER(F_ERROR, "error", "What went wrong when state is not 'ok', else None."),
-    GPU_MEMBER(F_MEMORY_TOTAL, "memory_total", "Bytes of memory in all."),
-    GPU_MEMBER(F_MEMORY_USED, "memory_used", "Bytes of memory in use."),
-    GPU_MEMBER(F_MEMORY_FREE, "memory_free", "Bytes of memory free."),
-    GPU_MEMBER(F_MEMORY_RESERVED, "memory_reserved", "Bytes the driver keeps for itself."),
-    GPU_MEMBER(F_UTILIZATION, "utilization",
-               "Percent of the last sample period in which a kernel ran."),
-    GPU_MEMBER(F_UTILIZATION_MEMORY, "utilization_memory",
-               "Percent of the last sample period in which memory was read or written."),
-    GPU_MEMBER(F_UTILIZATION_ENCODER, "utilization_encoder", "Video encoder use, percent."),
-    GPU_MEMBER(F_UTILIZATION_DECODER, "utilization_decoder", "Video decoder use, percent."),
-    GPU_MEMBER(F_TEMPERATURE, "temperature", "Core temperature, degrees Celsius."),
-    GPU_MEMBER(F_FAN, "fan", "Fan speed, percent of its maximum (None on passively cooled GPUs)."),
-    GPU_MEMBER(F_POWER_DRAW, "power_draw", "Power draw in watts (a float)."),
-    GPU_MEMBER(F_POWER_LIMIT, "power_limit", "The enforced power limit in watts (a float)."),
-    GPU_MEMBER(F_CLOCKS, "clocks",
-               "Clocks in MHz: {'sm', 'memory', 'max_sm', 'max_memory'} (values None when N/A)."),
-    GPU_MEMBER(F_COMPUTE_CAPABILITY, "compute_capability", "(major, minor), e.g. (9, 0)."),
-    GPU_MEMBER(F_PERSISTENCE_MODE, "persistence_mode", "Whether persistence mode is on."),
-    GPU_MEMBER(F_MIG_MODE, "mig_mode", "Whether MIG mode is on."),
-    GPU_MEMBER(F_CUDA_INDEX, "cuda_index",
-               "The GPU's number in CUDA programs of this process (cuda:N), given\n"
-               "CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER; None when they do not see it."),
-    GPU_MEMBER(F_PROCESSES, "processes",
-               "The processes on the GPU (gpukit.Process), or None when not read."),
-    {NULL, 0, 0, 0, NULL},
-};
+/* Getters that read one gk_field (or one text) of gk_gpu take its offset as
+ * their closure. */
+#define AT(member) ((void *)offsetof(gk_gpu, member))
 
-static PyObject *power_watts(gk_field milliwatts)
+static const void *gpu_member(PyObject *self, void *offset)
 {
+    return (const char *)GPU(self) + (size_t)offset;
+}
+
+static PyObject *get_count(PyObject *self, void *offset)
+{
+    return field_or_none(*(const gk_field *)gpu_member(self, offset));
+}
+
+static PyObject *get_text(PyObject *self, void *offset)
+{
+    return text_or_none(gpu_member(self, offset));
+}
+
+static PyObject *get_watts(PyObject *self, void *offset)
+{
+    gk_field milliwatts = *(const gk_field *)gpu_member(self, offset);
     return milliwatts.known ? PyFloat_FromDouble((double)milliwatts.value / 1000.0)
                             : Py_NewRef(Py_None);
 }
 
-static PyObject *flag_or_none(gk_field field)
+static PyObject *get_flag(PyObject *self, void *offset)
 {
-    return field.known ? PyBool_FromLong(field.value != 0) : Py_NewRef(Py_None);
+    gk_field flag = *(const gk_field *)gpu_member(self, offset);
+    return flag.known ? PyBool_FromLong(flag.value != 0) : Py_NewRef(Py_None);
 }
 
-static PyObject *clocks_dict(const gk_gpu *gpu)
+static PyObject *get_index(PyObject *self, void *unused)
 {
+    (void)unused;
+    return PyLong_FromUnsignedLong(GPU(self)->index);
+}
+
+static PyObject *get_state(PyObject *self, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(gk_gpu_state_name(GPU(self)->state));
+}
+
+static PyObject *get_error(PyObject *self, void *unused)
+{
+    (void)unused;
+    const gk_gpu *gpu = GPU(self);
+    return gpu->state == GK_GPU_OK ? Py_NewRef(Py_None) : text_or_none(gpu->error);
+}
+
+static PyObject *get_clocks(PyObject *self, void *unused)
+{
+    (void)unused;
+    const gk_gpu *gpu = GPU(self);
     return Py_BuildValue("{s:N, s:N, s:N, s:N}", "sm", field_or_none(gpu->clock_sm), "memory",
                          field_or_none(gpu->clock_memory), "max_sm",
                          field_or_none(gpu->clock_max_sm), "max_memory",
                          field_or_none(gpu->clock_max_memory));
 }
 
-static PyObject *processes_list(gkpy_state *state, const gk_gpu *gpu)
+static PyObject *get_compute_capability(PyObject *self, void *unused)
 {
+    (void)unused;
+    const gk_gpu *gpu = GPU(self);
+    if (!gpu->compute_major.known || !gpu->compute_minor.known)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(KK)", (unsigned long long)gpu->compute_major.value,
+                         (unsigned long long)gpu->compute_minor.value);
+}
+
+static PyObject *get_cuda_index(PyObject *self, void *unused)
+{
+    (void)unused;
+    int cuda = ((gpu_object *)self)->cuda_index;
+    return cuda >= 0 ? PyLong_FromLong(cuda) : Py_NewRef(Py_None);
+}
+
+static PyObject *get_processes(PyObject *self, void *unused)
+{
+    (void)unused;
+    const gk_gpu *gpu = GPU(self);
     if (!gpu->processes_known)
         Py_RETURN_NONE;
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
     PyObject *list = PyList_New((Py_ssize_t)gpu->process_count);
     for (size_t i = 0; list && i < gpu->process_count; i++) {
         PyObject *process = process_new(state, &gpu->processes[i]);
@@ -192,6 +204,51 @@ static PyObject *processes_list(gkpy_state *state, const gk_gpu *gpu)
     }
     return list;
 }
+
+static PyGetSetDef gpu_getset[] = {
+    {"index", get_index, NULL, "The driver's index (nvidia-smi's numbering, PCI bus order).",
+     NULL},
+    {"uuid", get_text, NULL, "The GPU's UUID, 'GPU-...'.", AT(uuid)},
+    {"name", get_text, NULL, "The product name, e.g. 'NVIDIA H100 80GB HBM3'.", AT(name)},
+    {"pci_bus_id", get_text, NULL, "The PCI bus id, e.g. '00000000:18:00.0'.", AT(pci_bus_id)},
+    {"state", get_state, NULL,
+     "'ok', or why the GPU cannot be used: 'lost' (fell off the bus),\n"
+     "'no_permission' (this user may not open it), 'error'.",
+     NULL},
+    {"error", get_error, NULL, "What went wrong when state is not 'ok', else None.", NULL},
+    {"memory_total", get_count, NULL, "Bytes of memory in all.", AT(memory_total)},
+    {"memory_used", get_count, NULL, "Bytes of memory in use.", AT(memory_used)},
+    {"memory_free", get_count, NULL, "Bytes of memory free.", AT(memory_free)},
+    {"memory_reserved", get_count, NULL, "Bytes the driver keeps for itself.",
+     AT(memory_reserved)},
+    {"utilization", get_count, NULL, "Percent of the last sample period in which a kernel ran.",
+     AT(utilization_gpu)},
+    {"utilization_memory", get_count, NULL,
+     "Percent of the last sample period in which memory was read or written.",
+     AT(utilization_memory)},
+    {"utilization_encoder", get_count, NULL, "Video encoder use, percent.",
+     AT(utilization_encoder)},
+    {"utilization_decoder", get_count, NULL, "Video decoder use, percent.",
+     AT(utilization_decoder)},
+    {"temperature", get_count, NULL, "Core temperature, degrees Celsius.", AT(temperature)},
+    {"fan", get_count, NULL, "Fan speed, percent of its maximum (None on passively cooled GPUs).",
+     AT(fan_speed)},
+    {"power_draw", get_watts, NULL, "Power draw in watts (a float).", AT(power_draw)},
+    {"power_limit", get_watts, NULL, "The enforced power limit in watts (a float).",
+     AT(power_limit)},
+    {"clocks", get_clocks, NULL,
+     "Clocks in MHz: {'sm', 'memory', 'max_sm', 'max_memory'} (values None when N/A).", NULL},
+    {"compute_capability", get_compute_capability, NULL, "(major, minor), e.g. (9, 0).", NULL},
+    {"persistence_mode", get_flag, NULL, "Whether persistence mode is on.", AT(persistence_mode)},
+    {"mig_mode", get_flag, NULL, "Whether MIG mode is on.", AT(mig_mode)},
+    {"cuda_index", get_cuda_index, NULL,
+     "The GPU's number in CUDA programs of this process (cuda:N), given\n"
+     "CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER; None when they do not see it.",
+     NULL},
+    {"processes", get_processes, NULL,
+     "The processes on the GPU (gpukit.Process), or None when not read.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 /* "61°C" or "N/A" */
 static void format_field(char *buf, size_t size, gk_field field, uint64_t divisor,
@@ -226,53 +283,37 @@ static void describe(const gk_gpu *gpu, char *line, size_t size)
              temp, util, used, total, draw, limit, procs);
 }
 
+static PyObject *gpu_repr(PyObject *self)
+{
+    char line[384];
+    describe(GPU(self), line, sizeof line);
+    /* The name comes from the driver and may not be UTF-8. */
+    return PyUnicode_DecodeUTF8(line, (Py_ssize_t)strlen(line), "replace");
+}
+
 /* A new gpukit.GPU for snapshot->gpus[index], whose cuda_index comes from
  * `view` (NULL: None). */
 static PyObject *gpu_new(gkpy_state *state, const gk_snapshot *snapshot, size_t index,
                          const gk_cuda_view *view)
 {
     const gk_gpu *gpu = &snapshot->gpus[index];
-    gpu_object *self = PyObject_GC_New(gpu_object, state->gpu_type);
+    size_t process_bytes = gpu->process_count * sizeof(gk_process);
+    size_t mig_bytes = gpu->mig_count * sizeof(gk_mig_device);
+    gpu_object *self = PyObject_NewVar(gpu_object, state->gpu_type,
+                                       (Py_ssize_t)(process_bytes + mig_bytes));
     if (!self)
         return NULL;
-    int cuda = view ? gk_cuda_view_index(view, index) : -1;
-    PyObject **f = self->fields;
-    f[F_INDEX] = PyLong_FromUnsignedLong(gpu->index);
-    f[F_UUID] = text_or_none(gpu->uuid);
-    f[F_NAME] = text_or_none(gpu->name);
-    f[F_PCI_BUS_ID] = text_or_none(gpu->pci_bus_id);
-    f[F_STATE] = PyUnicode_FromString(gk_gpu_state_name(gpu->state));
-    f[F_ERROR] = gpu->state == GK_GPU_OK ? Py_NewRef(Py_None) : text_or_none(gpu->error);
-    f[F_MEMORY_TOTAL] = field_or_none(gpu->memory_total);
-    f[F_MEMORY_USED] = field_or_none(gpu->memory_used);
-    f[F_MEMORY_FREE] = field_or_none(gpu->memory_free);
-    f[F_MEMORY_RESERVED] = field_or_none(gpu->memory_reserved);
-    f[F_UTILIZATION] = field_or_none(gpu->utilization_gpu);
-    f[F_UTILIZATION_MEMORY] = field_or_none(gpu->utilization_memory);
-    f[F_UTILIZATION_ENCODER] = field_or_none(gpu->utilization_encoder);
-    f[F_UTILIZATION_DECODER] = field_or_none(gpu->utilization_decoder);
-    f[F_TEMPERATURE] = field_or_none(gpu->temperature);
-    f[F_FAN] = field_or_none(gpu->fan_speed);
-    f[F_POWER_DRAW] = power_watts(gpu->power_draw);
-    f[F_POWER_LIMIT] = power_watts(gpu->power_limit);
-    f[F_CLOCKS] = clocks_dict(gpu);
-    f[F_COMPUTE_CAPABILITY] =
-        gpu->compute_major.known && gpu->compute_minor.known
-            ? Py_BuildValue("(KK)", (unsigned long long)gpu->compute_major.value,
-                            (unsigned long long)gpu->compute_minor.value)
-            : Py_NewRef(Py_None);
-    f[F_PERSISTENCE_MODE] = flag_or_none(gpu->persistence_mode);
-    f[F_MIG_MODE] = flag_or_none(gpu->mig_mode);
-    f[F_CUDA_INDEX] = cuda >= 0 ? PyLong_FromLong(cuda) : Py_NewRef(Py_None);
-    f[F_PROCESSES] = processes_list(state, gpu);
-    describe(gpu, self->line, sizeof self->line);
-    bool failed = false;
-    for (int i = 0; i < F_COUNT; i++)
-        failed |= f[i] == NULL;
-    /* Tracked even when incomplete, so dealloc can treat it like any other. */
-    PyObject_GC_Track(self);
-    if (failed)
-        Py_CLEAR(self);
+    self->cuda_index = view ? gk_cuda_view_index(view, index) : -1;
+    self->gpu = *gpu;
+    /* gk_process and gk_mig_device both align as their uint64_t fields, and
+     * sizeof(gk_process) is a multiple of that, so the MIG devices that
+     * follow the processes are aligned. */
+    self->gpu.processes = self->storage;
+    self->gpu.mig_devices = (gk_mig_device *)(self->storage + gpu->process_count);
+    if (process_bytes)
+        memcpy(self->gpu.processes, gpu->processes, process_bytes);
+    if (mig_bytes)
+        memcpy(self->gpu.mig_devices, gpu->mig_devices, mig_bytes);
     return (PyObject *)self;
 }
 
@@ -290,33 +331,11 @@ PyObject *gkpy_gpu_list(gkpy_state *state, const gk_snapshot *snapshot, const si
     return list;
 }
 
-static int gpu_traverse(PyObject *self, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(self));
-    for (int i = 0; i < F_COUNT; i++)
-        Py_VISIT(((gpu_object *)self)->fields[i]);
-    return 0;
-}
-
-static int gpu_clear(PyObject *self)
-{
-    for (int i = 0; i < F_COUNT; i++)
-        Py_CLEAR(((gpu_object *)self)->fields[i]);
-    return 0;
-}
-
 static void gpu_dealloc(PyObject *self)
 {
     PyTypeObject *type = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    gpu_clear(self);
-    PyObject_GC_Del(self);
+    PyObject_Free(self);
     Py_DECREF(type);
-}
-
-static PyObject *gpu_repr(PyObject *self)
-{
-    return PyUnicode_FromString(((gpu_object *)self)->line);
 }
 
 PyDoc_STRVAR(gpu_doc,
@@ -328,10 +347,8 @@ PyDoc_STRVAR(gpu_doc,
 
 static PyType_Slot gpu_slots[] = {
     {Py_tp_doc, (void *)gpu_doc},
-    {Py_tp_members, gpu_members},
+    {Py_tp_getset, gpu_getset},
     {Py_tp_repr, gpu_repr},
-    {Py_tp_traverse, gpu_traverse},
-    {Py_tp_clear, gpu_clear},
     {Py_tp_dealloc, gpu_dealloc},
     {0, NULL},
 };
@@ -339,8 +356,8 @@ static PyType_Slot gpu_slots[] = {
 static PyType_Spec gpu_spec = {
     .name = "gpukit.GPU",
     .basicsize = sizeof(gpu_object),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE |
-             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .itemsize = 1, /* bytes of storage */
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = gpu_slots,
 };
 
