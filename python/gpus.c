@@ -376,7 +376,7 @@ static PyObject *py_gpus(PyObject *module, PyObject *unused)
 {
     (void)unused;
     gkpy_state *state = gkpy_state_of_module(module);
-    gk_snapshot *snapshot = gkpy_take_snapshot(state, GK_PROBE_PROCESSES);
+    gk_snapshot *snapshot = gkpy_take_snapshot(state, GK_PROBE_PROCESSES | GK_PROBE_NO_CPU);
     if (!snapshot)
         return NULL;
     PyObject *list = NULL;
@@ -529,7 +529,7 @@ static gk_snapshot *cuda_device(gkpy_state *state, PyObject *args, PyObject *kwa
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &arg) ||
         cuda_ordinal(state, arg, &ordinal) < 0)
         return NULL;
-    gk_snapshot *snapshot = gkpy_take_snapshot(state, 0);
+    gk_snapshot *snapshot = gkpy_take_snapshot(state, GK_PROBE_NO_CPU);
     if (!snapshot)
         return NULL;
     gk_cuda_view view;

@@ -642,7 +642,7 @@ static PyObject *inherited_reservation(gkpy_state *state)
         free(leases);
         Py_RETURN_NONE;
     }
-    gk_snapshot *snapshot = gkpy_take_snapshot(state, 0);
+    gk_snapshot *snapshot = gkpy_take_snapshot(state, GK_PROBE_NO_CPU);
     PyObject *result = snapshot ? inherited_object(state, lease, snapshot) : NULL;
     gk_snapshot_destroy(snapshot);
     free(leases);

@@ -138,6 +138,8 @@ typedef struct gk_probe gk_probe;
 /* Options for gk_probe_read(). */
 enum {
     GK_PROBE_PROCESSES = 1u << 0, /* also list the processes on each GPU */
+    GK_PROBE_NO_CPU = 1u << 1,    /* leave `cpu` empty: for callers that report
+                                     GPUs only (reading it costs more than a GPU) */
 };
 
 /* Finds the driver. Fails only for resource problems (out of memory); a

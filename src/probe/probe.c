@@ -4,6 +4,7 @@
 #include "core/error.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +36,27 @@ void gk_snapshot_set_absence(gk_snapshot *snapshot, gk_absence absence, const ch
     va_end(ap);
 }
 
+/* "00000000:1A:00.0" already: what current drivers give. */
+static bool is_canonical_bus_id(const char *bus_id)
+{
+    static const char pattern[] = "XXXXXXXX:XX:XX.X";
+    for (size_t i = 0; i < sizeof pattern - 1; i++) {
+        char c = bus_id[i];
+        bool hex = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
+        if (pattern[i] == 'X' ? !hex : c != pattern[i])
+            return false;
+    }
+    return bus_id[sizeof pattern - 1] == '\0';
+}
+
 void gk_format_bus_id(char *dst, size_t size, const char *bus_id)
 {
+    /* Every snapshot formats every GPU's id: skip the parse when the
+     * driver's text is the canonical form already. */
+    if (is_canonical_bus_id(bus_id)) {
+        snprintf(dst, size, "%s", bus_id);
+        return;
+    }
     unsigned domain, bus, device, function;
     char tail;
     if (sscanf(bus_id, "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &tail) == 4)
@@ -107,7 +127,8 @@ gk_status gk_probe_read(gk_probe *probe, unsigned flags, gk_snapshot **out)
     clock_gettime(CLOCK_REALTIME, &snapshot->query_time);
     if (gethostname(snapshot->hostname, sizeof snapshot->hostname - 1) != 0)
         snapshot->hostname[0] = '\0';
-    gk_cpu_read(&snapshot->cpu);
+    if (!(flags & GK_PROBE_NO_CPU))
+        gk_cpu_read(&snapshot->cpu);
     snapshot->absence = probe->absence;
     snprintf(snapshot->diagnosis, sizeof snapshot->diagnosis, "%s", probe->diagnosis);
 
