@@ -17,6 +17,9 @@
  * nothing: a wrong result is reported in "check", and it still exits 0. */
 #include <gpukit/gpukit.h>
 
+/* The CBLAS libgpukit loaded (internal: the benchmark reports which). */
+#include "ext/blas.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,10 +28,6 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-/* From the OpenBLAS that libgpukit links (declared here, not in a header). */
-extern char *openblas_get_config(void);
-extern int openblas_get_num_threads(void);
 
 #define MAX_REPEAT 10000
 
@@ -340,8 +339,20 @@ int main(int argc, char **argv)
     printf(", \"copy_threads\": %d, \"copy_1_thread_s\": %.6e, \"copy_%d_threads_s\": %.6e, "
            "\"blas\": ",
            b.threads, copy_seconds[0], cpus, copy_seconds[1]);
-    json_string(openblas_get_config());
-    printf(", \"blas_threads\": %d}\n", openblas_get_num_threads());
+    /* OpenBLAS names its build and threads; another BLAS, its file; none,
+     * the reason (null threads for both). */
+    const gk_cblas *blas = NULL;
+    gk_status blas_status = gk_cblas_open("array_bench", &blas);
+    if (blas_status != GK_OK)
+        json_string(gk_last_error());
+    else if (blas->openblas_get_config)
+        json_string(blas->openblas_get_config());
+    else
+        json_string(blas->path);
+    if (blas && blas->openblas_get_num_threads)
+        printf(", \"blas_threads\": %d}\n", blas->openblas_get_num_threads());
+    else
+        printf(", \"blas_threads\": null}\n");
 
     gk_array_free(b.a);
     gk_array_free(b.b);

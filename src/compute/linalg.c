@@ -1,5 +1,6 @@
 /* Linear algebra: matmul and dot on the array's own device (the backend's
- * GEMM), and SVD, QR, solve and inverse through LAPACKE on the host.
+ * GEMM), and SVD, QR, solve and inverse through LAPACKE on the host
+ * (loaded on first use: ext/blas.h).
  *
  * Dtypes: results are floating. Two operands of different dtypes are
  * promoted by the library's order (bool < uint8 < int32 < int64 < float32 <
@@ -19,8 +20,8 @@
 #include "compute/array_impl.h"
 
 #include "core/error.h"
+#include "ext/blas.h"
 
-#include <lapacke.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -359,6 +360,10 @@ gk_status gk_svd(const gk_array *a, gk_array **u, gk_array **s, gk_array **vt)
     gk_status status = check_matrix(a, "svd", false);
     if (status != GK_OK)
         return status;
+    const gk_lapacke *lapacke;
+    status = gk_lapacke_open("svd", &lapacke);
+    if (status != GK_OK)
+        return status;
     gk_dtype dtype = result_dtype(a->dtype, a->dtype);
     size_t size = gk_dtype_size(dtype);
     lapack_int m = (lapack_int)a->shape[0], n = (lapack_int)a->shape[1];
@@ -384,9 +389,9 @@ gk_status gk_svd(const gk_array *a, gk_array **u, gk_array **s, gk_array **vt)
          * iteration (gesvd) on the saved matrix. */
         lapack_int info, ldu = k > 1 ? k : 1, lda = n > 1 ? n : 1;
         if (dtype == GK_FLOAT32)
-            info = LAPACKE_sgesdd(LAPACK_ROW_MAJOR, 'S', m, n, host, lda, ss, su, ldu, svt, lda);
+            info = lapacke->sgesdd(LAPACK_ROW_MAJOR, 'S', m, n, host, lda, ss, su, ldu, svt, lda);
         else
-            info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', m, n, host, lda, ss, su, ldu, svt, lda);
+            info = lapacke->dgesdd(LAPACK_ROW_MAJOR, 'S', m, n, host, lda, ss, su, ldu, svt, lda);
         const char *routine = dtype == GK_FLOAT32 ? "sgesdd" : "dgesdd";
         if (info > 0) {
             void *superb = malloc((size_t)k * size);
@@ -395,10 +400,10 @@ gk_status gk_svd(const gk_array *a, gk_array **u, gk_array **s, gk_array **vt)
                 goto done;
             }
             if (dtype == GK_FLOAT32)
-                info = LAPACKE_sgesvd(LAPACK_ROW_MAJOR, 'S', 'S', m, n, saved, lda, ss, su, ldu,
+                info = lapacke->sgesvd(LAPACK_ROW_MAJOR, 'S', 'S', m, n, saved, lda, ss, su, ldu,
                                       svt, lda, superb);
             else
-                info = LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'S', 'S', m, n, saved, lda, ss, su, ldu,
+                info = lapacke->dgesvd(LAPACK_ROW_MAJOR, 'S', 'S', m, n, saved, lda, ss, su, ldu,
                                       svt, lda, superb);
             free(superb);
             routine = dtype == GK_FLOAT32 ? "sgesvd" : "dgesvd";
@@ -436,6 +441,10 @@ gk_status gk_qr(const gk_array *a, gk_array **q, gk_array **r)
     gk_status status = check_matrix(a, "qr", false);
     if (status != GK_OK)
         return status;
+    const gk_lapacke *lapacke;
+    status = gk_lapacke_open("qr", &lapacke);
+    if (status != GK_OK)
+        return status;
     gk_dtype dtype = result_dtype(a->dtype, a->dtype);
     size_t size = gk_dtype_size(dtype);
     lapack_int m = (lapack_int)a->shape[0], n = (lapack_int)a->shape[1];
@@ -458,9 +467,9 @@ gk_status gk_qr(const gk_array *a, gk_array **q, gk_array **r)
          * orgqr turns the first k columns into q. */
         lapack_int info;
         if (dtype == GK_FLOAT32)
-            info = LAPACKE_sgeqrf(LAPACK_ROW_MAJOR, m, n, host, n, (float *)tau);
+            info = lapacke->sgeqrf(LAPACK_ROW_MAJOR, m, n, host, n, (float *)tau);
         else
-            info = LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, m, n, host, n, (double *)tau);
+            info = lapacke->dgeqrf(LAPACK_ROW_MAJOR, m, n, host, n, (double *)tau);
         status = lapack_status(info, "qr", dtype == GK_FLOAT32 ? "sgeqrf" : "dgeqrf",
                                "the factorization failed");
         if (status != GK_OK)
@@ -474,9 +483,9 @@ gk_status gk_qr(const gk_array *a, gk_array **q, gk_array **r)
             memcpy(hq + (size_t)i * (size_t)k * size, h + (size_t)i * (size_t)n * size,
                    (size_t)k * size);
         if (dtype == GK_FLOAT32)
-            info = LAPACKE_sorgqr(LAPACK_ROW_MAJOR, m, k, k, (float *)hq, k, (float *)tau);
+            info = lapacke->sorgqr(LAPACK_ROW_MAJOR, m, k, k, (float *)hq, k, (float *)tau);
         else
-            info = LAPACKE_dorgqr(LAPACK_ROW_MAJOR, m, k, k, (double *)hq, k, (double *)tau);
+            info = lapacke->dorgqr(LAPACK_ROW_MAJOR, m, k, k, (double *)hq, k, (double *)tau);
         status = lapack_status(info, "qr", dtype == GK_FLOAT32 ? "sorgqr" : "dorgqr",
                                "forming q failed");
         if (status != GK_OK)
@@ -517,6 +526,10 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
                        shapes, (long long)a->shape[0], (long long)a->shape[0]);
     if (b->ndim == 2 && b->shape[1] > INT_MAX)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "solve: %s: b has too many columns", shapes);
+    const gk_lapacke *lapacke;
+    status = gk_lapacke_open("solve", &lapacke);
+    if (status != GK_OK)
+        return status;
     gk_dtype dtype = result_dtype(a->dtype, b->dtype);
     lapack_int n = (lapack_int)a->shape[0];
     lapack_int nrhs = b->ndim == 2 ? (lapack_int)b->shape[1] : 1;
@@ -532,9 +545,9 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
         } else {
             lapack_int info, ldb = nrhs > 1 ? nrhs : 1;
             if (dtype == GK_FLOAT32)
-                info = LAPACKE_sgesv(LAPACK_ROW_MAJOR, n, nrhs, ha, n, pivots, hb, ldb);
+                info = lapacke->sgesv(LAPACK_ROW_MAJOR, n, nrhs, ha, n, pivots, hb, ldb);
             else
-                info = LAPACKE_dgesv(LAPACK_ROW_MAJOR, n, nrhs, ha, n, pivots, hb, ldb);
+                info = lapacke->dgesv(LAPACK_ROW_MAJOR, n, nrhs, ha, n, pivots, hb, ldb);
             status = lapack_status(info, "solve", dtype == GK_FLOAT32 ? "sgesv" : "dgesv",
                                    "singular matrix");
         }
@@ -553,6 +566,10 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
     gk_status status = check_matrix(a, "inv", true);
     if (status != GK_OK)
         return status;
+    const gk_lapacke *lapacke;
+    status = gk_lapacke_open("inv", &lapacke);
+    if (status != GK_OK)
+        return status;
     gk_dtype dtype = result_dtype(a->dtype, a->dtype);
     lapack_int n = (lapack_int)a->shape[0];
     void *host = NULL;
@@ -564,12 +581,12 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
             status = gk_fail(GK_ERR_OUT_OF_MEMORY, "inv: out of host memory");
         } else {
             bool single = dtype == GK_FLOAT32;
-            lapack_int info = single ? LAPACKE_sgetrf(LAPACK_ROW_MAJOR, n, n, host, n, pivots)
-                                     : LAPACKE_dgetrf(LAPACK_ROW_MAJOR, n, n, host, n, pivots);
+            lapack_int info = single ? lapacke->sgetrf(LAPACK_ROW_MAJOR, n, n, host, n, pivots)
+                                     : lapacke->dgetrf(LAPACK_ROW_MAJOR, n, n, host, n, pivots);
             status = lapack_status(info, "inv", single ? "sgetrf" : "dgetrf", "singular matrix");
             if (status == GK_OK) {
-                info = single ? LAPACKE_sgetri(LAPACK_ROW_MAJOR, n, host, n, pivots)
-                              : LAPACKE_dgetri(LAPACK_ROW_MAJOR, n, host, n, pivots);
+                info = single ? lapacke->sgetri(LAPACK_ROW_MAJOR, n, host, n, pivots)
+                              : lapacke->dgetri(LAPACK_ROW_MAJOR, n, host, n, pivots);
                 status = lapack_status(info, "inv", single ? "sgetri" : "dgetri",
                                        "singular matrix");
             }

@@ -1,9 +1,10 @@
-/* Matrix products through OpenBLAS: one row-major GEMM per batch item. */
+/* Matrix products through the CBLAS (OpenBLAS, loaded on first use: see
+ * ext/blas.h): one row-major GEMM per batch item. */
 #include "compute/backends/cpu/cpu.h"
 
 #include "core/error.h"
+#include "ext/blas.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <string.h>
 
@@ -22,6 +23,10 @@ gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
                        (long long)m, (long long)k, (long long)k, (long long)n);
     if (batch <= 0 || m == 0 || n == 0)
         return GK_OK;
+    const gk_cblas *blas;
+    gk_status status = gk_cblas_open("matmul on the CPU", &blas);
+    if (status != GK_OK)
+        return status;
     size_t size = gk_dtype_size(dtype);
     if (k == 0) {
         /* An empty sum: zeros (BLAS would reject a leading dimension of 0). */
@@ -38,15 +43,15 @@ gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
         char *ci = c + (size_t)(i * m * n) * size;
         if (dtype == GK_FLOAT32) {
             if (m == 1 && n == 1) /* vector . vector: skip GEMM's set-up */
-                *(float *)ci = cblas_sdot(ik, (const float *)ai, 1, (const float *)bi, 1);
+                *(float *)ci = blas->sdot(ik, (const float *)ai, 1, (const float *)bi, 1);
             else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0f,
+                blas->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0f,
                             (const float *)ai, ik, (const float *)bi, in, 0.0f, (float *)ci, in);
         } else {
             if (m == 1 && n == 1)
-                *(double *)ci = cblas_ddot(ik, (const double *)ai, 1, (const double *)bi, 1);
+                *(double *)ci = blas->ddot(ik, (const double *)ai, 1, (const double *)bi, 1);
             else
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0,
+                blas->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, 1.0,
                             (const double *)ai, ik, (const double *)bi, in, 0.0, (double *)ci,
                             in);
         }

@@ -1,0 +1,183 @@
+/* Run-time loading of CBLAS and LAPACKE: see blas.h. */
+#include "ext/blas.h"
+
+#include "core/error.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct entry_point {
+    const char *name;
+    int required;
+    size_t offset;
+} entry_point;
+
+static const entry_point cblas_entry_points[] = {
+    {"cblas_sgemm", 1, offsetof(gk_cblas, sgemm)},
+    {"cblas_dgemm", 1, offsetof(gk_cblas, dgemm)},
+    {"cblas_sdot", 1, offsetof(gk_cblas, sdot)},
+    {"cblas_ddot", 1, offsetof(gk_cblas, ddot)},
+    {"openblas_get_config", 0, offsetof(gk_cblas, openblas_get_config)},
+    {"openblas_get_num_threads", 0, offsetof(gk_cblas, openblas_get_num_threads)},
+};
+
+static const entry_point lapacke_entry_points[] = {
+    {"LAPACKE_sgesdd", 1, offsetof(gk_lapacke, sgesdd)},
+    {"LAPACKE_dgesdd", 1, offsetof(gk_lapacke, dgesdd)},
+    {"LAPACKE_sgesvd", 1, offsetof(gk_lapacke, sgesvd)},
+    {"LAPACKE_dgesvd", 1, offsetof(gk_lapacke, dgesvd)},
+    {"LAPACKE_sgeqrf", 1, offsetof(gk_lapacke, sgeqrf)},
+    {"LAPACKE_dgeqrf", 1, offsetof(gk_lapacke, dgeqrf)},
+    {"LAPACKE_sorgqr", 1, offsetof(gk_lapacke, sorgqr)},
+    {"LAPACKE_dorgqr", 1, offsetof(gk_lapacke, dorgqr)},
+    {"LAPACKE_sgesv", 1, offsetof(gk_lapacke, sgesv)},
+    {"LAPACKE_dgesv", 1, offsetof(gk_lapacke, dgesv)},
+    {"LAPACKE_sgetrf", 1, offsetof(gk_lapacke, sgetrf)},
+    {"LAPACKE_dgetrf", 1, offsetof(gk_lapacke, dgetrf)},
+    {"LAPACKE_sgetri", 1, offsetof(gk_lapacke, sgetri)},
+    {"LAPACKE_dgetri", 1, offsetof(gk_lapacke, dgetri)},
+};
+
+/* The reference BLAS of Debian and Fedora carries the CBLAS functions
+ * too, so it serves when OpenBLAS is not installed. */
+static const char *const cblas_names[] = {"libopenblas.so.0", "libcblas.so.3", "libblas.so.3"};
+/* An OpenBLAS built with its own LAPACKE (upstream's default) serves too. */
+static const char *const lapacke_names[] = {"liblapacke.so.3", "libopenblas.so.0"};
+
+/* One library to load: where to look, what it must have, what to say
+ * when it is not there; and the outcome of the one load. */
+typedef struct library {
+    const char *what;     /* "CBLAS" */
+    const char *variable; /* the override's environment variable */
+    const char *const *names;
+    size_t name_count;
+    const entry_point *entry_points;
+    size_t entry_count;
+    const char *install; /* the packages that provide it */
+    void *table; /* a gk_cblas or gk_lapacke */
+    size_t table_size;
+    void **handle; /* its library and path */
+    char *path;
+    size_t path_size;
+    gk_status status;
+    char message[1024];
+} library;
+
+static gk_cblas cblas_table;
+static gk_lapacke lapacke_table;
+
+static library cblas_library = {
+    "CBLAS", "GPUKIT_BLAS_LIBRARY", cblas_names, sizeof cblas_names / sizeof cblas_names[0],
+    cblas_entry_points, sizeof cblas_entry_points / sizeof cblas_entry_points[0],
+    "install OpenBLAS (Debian, Ubuntu: apt install libopenblas0; Fedora: dnf install "
+    "openblas)",
+    &cblas_table, sizeof cblas_table, &cblas_table.library, cblas_table.path,
+    sizeof cblas_table.path, GK_OK, ""};
+
+static library lapacke_library = {
+    "LAPACKE", "GPUKIT_LAPACKE_LIBRARY", lapacke_names,
+    sizeof lapacke_names / sizeof lapacke_names[0], lapacke_entry_points,
+    sizeof lapacke_entry_points / sizeof lapacke_entry_points[0],
+    "install LAPACKE (Debian, Ubuntu: apt install liblapacke; Fedora: dnf install "
+    "lapack)",
+    &lapacke_table, sizeof lapacke_table, &lapacke_table.library, lapacke_table.path,
+    sizeof lapacke_table.path, GK_OK, ""};
+
+/* Opens `path` and fills lib's table from it; false (with *why set, the
+ * library closed and the table cleared) when it cannot be opened or lacks
+ * a required function. */
+static int try_library(library *lib, const char *path, char *why, size_t why_size)
+{
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *error = dlerror();
+        snprintf(why, why_size, "%s", error ? error : path);
+        return 0;
+    }
+    char *table = lib->table;
+    for (size_t i = 0; i < lib->entry_count; i++) {
+        void *symbol = dlsym(handle, lib->entry_points[i].name);
+        if (!symbol && lib->entry_points[i].required) {
+            snprintf(why, why_size, "%s has no %s", path, lib->entry_points[i].name);
+            dlclose(handle);
+            memset(table, 0, lib->table_size);
+            return 0;
+        }
+        memcpy(table + lib->entry_points[i].offset, &symbol, sizeof symbol);
+    }
+    *lib->handle = handle;
+    snprintf(lib->path, lib->path_size, "%s", path);
+    return 1;
+}
+
+static void load(library *lib)
+{
+    char why[600] = "";
+    const char *override = getenv(lib->variable);
+    if (override && *override) {
+        if (try_library(lib, override, why, sizeof why))
+            return;
+        lib->status = GK_ERR_NOT_FOUND;
+        snprintf(lib->message, sizeof lib->message,
+                 "no usable %s at %s=%s (%s): point it at a %s library, or unset it and %s",
+                 lib->what, lib->variable, override, why, lib->what, lib->install);
+        return;
+    }
+    /* The first usable one; the reason given is the first candidate's. */
+    char first_why[600] = "";
+    for (size_t i = 0; i < lib->name_count; i++) {
+        if (try_library(lib, lib->names[i], why, sizeof why))
+            return;
+        if (i == 0)
+            snprintf(first_why, sizeof first_why, "%s", why);
+    }
+    char names[200] = "";
+    for (size_t i = 0; i < lib->name_count; i++) {
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s",
+                 i == 0 ? "" : i + 1 == lib->name_count ? " or " : ", ", lib->names[i]);
+    }
+    lib->status = GK_ERR_NOT_FOUND;
+    snprintf(lib->message, sizeof lib->message,
+             "%s not found (no %s: %s): %s, or set %s to a %s library", lib->what, names,
+             first_why, lib->install, lib->variable, lib->what);
+}
+
+static pthread_once_t cblas_once = PTHREAD_ONCE_INIT;
+static pthread_once_t lapacke_once = PTHREAD_ONCE_INIT;
+
+static void load_cblas(void)
+{
+    load(&cblas_library);
+}
+
+static void load_lapacke(void)
+{
+    load(&lapacke_library);
+}
+
+gk_status gk_cblas_open(const char *op, const gk_cblas **cblas)
+{
+    pthread_once(&cblas_once, load_cblas);
+    if (cblas_library.status != GK_OK) {
+        *cblas = NULL;
+        return gk_fail(cblas_library.status, "%s: %s", op, cblas_library.message);
+    }
+    *cblas = &cblas_table;
+    return GK_OK;
+}
+
+gk_status gk_lapacke_open(const char *op, const gk_lapacke **lapacke)
+{
+    pthread_once(&lapacke_once, load_lapacke);
+    if (lapacke_library.status != GK_OK) {
+        *lapacke = NULL;
+        return gk_fail(lapacke_library.status, "%s: %s", op, lapacke_library.message);
+    }
+    *lapacke = &lapacke_table;
+    return GK_OK;
+}

@@ -1,0 +1,69 @@
+"""What `import gpukit` costs: the module maps no BLAS or LAPACK until a
+matrix product or factorization needs one (libgpukit loads them on first
+use, src/ext/blas.c), so importing it starts no OpenBLAS thread pool; and
+a machine without them gets an error naming the package to install."""
+import json
+
+# Every file name a CBLAS or LAPACKE (and the LAPACK under it) has.
+BLAS_NAMES = ("libopenblas", "liblapack", "libcblas", "libblas.so")
+
+MAPPED = """
+    import json, gpukit
+    def mapped():
+        maps = open("/proc/self/maps").read()
+        return sorted({name for name in %r if name in maps})
+    steps = {"import": mapped()}
+    a = gpukit.ones((3, 3), dtype="float64", device="cpu")
+    b = (a + a) * 2
+    gpukit.devices()
+    steps["arrays"] = mapped()
+    c = a @ b
+    steps["matmul"] = mapped()
+    gpukit.linalg.svd(c + gpukit.eye(3, dtype="float64", device="cpu"))
+    steps["svd"] = mapped()
+    print(json.dumps(steps))
+""" % (BLAS_NAMES,)
+
+
+def test_import_maps_no_blas_until_a_matmul(py):
+    steps = json.loads(py(MAPPED).stdout)
+    assert steps["import"] == [] and steps["arrays"] == []
+    assert "libopenblas" in steps["matmul"]  # the check can see a load
+    assert "liblapack" in steps["svd"]
+
+
+def test_missing_blas_is_an_error_naming_the_package(py, tmp_path):
+    code = """
+        import gpukit
+        a = gpukit.ones((2, 2), dtype="float32", device="cpu")
+        for name, op in (("matmul", lambda: a @ a), ("svd", lambda: gpukit.linalg.svd(a)),
+                         ("inv", lambda: gpukit.linalg.inv(a))):
+            try:
+                op()
+                print(name, "worked")
+            except gpukit.GPUError as e:
+                print(name, e)
+        print("add", (a + a).tolist())
+    """
+    missing = str(tmp_path / "nonexistent" / "libblas.so")
+    out = py(code, GPUKIT_BLAS_LIBRARY=missing, GPUKIT_LAPACKE_LIBRARY=missing).stdout
+    lines = dict(line.split(" ", 1) for line in out.splitlines())
+    assert lines["matmul"].startswith("matmul on the CPU: no usable CBLAS at GPUKIT_BLAS_LIBRARY=")
+    assert missing in lines["matmul"] and "apt install libopenblas0" in lines["matmul"]
+    assert lines["svd"].startswith("svd: no usable LAPACKE at GPUKIT_LAPACKE_LIBRARY=")
+    assert "apt install liblapacke" in lines["svd"]
+    assert lines["inv"].startswith("inv: no usable LAPACKE")
+    assert lines["add"] == "[[2.0, 2.0], [2.0, 2.0]]"  # the rest still works
+
+
+def test_a_library_without_cblas_is_refused(py):
+    code = """
+        import gpukit
+        a = gpukit.ones((2, 2), dtype="float64", device="cpu")
+        try:
+            a @ a
+        except gpukit.GPUError as e:
+            print(e)
+    """
+    out = py(code, GPUKIT_BLAS_LIBRARY="libm.so.6").stdout
+    assert "libm.so.6 has no cblas_sgemm" in out
