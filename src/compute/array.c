@@ -126,22 +126,34 @@ static gk_status check_array(int ndim, const int64_t *shape, gk_dtype dtype, con
     return GK_OK;
 }
 
+/* An array handle of `shape` and its (zeroed) buffer, for the caller to
+ * fill in: the one place both are allocated. */
+static gk_status new_handles(gk_dtype dtype, int ndim, const int64_t *shape, gk_array **a,
+                             gk_buffer **buffer)
+{
+    *a = calloc(1, sizeof **a);
+    *buffer = calloc(1, sizeof **buffer);
+    if (!*a || !*buffer) {
+        free(*a);
+        free(*buffer);
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array");
+    }
+    (*a)->dtype = dtype;
+    (*a)->ndim = ndim;
+    copy_shape((*a)->shape, shape, ndim);
+    return GK_OK;
+}
+
 /* A contiguous array over fresh memory from the device's backend (owned).
  * Shape and dtype are already checked. */
 static gk_status new_array(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
                            gk_array **out)
 {
     const gk_backend *backend = gk_backend_of(device.kind);
-    gk_array *a = calloc(1, sizeof *a);
-    gk_buffer *buffer = calloc(1, sizeof *buffer);
-    if (!a || !buffer) {
-        free(a);
-        free(buffer);
-        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array");
-    }
-    a->dtype = dtype;
-    a->ndim = ndim;
-    copy_shape(a->shape, shape, ndim);
+    gk_array *a;
+    gk_buffer *buffer;
+    if (new_handles(dtype, ndim, shape, &a, &buffer) != GK_OK)
+        return GK_ERR_OUT_OF_MEMORY;
     set_contiguous_strides(a);
     size_t bytes = (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype);
     *buffer = (gk_buffer){device, backend, NULL, bytes, 0, true, NULL, NULL};
@@ -237,16 +249,10 @@ gk_status gk_wrap(gk_device device, gk_dtype dtype, int ndim, const int64_t *sha
             return gk_fail(GK_ERR_INVALID_ARGUMENT,
                            "wrap: the strides reach beyond the address space");
     }
-    gk_array *a = calloc(1, sizeof *a);
-    gk_buffer *buffer = calloc(1, sizeof *buffer);
-    if (!a || !buffer) {
-        free(a);
-        free(buffer);
-        return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array");
-    }
-    a->dtype = dtype;
-    a->ndim = ndim;
-    copy_shape(a->shape, shape, ndim);
+    gk_array *a;
+    gk_buffer *buffer;
+    if (new_handles(dtype, ndim, shape, &a, &buffer) != GK_OK)
+        return GK_ERR_OUT_OF_MEMORY;
     if (strides)
         copy_shape(a->strides, strides, ndim);
     else
