@@ -131,16 +131,20 @@ static gk_status check_array(int ndim, const int64_t *shape, gk_dtype dtype, con
 static gk_status new_handles(gk_dtype dtype, int ndim, const int64_t *shape, gk_array **a,
                              gk_buffer **buffer)
 {
-    *a = calloc(1, sizeof **a);
-    *buffer = calloc(1, sizeof **buffer);
-    if (!*a || !*buffer) {
-        free(*a);
-        free(*buffer);
+    gk_array *handle = calloc(1, sizeof *handle);
+    gk_buffer *memory = calloc(1, sizeof *memory);
+    *a = NULL;
+    *buffer = NULL;
+    if (!handle || !memory) {
+        free(handle);
+        free(memory);
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of host memory for an array");
     }
-    (*a)->dtype = dtype;
-    (*a)->ndim = ndim;
-    copy_shape((*a)->shape, shape, ndim);
+    handle->dtype = dtype;
+    handle->ndim = ndim;
+    copy_shape(handle->shape, shape, ndim);
+    *a = handle;
+    *buffer = memory;
     return GK_OK;
 }
 
