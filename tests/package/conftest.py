@@ -21,6 +21,23 @@ SCENARIOS = SOURCE / "tests" / "scenarios"
 GPUKIT_CLI = BUILD / "gpukit"
 
 import gpukit  # noqa: E402  (after the paths, so failures name them)
+import numpy as np  # noqa: E402
+
+
+def host(x):
+    """An Array's elements as a NumPy array, on any device (through tolist(),
+    so only the Array's own conversion is involved), checking that it is an
+    Array first."""
+    assert type(x) is gpukit.Array
+    return np.array(x.tolist(), dtype=str(x.dtype)).reshape(x.shape)
+
+
+def on(values, device, dtype=None):
+    """A gpukit array with NumPy's values, dtype and shape on `device` (made
+    from a list, so only asarray's own conversion is involved)."""
+    values = np.asarray(values, dtype=dtype)
+    flat = gpukit.asarray(values.ravel().tolist(), dtype=values.dtype.name, device=device)
+    return gpukit.reshape(flat, values.shape)
 
 
 def _device_names():

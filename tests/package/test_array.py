@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gpukit as gk
+from conftest import host
 
 DTYPES = ["bool", "uint8", "int32", "int64", "float32", "float64"]
 ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
@@ -18,13 +19,6 @@ ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
 COMPARISONS = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
                "gt": operator.gt, "ge": operator.ge}
 OPS = {**ARITHMETIC, **COMPARISONS}
-
-
-def host(x):
-    """An Array's elements as a NumPy array (through tolist, which needs no
-    interop), checking that it is an Array first."""
-    assert type(x) is gk.Array
-    return np.array(x.tolist(), dtype=str(x.dtype)).reshape(x.shape)
 
 
 def promote(a, b):

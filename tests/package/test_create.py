@@ -8,15 +8,9 @@ import numpy as np
 import pytest
 
 import gpukit as gk
+from conftest import host
 
 DTYPES = ["bool", "uint8", "int32", "int64", "float32", "float64"]
-
-
-def host(x):
-    """An Array's elements as a NumPy array (through tolist, which needs no
-    interop), checking that it is an Array first."""
-    assert type(x) is gk.Array
-    return np.array(x.tolist(), dtype=str(x.dtype)).reshape(x.shape)
 
 
 def check(x, expected, dtype, device):

@@ -9,25 +9,11 @@ import pytest
 
 import gpukit as gk
 
-from conftest import DEVICES
+from conftest import DEVICES, host, on
 
 RNG = np.random.default_rng(11)
 TOL32 = {"rtol": 1e-4, "atol": 1e-4}
 TOL64 = {"rtol": 1e-10, "atol": 1e-10}
-
-
-def host(x):
-    """A NumPy copy of a gpukit array on any device (through tolist(), so
-    only the Array's own conversion is involved)."""
-    return np.array(x.tolist(), dtype=x.dtype.name).reshape(x.shape)
-
-
-def on(values, device, dtype=None):
-    """A gpukit array with NumPy's values, dtype and shape on `device` (made
-    from a list, so only asarray's own conversion is involved)."""
-    values = np.asarray(values, dtype=dtype)
-    flat = gk.asarray(values.ravel().tolist(), dtype=values.dtype.name, device=device)
-    return gk.reshape(flat, values.shape)
 
 
 def tol(dtype):

@@ -8,23 +8,9 @@ import pytest
 
 import gpukit as gk
 
-from conftest import DEVICES
+from conftest import DEVICES, host, on
 
 FLOAT_TOL = {"rtol": 2e-6, "atol": 1e-6}  # float32: a few ulps
-
-
-def host(x):
-    """A NumPy copy of a gpukit array on any device (through tolist(), so
-    only the Array's own conversion is involved)."""
-    return np.array(x.tolist(), dtype=x.dtype.name).reshape(x.shape)
-
-
-def on(values, device, dtype=None):
-    """A gpukit array with NumPy's values, dtype and shape on `device` (made
-    from a list, so only asarray's own conversion is involved)."""
-    values = np.asarray(values, dtype=dtype)
-    flat = gk.asarray(values.ravel().tolist(), dtype=values.dtype.name, device=device)
-    return gk.reshape(flat, values.shape)
 
 
 def check(result, expected, dtype=None, tol=FLOAT_TOL):
