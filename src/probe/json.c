@@ -1,8 +1,8 @@
 /* The JSON forms of snapshots and of `gpukit info` (probe/json.h). The
  * snapshot's is a superset of gpustat's --json schema (same key names and
- * units: memory in MiB, power in whole watts), so tools written for gpustat
- * read it unchanged; gpukit's extra fields sit beside them. Values the
- * driver could not give are null. */
+ * units: GPU memory in MiB, power in whole watts, a process's host memory in
+ * bytes), so tools written for gpustat read it unchanged; gpukit's extra
+ * fields sit beside them. Values the driver could not give are null. */
 #define _GNU_SOURCE /* strdup, localtime_r */
 #include "probe/json.h"
 
@@ -62,7 +62,7 @@ static json_t *process_json(const gk_process *p)
                      "full_command", args,
                      "gpu_memory_usage", field_json(p->gpu_memory, MIB),
                      "cpu_percent", cpu_percent,
-                     "cpu_memory_usage", field_json(p->host_memory, MIB),
+                     "cpu_memory_usage", field_json(p->host_memory, 1),
                      "type", types[p->type & 3],
                      "gpu_instance_id", field_json(p->gpu_instance, 1),
                      "compute_instance_id", field_json(p->compute_instance, 1));
