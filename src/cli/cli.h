@@ -59,6 +59,12 @@ const char *cli_celsius(void);
 /* The CPU as "MODEL, N cores usable of M, X GiB memory, Y GiB available". */
 void cli_describe_cpu(char *buf, size_t size, const gk_cpu *cpu);
 
+/* A GPU (mig < 0) or MIG device by nvidia-smi's number, saying which
+ * numbering it is: "pci:3", "pci:0:1". A bare "3" would mean another GPU to
+ * CUDA, which counts FASTEST_FIRST unless CUDA_DEVICE_ORDER says otherwise.
+ * Returns buf. */
+const char *cli_device_label(char *buf, size_t size, unsigned index, int mig);
+
 /* --- selection options shared by pick and run (request.c) --- */
 
 /* Long options of the selection flags; ids from CLI_REQUEST_FIRST up. */
@@ -88,8 +94,9 @@ enum { CLI_REQUEST_FIRST = 1000, CLI_REQUEST_LAST = 1020 };
     "      --max-util=PCT      at most PCT %% busy\n"                                        \
     "      --min-total=SIZE    at least SIZE of memory in all\n"                            \
     "      --max-procs=N       at most N processes already running there\n"                \
-    "      --gpus=LIST         only these GPUs: indices (0,1; 0:1 is MIG device 1 of\n"     \
-    "                          GPU 0) or GPU-/MIG- UUIDs (unique prefixes are enough)\n"    \
+    "      --gpus=LIST         only these GPUs: nvidia-smi's indices (0,1 or pci:0,pci:1;\n" \
+    "                          0:1 is MIG device 1 of GPU 0) or GPU-/MIG- UUIDs (unique\n"  \
+    "                          prefixes are enough)\n"                                    \
     "      --exclude=LIST      never these GPUs\n"                                         \
     "      --exclusive         skip GPUs another job has reserved (the default)\n"          \
     "      --share             share GPUs with other --share jobs; their --min-free is\n"   \

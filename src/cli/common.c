@@ -85,3 +85,12 @@ const char *cli_celsius(void)
 {
     return strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? "\u00b0C" : "C";
 }
+
+const char *cli_device_label(char *buf, size_t size, unsigned index, int mig)
+{
+    if (mig >= 0)
+        snprintf(buf, size, "pci:%u:%d", index, mig);
+    else
+        snprintf(buf, size, "pci:%u", index);
+    return buf;
+}

@@ -61,7 +61,7 @@ static json_t *lease_json(const gk_lease *lease)
 
 static void print_table(const gk_lease *leases, size_t count)
 {
-    char since[64], reserved[32], gpus[256];
+    char since[64], reserved[32], gpus[256], label[32];
     size_t holding = 0;
     for (size_t i = 0; i < count; i++)
         holding += !leases[i].waiting;
@@ -77,8 +77,8 @@ static void print_table(const gk_lease *leases, size_t count)
         size_t used = 0;
         gpus[0] = '\0';
         for (size_t d = 0; d < lease->device_count && used < sizeof gpus; d++)
-            used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%s%u", d ? "," : "",
-                                     lease->indices[d]);
+            used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%s%s", d ? "," : "",
+                                     cli_device_label(label, sizeof label, lease->indices[d], -1));
         format_since(since, sizeof since, &lease->since);
         printf("%-10s %8u %-12s %-19s %-10s %-6s %s\n", gpus, lease->pid, lease->user, since,
                lease->reserved ? gk_format_size(reserved, sizeof reserved, lease->reserved) : "-",

@@ -21,8 +21,12 @@ static void print_usage(FILE *out)
             CLI_REQUEST_HELP
             "\n"
             "Output:\n"
-            "      --format=FORMAT     index (default: 3 or 1,5; MIG devices as 0:1), uuid,\n"
-            "                          env (an 'export CUDA_VISIBLE_DEVICES=...' line), json\n"
+            "      --format=FORMAT     uuid (default: GPU-... or MIG-..., comma-separated: the\n"
+            "                          value for CUDA_VISIBLE_DEVICES, right under every\n"
+            "                          CUDA_DEVICE_ORDER), index (pci:3, pci:1,pci:5, MIG\n"
+            "                          devices as pci:0:1: nvidia-smi's numbering, in PCI bus\n"
+            "                          order, which --gpus accepts), env (an 'export\n"
+            "                          CUDA_VISIBLE_DEVICES=...' line), json\n"
             "  -v, --verbose           also list every candidate and why it was skipped (stderr)\n"
             "  -h, --help              show this help\n"
             "\n"
@@ -30,11 +34,16 @@ static void print_usage(FILE *out)
             "5 not enough GPUs fit, 7 the lease directory is unsafe or unreadable.\n");
 }
 
-typedef enum format { FORMAT_INDEX, FORMAT_UUID, FORMAT_ENV, FORMAT_JSON } format;
+/* No plain index: CUDA numbers GPUs in CUDA_DEVICE_ORDER, FASTEST_FIRST
+ * unless told otherwise, so nvidia-smi's "3" pasted into
+ * CUDA_VISIBLE_DEVICES can name another GPU on a machine of mixed GPUs.
+ * UUIDs mean the same GPU everywhere; the index form says its numbering
+ * (and CUDA reads "pci:3" as no GPU at all rather than a wrong one). */
+typedef enum format { FORMAT_UUID, FORMAT_INDEX, FORMAT_ENV, FORMAT_JSON } format;
 
 static bool parse_format(const char *name, format *out)
 {
-    static const char *const names[] = {"index", "uuid", "env", "json"};
+    static const char *const names[] = {"uuid", "index", "env", "json"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(name, names[i]) == 0) {
             *out = (format)i;
@@ -95,12 +104,11 @@ static bool print_choice(const gk_reservation *r, const gk_request *request, for
         const gk_candidate *c = &selection->candidates[k];
         if (k)
             putchar(',');
+        char label[32];
         if (how == FORMAT_UUID)
             printf("%s", c->uuid);
-        else if (c->mig >= 0)
-            printf("%u:%d", c->index, c->mig);
         else
-            printf("%u", c->index);
+            printf("%s", cli_device_label(label, sizeof label, c->index, c->mig));
     }
     putchar('\n');
     return true;
@@ -118,7 +126,7 @@ int cmd_pick(int argc, char **argv)
     gk_request request;
     gk_request_init(&request);
     request.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    format how = FORMAT_INDEX;
+    format how = FORMAT_UUID;
     bool verbose = false;
     int opt;
     while ((opt = getopt_long(argc, argv, "n:f:vh", options, NULL)) != -1) {
@@ -130,7 +138,7 @@ int cmd_pick(int argc, char **argv)
         switch (opt) {
         case 'f':
             if (!parse_format(optarg, &how)) {
-                fprintf(stderr, "gpukit pick: --format must be index, uuid, env or json\n");
+                fprintf(stderr, "gpukit pick: --format must be uuid, index, env or json\n");
                 return GK_EXIT_USAGE;
             }
             break;

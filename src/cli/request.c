@@ -90,10 +90,7 @@ void cli_print_candidates(FILE *out, const gk_reservation *reservation, unsigned
     for (size_t i = 0; i < selection->count; i++) {
         const gk_candidate *c = &selection->candidates[i];
         char device[32];
-        if (c->mig >= 0)
-            snprintf(device, sizeof device, "GPU %u MIG %d", c->index, c->mig);
-        else
-            snprintf(device, sizeof device, "GPU %u", c->index);
+        cli_device_label(device, sizeof device, c->index, c->mig);
         const char *verdict = c->rejected[0]          ? c->rejected
                               : i < count && selection->fits ? "chosen"
                                                              : "fits";

@@ -175,6 +175,11 @@ static bool find_gpu_by_index(const gk_snapshot *snapshot, unsigned long index, 
 static gk_status resolve_entry(const gk_snapshot *snapshot, const char *option,
                                const char *entry, size_t length, device_ref *ref)
 {
+    /* "pci:3" is how gpukit prints nvidia-smi's numbering. */
+    if (length > 4 && strncasecmp(entry, "pci:", 4) == 0) {
+        entry += 4;
+        length -= 4;
+    }
     const char *colon = memchr(entry, ':', length);
     if (all_digits(entry, colon ? (size_t)(colon - entry) : length)) {
         unsigned long index = strtoul(entry, NULL, 10);
@@ -195,8 +200,8 @@ static gk_status resolve_entry(const gk_snapshot *snapshot, const char *option,
     }
     if (length < 5 || (strncasecmp(entry, "GPU-", 4) != 0 && strncasecmp(entry, "MIG-", 4) != 0))
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "%s: '%.*s' is neither a GPU index (0, 1, ...; 0:1 for a MIG device) "
-                       "nor a GPU-/MIG- UUID", option, (int)length, entry);
+                       "%s: '%.*s' is neither a GPU index (0, 1, ... or pci:0, pci:1, ... in "
+                       "nvidia-smi's numbering; 0:1 for a MIG device) nor a GPU-/MIG- UUID", option, (int)length, entry);
     size_t matches = 0;
     for (size_t i = 0; i < snapshot->gpu_count; i++) {
         const gk_gpu *gpu = &snapshot->gpus[i];

@@ -12,12 +12,20 @@ H100 = {3: "GPU-e184d64f-6a57-4c38-bb05-774e6080de8b",
         6: "GPU-41f31581-2ed2-4822-b893-267c7ee27b7b"}
 
 
+def pci(indices):
+    """How --format=index writes nvidia-smi's numbers: "3,0:1" -> "pci:3,pci:0:1"."""
+    return ",".join(f"pci:{i}" for i in indices.split(","))
+
+
 @pytest.fixture
 def pick(tmp_path):
+    """pick(args, scenario=..., **env); --format=index unless args name one."""
     def call(args, scenario="h100x8", **env):
         e = scenario_env(tmp_path, scenario) if scenario else base_env(tmp_path)
         e["GPUKIT_LEASE_DIR"] = str(tmp_path / "leases")
         e.update(env)
+        if not any(a.startswith("--format") for a in args):
+            args = [*args, "--format=index"]
         return run(["pick", *args], e)
     return call
 
@@ -49,7 +57,7 @@ def pick(tmp_path):
 def test_orders_and_filters(pick, args, expected):
     result = pick(args)
     assert result.returncode == EXIT_OK, result.stderr
-    assert result.stdout.strip() == expected
+    assert result.stdout.strip() == pci(expected)
 
 
 def test_random_order_is_seeded_and_varies(pick):
@@ -76,7 +84,7 @@ def test_unavailable_fields_sort_last_and_fail_filters(pick):
     for order in ("free", "free-ratio", "power", "util", "index", "random"):
         result = pick(["--order", order], scenario="notsupported")
         assert result.returncode == EXIT_OK, result.stderr
-        assert result.stdout.strip() == "0"
+        assert result.stdout.strip() == pci("0")
     result = pick(["--max-util", "50"], scenario="notsupported")
     assert result.returncode == EXIT_BUSY
     assert "utilization is unknown" in result.stderr
@@ -84,14 +92,14 @@ def test_unavailable_fields_sort_last_and_fail_filters(pick):
 
 def test_lost_gpus_are_never_picked(pick):
     result = pick(["-n", "2", "--order", "index"], scenario="lost")
-    assert result.stdout.strip() == "0,2"
+    assert result.stdout.strip() == pci("0,2")
     assert pick(["-n", "3"], scenario="lost").returncode == EXIT_BUSY
 
 
 def test_cuda_visible_devices_limits_the_choice(pick):
-    assert pick([], CUDA_VISIBLE_DEVICES="1,2").stdout.strip() == "1"
-    assert pick([], CUDA_VISIBLE_DEVICES=H100[6]).stdout.strip() == "6"
-    assert pick(["-n", "2"], CUDA_VISIBLE_DEVICES="7,2,0").stdout.strip() == "0,7"
+    assert pick([], CUDA_VISIBLE_DEVICES="1,2").stdout.strip() == pci("1")
+    assert pick([], CUDA_VISIBLE_DEVICES=H100[6]).stdout.strip() == pci("6")
+    assert pick(["-n", "2"], CUDA_VISIBLE_DEVICES="7,2,0").stdout.strip() == pci("0,7")
     result = pick(["-n", "3"], CUDA_VISIBLE_DEVICES="1,2")
     assert result.returncode == EXIT_BUSY
     result = pick([], CUDA_VISIBLE_DEVICES="")
@@ -101,10 +109,10 @@ def test_cuda_visible_devices_limits_the_choice(pick):
 
 def test_mig_devices_are_candidates(pick):
     # GPU 1 (MIG off, 19.6 GiB free) beats the biggest MIG slice (9.9 GiB).
-    assert pick([], scenario="mig").stdout.strip() == "1"
-    assert pick(["--gpus", "0"], scenario="mig").stdout.strip() == "0:0"
+    assert pick([], scenario="mig").stdout.strip() == pci("1")
+    assert pick(["--gpus", "0"], scenario="mig").stdout.strip() == pci("0:0")
     assert pick(["--gpus", "0", "--order", "free", "--exclude", "0:0"],
-                scenario="mig").stdout.strip() == "0:1"
+                scenario="mig").stdout.strip() == pci("0:1")
     uuid = pick(["--gpus", "0", "--format", "uuid"], scenario="mig").stdout.strip()
     assert uuid == "MIG-ae01685a-5cec-43d1-baa4-e3e9ec71e542"
     result = pick(["-n", "2"], scenario="mig")
@@ -130,10 +138,10 @@ def test_formats(pick):
 
 def test_verbose_lists_every_candidate(pick):
     result = pick(["-v", "--min-free", "30G"])
-    assert result.stdout.strip() == "3"
+    assert result.stdout.strip() == pci("3")
     lines = result.stderr.splitlines()
     assert len(lines) == 8
-    assert "chosen" in lines[0] and "GPU 3" in lines[0]
+    assert "chosen" in lines[0] and "pci:3" in lines[0]
     assert "less than --min-free 30.0 GiB" in lines[-1]
 
 
@@ -170,3 +178,48 @@ def test_no_gpu_and_driver_problems(pick):
     result = pick([], scenario="driver_not_loaded")
     assert result.returncode == EXIT_DRIVER
     assert result.stderr.strip()
+
+
+# A machine of mixed GPUs, the one where nvidia-smi's numbers and CUDA's
+# default (FASTEST_FIRST) numbers differ: PCI order T4, A100, T4; the first
+# T4 has the most free memory.
+MIXED = (
+    'gpu name="Tesla T4" uuid=GPU-aaaaaaaa-0000-0000-0000-000000000000 pci=00000000:03:00.0 '
+    'mem_total=15360 mem_used=100 cc=7.5\n'
+    'gpu name="NVIDIA A100-PCIE-40GB" uuid=GPU-bbbbbbbb-0000-0000-0000-000000000000 '
+    'pci=00000000:41:00.0 mem_total=40960 mem_used=39000 cc=8.0\n'
+    'gpu name="Tesla T4" uuid=GPU-cccccccc-0000-0000-0000-000000000000 pci=00000000:81:00.0 '
+    'mem_total=15360 mem_used=15000 cc=7.5\n')
+
+
+@pytest.mark.parametrize("order", [None, "FASTEST_FIRST", "PCI_BUS_ID"])
+def test_pasted_pick_is_the_gpu_cuda_uses(tmp_path, order):
+    """CUDA_VISIBLE_DEVICES=$(gpukit pick) must give the job the GPU pick
+    chose, whatever CUDA_DEVICE_ORDER the job runs under. Which GPU a CUDA
+    program sees as cuda:0 is what `gpukit info` resolves (probe/visible.c)."""
+    scenario = tmp_path / "mixed.scn"
+    scenario.write_text(MIXED)
+    env = scenario_env(tmp_path, str(scenario))
+    env.pop("CUDA_DEVICE_ORDER", None)
+    chosen = run(["pick"], env)
+    assert chosen.returncode == EXIT_OK, chosen.stderr
+    assert chosen.stdout.strip() == "GPU-aaaaaaaa-0000-0000-0000-000000000000"
+    job = dict(env, CUDA_VISIBLE_DEVICES=chosen.stdout.strip())
+    if order:
+        job["CUDA_DEVICE_ORDER"] = order
+    info = json.loads(run(["info", "--json"], job).stdout)
+    assert [d["uuid"] for d in info["cuda_devices"]] == [chosen.stdout.strip()]
+
+
+def test_index_output_says_its_numbering(tmp_path):
+    """The index form is nvidia-smi's numbering and says so; pasted into
+    CUDA_VISIBLE_DEVICES it names no GPU rather than a wrong one."""
+    scenario = tmp_path / "mixed.scn"
+    scenario.write_text(MIXED)
+    env = scenario_env(tmp_path, str(scenario))
+    label = run(["pick", "--format=index"], env).stdout.strip()
+    assert label == "pci:0"
+    again = run(["pick", "--gpus", label, "--format=uuid"], env)
+    assert again.stdout.strip() == "GPU-aaaaaaaa-0000-0000-0000-000000000000"
+    info = json.loads(run(["info", "--json"], dict(env, CUDA_VISIBLE_DEVICES=label)).stdout)
+    assert info["cuda_devices"] == []

@@ -131,13 +131,13 @@ def test_lease_lives_exactly_as_long_as_the_job(env, tmp_path):
     assert lease["pid"] == job.pid and lease["devices"] == [{"index": 3, "uuid": UUID[3]}]
     assert lease["command"] == "sleep 30" and lease["share"] is False
     # Leased GPUs count as taken, for pick as for run.
-    assert gk(["pick"], env).stdout.strip() == "6"
+    assert gk(["pick"], env).stdout.strip() == UUID[6]
     assert gk(["pick", "--gpus", "3"], env).returncode == EXIT_BUSY
     assert gk(["run", "--gpus", "3", "--", "true"], env).returncode == EXIT_BUSY
     # SIGKILL: no cleanup code runs, and still the GPU is free at once.
     job.send_signal(signal.SIGKILL)
     job.wait(10)
-    assert gk(["pick"], env).stdout.strip() == "3"
+    assert gk(["pick"], env).stdout.strip() == UUID[3]
     assert holding(env) == []
     assert not list((tmp_path / "leases").glob("lease-*")), "the stale lease was not removed"
 
@@ -149,7 +149,7 @@ def test_leases_table(env):
         result = gk(["leases"], env)
         header, row = result.stdout.splitlines()[:2]
         assert header.split() == ["GPU", "PID", "USER", "SINCE", "RESERVED", "MODE", "COMMAND"]
-        assert row.split()[:2] == ["3", str(job.pid)]
+        assert row.split()[:2] == ["pci:3", str(job.pid)]
         assert "20.0 GiB" in row and "shared" in row and row.endswith("sleep 30")
     finally:
         job.kill()
