@@ -40,7 +40,7 @@ typedef struct gk_lease {
     bool waiting;          /* a job waiting in line (--wait), not yet holding devices */
     uint32_t pid;          /* the job */
     uint32_t uid;
-    char user[64];
+    char user[64];         /* the file owner's name, when read */
     struct timespec since; /* CLOCK_REALTIME */
     bool share;            /* others may share the devices */
     uint64_t reserved;     /* bytes reserved on each device, 0 if none */

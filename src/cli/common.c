@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <langinfo.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,7 +84,14 @@ void cli_describe_cpu(char *buf, size_t size, const gk_cpu *cpu)
 
 const char *cli_celsius(void)
 {
-    return strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? "\u00b0C" : "C";
+    /* The user's character set matters only here, so the locale is loaded
+     * here, not at start-up where every `gpukit run` would pay for it. */
+    static const char *symbol;
+    if (!symbol) {
+        setlocale(LC_CTYPE, "");
+        symbol = strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? "\u00b0C" : "C";
+    }
+    return symbol;
 }
 
 const char *cli_device_label(char *buf, size_t size, unsigned index, int mig)

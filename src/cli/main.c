@@ -1,7 +1,6 @@
 /* The gpukit command: dispatches to one file per subcommand. */
 #include "cli/cli.h"
 
-#include <locale.h>
 #include <string.h>
 
 typedef struct command {
@@ -60,7 +59,6 @@ static void print_help(FILE *out)
 
 int main(int argc, char **argv)
 {
-    setlocale(LC_CTYPE, "");
     if (argc >= 2) {
         const char *first = argv[1];
         if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0 ||

@@ -38,7 +38,6 @@ void gk_lease_stamp(gk_lease *lease)
     uint64_t now = gk_wall_ns();
     lease->pid = (uint32_t)getpid();
     lease->uid = (uint32_t)geteuid();
-    gk_user_name(geteuid(), lease->user, sizeof lease->user);
     lease->since.tv_sec = (time_t)(now / 1000000000ull);
     lease->since.tv_nsec = (long)(now % 1000000000ull);
 }

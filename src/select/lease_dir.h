@@ -33,7 +33,9 @@ gk_status gk_lease_write(gk_lease_dir *dir, const char *name, const gk_lease *le
 /* gk_lease_create() with the choice of a close-on-exec descriptor. */
 gk_status gk_lease_create_fd(gk_lease_dir *dir, gk_lease *lease, bool cloexec, int *fd);
 
-/* Fills pid, uid, user and since for a record about to be written. */
+/* Fills pid, uid and since for a record about to be written. Not the user
+ * name: readers take it from the file's owner, and a passwd lookup (NSS,
+ * perhaps LDAP) would cost every `gpukit run` its time. */
 void gk_lease_stamp(gk_lease *lease);
 
 #endif

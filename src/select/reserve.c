@@ -137,7 +137,10 @@ gk_status gk_reserve(gk_probe *probe, gk_lease_dir *dir, const gk_request *reque
                                   ? start + (uint64_t)(options->wait_seconds * 1e9)
                                   : 0;
     const uint64_t poll = (uint64_t)((options->poll_seconds > 0 ? options->poll_seconds : 0.1) * 1e9);
-    const unsigned flags = request->share || request->max_procs >= 0 ? GK_PROBE_PROCESSES : 0;
+    /* Selection needs no CPU facts (reading /proc/cpuinfo costs more than
+     * the rest of a reservation on a many-core machine). */
+    const unsigned flags = GK_PROBE_NO_CPU |
+                           (request->share || request->max_procs >= 0 ? GK_PROBE_PROCESSES : 0);
     char wanted[256], last_report[1024] = "";
     gk_request_describe(request, wanted, sizeof wanted);
 

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define XXH_INLINE_ALL /* header-only, as in compute/gpu/cache.c */
 #include <xxhash.h>
 
 /* ------------------------------------------------------------------ */
