@@ -61,7 +61,15 @@ gk_status gk_lease_dir_open(const char *path, bool create, gk_lease_dir **out);
 void gk_lease_dir_close(gk_lease_dir *dir);
 const char *gk_lease_dir_path(const gk_lease_dir *dir);
 
-/* The machine-wide lock. gk_lease_dir_lock blocks until it is free. */
+/* How long, in seconds, gpukit tries for the machine-wide lock when the
+ * caller set no time limit of its own (gpukit pick, leases, run without
+ * --wait). gpukit holds the lock for milliseconds; but anyone who can read
+ * the directory can lock it too, and must not be able to stall others. */
+#define GK_LEASE_LOCK_PATIENCE 5.0
+
+/* The machine-wide lock: taken at once when free, else tried for up to
+ * GK_LEASE_LOCK_PATIENCE seconds; then GK_ERR_TIMEOUT, with a message that
+ * names the processes holding it (pid, user, command) and the fix. */
 gk_status gk_lease_dir_lock(gk_lease_dir *dir);
 void gk_lease_dir_unlock(gk_lease_dir *dir);
 /* How long the last lock waited for, and was held, in seconds. */

@@ -104,17 +104,18 @@ def snapshot(path):
 
 
 def record(uuid, index, uid, pid=1, state="holding"):
-    return (f"gpukit-lease 1\nstate {state}\npid {pid}\nuid {uid}\nsince 1700000000.000000000\n"
+    return (f"gpukit-lease 2\nstate {state}\npid {pid}\nuid {uid}\nsince 1700000000.000000000\n"
             f"share 0\nreserved 0\ndevice {uuid} {index}\ncommand planted\n")
 
 
 @contextmanager
 def held(path):
-    """Keeps a shared flock on `path`, as a lease's job does (this process
-    holds it: gpukit opens the file itself, so it sees the lock as taken)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    """Keeps a write lock on `path`, as a lease's job does (an open file
+    description lock; lockf's is the same kind to other processes, and this
+    process holds it: gpukit opens the file itself, so it sees it as taken)."""
+    fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        fcntl.lockf(fd, fcntl.LOCK_EX)
         yield fd
     finally:
         os.close(fd)  # drops the lock
@@ -302,7 +303,7 @@ def test_genuine_lease_held_the_same_way_counts(tmp_path):
 @pytest.mark.parametrize("name,content", [
     ("lease-2-00000000", "hello, I am not a lease\n"),
     ("lease-2-00000001", ""),
-    ("wait-00000000000000000002-2", "gpukit-lease 2\nstate waiting\n"),
+    ("wait-00000000000000000002-2", "gpukit-lease 3\nstate waiting\n"),
 ], ids=["text", "empty", "wrong-version"])
 def test_garbage_file_is_left_alone(tmp_path, name, content, locked):
     """Files that are not gpukit leases are skipped with a warning and never
@@ -337,7 +338,9 @@ def test_fifo_is_skipped_without_hanging(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-def test_hard_link_to_a_lease_is_skipped(tmp_path):
+def test_hard_link_to_a_lease_still_reserves(tmp_path):
+    """A lease with a second name still reserves its GPU (with a warning):
+    skipping it would let whoever made the link free somebody's GPU."""
     leases = sticky_dir(tmp_path / "leases")
     env = lease_env(tmp_path, leases)
     best, _ = picked_uuid(env)
@@ -347,12 +350,27 @@ def test_hard_link_to_a_lease_is_skipped(tmp_path):
     os.link(original, link)
     with held(original):
         uuid, stderr = picked_uuid(env)
-        assert uuid == best
-        assert "warning:" in stderr and str(link) in stderr
+        assert uuid != best
+        assert "warning:" in stderr and str(link) in stderr and "hard links" in stderr
     assert link.exists() and os.stat(link).st_nlink == 2
 
 
-# --- other users ------------------------------------------------------------
+def test_hard_link_to_a_waiter_is_skipped(tmp_path):
+    """A waiter's record under a second name would stand in line twice."""
+    leases = sticky_dir(tmp_path / "leases")
+    env = lease_env(tmp_path, leases)
+    original = tmp_path / "original"
+    place = f"wait-{time.time_ns():020d}-5"
+    original.write_text(record(UUIDS[0], 0, uid=os.geteuid(), state="waiting"))
+    os.link(original, leases / place)
+    with held(original):
+        result = run(["leases", "--json"], env)
+        assert result.returncode == EXIT_OK, result.stderr
+        assert json.loads(result.stdout) == []
+        assert "hard links" in result.stderr and place in result.stderr
+
+
+# --- other users # --- other users ------------------------------------------------------------
 
 
 @needs_users
