@@ -27,7 +27,9 @@ static void print_usage(FILE *out)
             "  -h, --help              show this help\n"
             "\n"
             "Exit status: 0 picked, 2 bad usage, 3 no GPU here, 4 driver problem,\n"
-            "5 not enough GPUs fit, 7 the lease directory is unsafe or unreadable.\n");
+            "5 not enough GPUs fit, 6 the lease directory stayed locked by another\n"
+            "process for 5 s (the message names it), 7 the lease directory is unsafe or\n"
+            "unreadable.\n");
 }
 
 typedef enum format { FORMAT_INDEX, FORMAT_UUID, FORMAT_ENV, FORMAT_JSON } format;
