@@ -12,6 +12,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from contextlib import contextmanager, nullcontext
@@ -449,3 +450,67 @@ def test_stale_lease_of_another_user_is_ignored_but_kept(tmp_path, shared):
 
     assert leases_json(env, NOBODY) == []
     assert stale not in lease_files(leases), "its owner's next gpukit removes it"
+
+
+# --- locks of others, places in line ----------------------------------------
+
+READ_LOCKER = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)  # all another user may do
+fcntl.flock(fd, fcntl.LOCK_SH)
+fcntl.lockf(fd, fcntl.LOCK_SH)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_locks_of_readers_cannot_keep_an_ended_lease_alive(tmp_path):
+    """Anyone can open a lease for reading and lock it (flock, or a read
+    lock): that must not keep the lease alive once its job has ended."""
+    leases = sticky_dir(tmp_path / "leases")
+    env = lease_env(tmp_path, leases)
+    job = subprocess.Popen([str(GPUKIT), "run", "--", SLEEP, "30"], env=env,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    reader = None
+    try:
+        deadline = time.monotonic() + 20
+        mine = []
+        while not mine and time.monotonic() < deadline and job.poll() is None:
+            mine = [entry for entry in leases_json(env) if entry["pid"] == job.pid]
+            time.sleep(0.05)
+        assert mine, f"the job's lease never showed up: {job.poll()} {job.stderr}"
+        reader = subprocess.Popen([sys.executable, "-c", READ_LOCKER, str(leases / mine[0]["file"])],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert reader.stdout.readline() == "held\n"
+        job.kill()
+        job.wait()
+        assert leases_json(env) == [], "a reader's lock kept an ended job's lease alive"
+        assert picked_uuid(env)[0] == mine[0]["devices"][0]["uuid"]
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait()
+        if reader is not None:
+            reader.stdin.close()
+            reader.wait()
+
+
+@pytest.mark.parametrize("place,kept", [
+    ("wait-00000000000000000001-4242", False),  # claims 1970: ignored
+    (None, True),                               # now: a genuine place, waited for
+], ids=["back-dated", "genuine"])
+def test_nobody_can_take_a_place_in_line_before_arriving(tmp_path, place, kept):
+    leases = sticky_dir(tmp_path / "leases")
+    env = lease_env(tmp_path, leases)
+    waiter = leases / (place or f"wait-{time.time_ns():020d}-4242")
+    waiter.write_text(record(UUIDS[0], 0, uid=os.geteuid(), pid=4242, state="waiting"))
+    with held(waiter):
+        result = run(["run", "--wait=1", "--", TRUE], env)
+        if kept:
+            assert result.returncode == 6, result.stderr  # behind it, until the limit
+            assert "ahead in line" in result.stderr
+        else:
+            assert result.returncode == EXIT_OK, result.stderr
+            assert "claims a place in line from before the file was made" in result.stderr
+            assert str(waiter) in result.stderr
