@@ -454,12 +454,17 @@ def test_stale_lease_of_another_user_is_ignored_but_kept(tmp_path, shared):
 
 # --- locks of others, places in line ----------------------------------------
 
+# Opens a lease for reading (all another user may do) and flocks it; once
+# told that the job has ended, takes a read lock too (the job's write lock
+# kept it out before).
 READ_LOCKER = """
 import fcntl, os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)  # all another user may do
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
 fcntl.flock(fd, fcntl.LOCK_SH)
+print("flocked", flush=True)
+sys.stdin.readline()
 fcntl.lockf(fd, fcntl.LOCK_SH)
-print("held", flush=True)
+print("read-locked", flush=True)
 sys.stdin.read()
 """
 
@@ -482,9 +487,12 @@ def test_locks_of_readers_cannot_keep_an_ended_lease_alive(tmp_path):
         assert mine, f"the job's lease never showed up: {job.poll()} {job.stderr}"
         reader = subprocess.Popen([sys.executable, "-c", READ_LOCKER, str(leases / mine[0]["file"])],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert reader.stdout.readline() == "held\n"
+        assert reader.stdout.readline() == "flocked\n"
         job.kill()
         job.wait()
+        reader.stdin.write("the job ended\n")
+        reader.stdin.flush()
+        assert reader.stdout.readline() == "read-locked\n"
         assert leases_json(env) == [], "a reader's lock kept an ended job's lease alive"
         assert picked_uuid(env)[0] == mine[0]["devices"][0]["uuid"]
     finally:
