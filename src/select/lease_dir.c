@@ -191,13 +191,19 @@ const char *gk_lease_dir_warnings(const gk_lease_dir *dir)
     return dir->warnings;
 }
 
+/* Who holds the directory's lock, for people. */
+static void describe_holders(const gk_lease_dir *dir, char *holders, size_t size)
+{
+    struct stat st;
+    if (fstat(dir->fd, &st) != 0 || gk_lock_holders(&st, holders, size) == 0)
+        snprintf(holders, size, "a process that /proc/locks does not show");
+}
+
 /* Why the lock could not be had in time, naming who holds it and the fix. */
 static gk_status lock_timeout(const gk_lease_dir *dir)
 {
     char holders[1024];
-    struct stat st;
-    if (fstat(dir->fd, &st) != 0 || gk_lock_holders(&st, holders, sizeof holders) == 0)
-        snprintf(holders, sizeof holders, "a process that /proc/locks no longer shows");
+    describe_holders(dir, holders, sizeof holders);
     return gk_fail(GK_ERR_TIMEOUT,
                    "the lease directory %s stayed locked for %.1f s by %s; gpukit holds this "
                    "lock for milliseconds, so that process is stuck or blocks others on "
@@ -230,9 +236,7 @@ gk_status gk_lease_dir_lock_until(gk_lease_dir *dir, const gk_lock_wait *wait)
         if (!reported && wait->progress && now - dir->lock_wanted_ns >= 1000000000ull) {
             /* A wait with a long (or no) limit says who it waits for. */
             char holders[1024], message[1400];
-            struct stat st;
-            if (fstat(dir->fd, &st) != 0 || gk_lock_holders(&st, holders, sizeof holders) == 0)
-                snprintf(holders, sizeof holders, "a process that /proc/locks does not show");
+            describe_holders(dir, holders, sizeof holders);
             snprintf(message, sizeof message, "waiting for the lease directory's lock, held "
                      "for over a second by %s (gpukit holds it for milliseconds)", holders);
             wait->progress(message, wait->context);
