@@ -69,7 +69,9 @@ const char *gk_lease_dir_path(const gk_lease_dir *dir);
 /* How long, in seconds, gpukit tries for the machine-wide lock when the
  * caller set no time limit of its own (gpukit pick, leases, run without
  * --wait). gpukit holds the lock for milliseconds; but anyone who can read
- * the directory can lock it too, and must not be able to stall others. */
+ * the directory can lock it too, and must not be able to stall others.
+ * (The help of run, pick and leases, the README, docs/LEASES.md and the
+ * Python docstring of reserve() say "5 s".) */
 #define GK_LEASE_LOCK_PATIENCE 5.0
 
 /* The machine-wide lock: taken at once when free, else tried for up to
