@@ -236,6 +236,18 @@ static bool place_is_genuine(const char *name, const struct stat *st)
     return place + PLACE_SLACK_NS >= made;
 }
 
+/* Whether the pid a record names can be its job: a process of the record's
+ * owner, or of root (a job may run a setuid program), or one that has ended.
+ * Anything else would blame somebody else's process for the lease, and
+ * count that process's GPU memory as the lease's. */
+static bool pid_is_owners(uint32_t pid, uid_t owner)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%" PRIu32, pid);
+    return stat(path, &st) != 0 || st.st_uid == owner || st.st_uid == 0;
+}
+
 /* Reads one entry; returns true and fills *lease for a live record. Stale
  * records of this user are removed; anything odd becomes a warning. */
 static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
@@ -310,6 +322,12 @@ static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
         if (st.st_nlink != 1) /* counted all the same: ignoring it would free its GPUs */
             gk_lease_dir_warn(dir, "%s has other names (hard links); its owner can remove "
                               "them", where);
+        if (!pid_is_owners(lease->pid, st.st_uid)) {
+            gk_lease_dir_warn(dir, "%s names pid %" PRIu32 ", a process of another user (its "
+                              "job's first process ended, or the record lies): shown as pid 0",
+                              where, lease->pid);
+            lease->pid = 0;
+        }
         snprintf(lease->name, sizeof lease->name, "%s", name);
         gk_user_name(st.st_uid, lease->user, sizeof lease->user);
         live = true;

@@ -522,3 +522,27 @@ def test_nobody_can_take_a_place_in_line_before_arriving(tmp_path, place, kept):
             assert result.returncode == EXIT_OK, result.stderr
             assert "claims a place in line from before the file was made" in result.stderr
             assert str(waiter) in result.stderr
+
+
+@needs_users
+def test_a_lease_cannot_name_another_users_process(tmp_path, shared):
+    """The pid in a record is its writer's word: one that is another user's
+    process is not shown as the lease's job (nor its GPU memory counted)."""
+    leases = sticky_dir(shared / "leases", uid=0)
+    env = lease_env(tmp_path, leases, reachable=shared)
+    stranger = subprocess.Popen(as_user(NOBODY, [SLEEP, "30"]))
+    try:
+        for pid, shown in ((stranger.pid, 0), (os.getpid(), os.getpid())):
+            planted = leases / f"lease-{pid}-0badf00d"
+            planted.write_text(record(UUIDS[0], 0, uid=os.geteuid(), pid=pid))
+            with held(planted):
+                result = run(["leases", "--json"], env)
+                assert result.returncode == EXIT_OK, result.stderr
+                assert [(e["file"], e["pid"]) for e in json.loads(result.stdout)] == \
+                    [(planted.name, shown)]
+                assert (f"names pid {pid}, a process of another user" in result.stderr) == \
+                    (shown == 0)
+            planted.unlink()
+    finally:
+        stranger.kill()
+        stranger.wait()
