@@ -295,7 +295,13 @@ static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
     ssize_t n = pread(fd, record, sizeof record - 1, 0);
     record[n > 0 ? n : 0] = '\0';
     int held;
-    if (n > 0 && strncmp(record, "gpukit-lease 1\n", 15) == 0) {
+    /* Only its owner (or root) may remove a file from the sticky directory. */
+    const bool removable = st.st_uid == geteuid() || geteuid() == 0;
+    if (n == 0 && removable && gk_record_held(fd) == 0) {
+        /* Its gpukit was killed between creating and writing it (readers
+         * hold the directory lock, so they never see one being written). */
+        unlinkat(dir->fd, name, 0);
+    } else if (n > 0 && strncmp(record, "gpukit-lease 1\n", 15) == 0) {
         gk_lease_dir_warn(dir, "ignored %s: written by an older gpukit, whose leases cannot "
                           "be checked (they are locked differently); upgrade gpukit for every "
                           "user of this machine", where);
@@ -311,9 +317,8 @@ static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
     } else if ((held = gk_record_held(fd)) < 0) {
         gk_lease_dir_warn(dir, "ignored %s: cannot check its lock: %s", where, strerror(errno));
     } else if (!held) {
-        /* Nobody holds it: its job has ended. Only its owner (or root) may
-         * remove it from the sticky directory. */
-        if (st.st_uid == geteuid() || geteuid() == 0)
+        /* Nobody holds it: its job has ended. */
+        if (removable)
             unlinkat(dir->fd, name, 0);
     } else if (waiting && !place_is_genuine(name, &st)) {
         gk_lease_dir_warn(dir, "ignored %s: its name claims a place in line from before the "

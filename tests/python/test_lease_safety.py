@@ -308,7 +308,11 @@ def test_genuine_lease_held_the_same_way_counts(tmp_path):
 ], ids=["text", "empty", "wrong-version"])
 def test_garbage_file_is_left_alone(tmp_path, name, content, locked):
     """Files that are not gpukit leases are skipped with a warning and never
-    deleted, whether or not some process holds a lock on them."""
+    deleted, whether or not some process holds a lock on them. (An empty one
+    of this user that nobody holds is what a gpukit killed while writing its
+    record leaves: test_half_written_record_is_removed.)"""
+    if content == "" and not locked:
+        pytest.skip("removed: see test_half_written_record_is_removed")
     leases = sticky_dir(tmp_path / "leases")
     garbage = leases / name
     garbage.write_text(content)
@@ -322,6 +326,17 @@ def test_garbage_file_is_left_alone(tmp_path, name, content, locked):
             assert "warning:" in result.stderr and str(garbage) in result.stderr, \
                 f"gpukit {command[0]} skipped {name} without a warning"
         assert snapshot(garbage) == before
+
+
+def test_half_written_record_is_removed(tmp_path):
+    """A gpukit killed between creating its record and writing it leaves an
+    empty file that nobody holds; its user's next gpukit removes it, quietly."""
+    leases = sticky_dir(tmp_path / "leases")
+    empty = leases / "lease-2-00000001"
+    empty.write_text("")
+    result = run(["leases", "--json"], lease_env(tmp_path, leases))
+    assert result.returncode == EXIT_OK and "warning" not in result.stderr, result.stderr
+    assert not empty.exists()
 
 
 def test_fifo_is_skipped_without_hanging(tmp_path):
