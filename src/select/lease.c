@@ -248,6 +248,36 @@ static bool pid_is_owners(uint32_t pid, uid_t owner)
     return stat(path, &st) != 0 || st.st_uid == owner || st.st_uid == 0;
 }
 
+/* Looks at an entry before it is opened, so that only what could be a
+ * record is: a plain file of at most RECORD_MAX bytes, and for a waiter,
+ * one with no other name. */
+static bool may_be_record(gk_lease_dir *dir, const char *name, const char *where,
+                          struct stat *seen)
+{
+    if (fstatat(dir->fd, name, seen, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno != ENOENT)
+            gk_lease_dir_warn(dir, "ignored %s: %s", where, strerror(errno));
+        return false;
+    }
+    if (S_ISLNK(seen->st_mode)) {
+        gk_lease_dir_warn(dir, "ignored %s: a symbolic link, not a gpukit lease (remove it)",
+                          where);
+        return false;
+    }
+    if (!S_ISREG(seen->st_mode) || seen->st_size >= RECORD_MAX) {
+        gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease (%s)", where,
+                          S_ISREG(seen->st_mode) ? "too large" : "not a plain file");
+        return false;
+    }
+    if (name[0] == 'w' && seen->st_nlink != 1) {
+        /* Another name for somebody's waiter would give it a second place
+         * in line, where it would wait for itself. */
+        gk_lease_dir_warn(dir, "ignored %s: a waiter with other names (hard links)", where);
+        return false;
+    }
+    return true;
+}
+
 /* Reads one entry; returns true and fills *lease for a live record. Stale
  * records of this user are removed; anything odd becomes a warning. */
 static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
@@ -255,30 +285,10 @@ static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
     char where[4200];
     snprintf(where, sizeof where, "%s/%s", dir->path, name);
     memset(lease, 0, sizeof *lease);
-    /* Looked at before it is opened, so that only plain files are opened. */
     struct stat seen;
-    if (fstatat(dir->fd, name, &seen, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno != ENOENT)
-            gk_lease_dir_warn(dir, "ignored %s: %s", where, strerror(errno));
+    if (!may_be_record(dir, name, where, &seen))
         return false;
-    }
-    if (S_ISLNK(seen.st_mode)) {
-        gk_lease_dir_warn(dir, "ignored %s: a symbolic link, not a gpukit lease (remove it)",
-                          where);
-        return false;
-    }
-    if (!S_ISREG(seen.st_mode) || seen.st_size >= RECORD_MAX) {
-        gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease (%s)", where,
-                          S_ISREG(seen.st_mode) ? "too large" : "not a plain file");
-        return false;
-    }
     const bool waiting = name[0] == 'w';
-    if (waiting && seen.st_nlink != 1) {
-        /* Another name for somebody's waiter would give it a second place
-         * in line, where it would wait for itself. */
-        gk_lease_dir_warn(dir, "ignored %s: a waiter with other names (hard links)", where);
-        return false;
-    }
     /* O_NONBLOCK: should a FIFO be swapped in after the look, opening it
      * must not wait for a writer. */
     int fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
