@@ -547,6 +547,10 @@ def test_a_lease_cannot_name_another_users_process(tmp_path, shared):
     env = lease_env(tmp_path, leases, reachable=shared)
     stranger = subprocess.Popen(as_user(NOBODY, [SLEEP, "30"]))
     try:
+        give_up = time.monotonic() + 20
+        while os.stat(f"/proc/{stranger.pid}").st_uid != NOBODY:  # setpriv switches, then execs
+            assert time.monotonic() < give_up and stranger.poll() is None
+            time.sleep(0.01)
         for pid, shown in ((stranger.pid, 0), (os.getpid(), os.getpid())):
             planted = leases / f"lease-{pid}-0badf00d"
             planted.write_text(record(UUIDS[0], 0, uid=os.geteuid(), pid=pid))
