@@ -979,7 +979,9 @@ PyDoc_STRVAR(reserve_doc,
 "again is harmless); otherwise it raises RuntimeError instead of taking\n"
 "more GPUs: release() the one held first.\n\n"
 "Raises NoGPUError when not enough GPUs fit (or there is none),\n"
-"TimeoutError when the wait ran out, GPUError when the driver fails,\n"
+"TimeoutError when the wait ran out, or when another process kept the\n"
+"machine's lease directory locked (for 5 s without a wait; its message names\n"
+"the process), GPUError when the driver fails,\n"
 "PermissionError when the lease directory is unsafe.\n\n"
 SELECTION_DOC);
 

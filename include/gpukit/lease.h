@@ -1,11 +1,14 @@
 /* Reservations of GPUs ("leases") shared by every user of the machine.
  *
- * A lease is a small file in the lease directory, held by an flock on a
- * descriptor of the job that owns it. The descriptor survives exec, so the
- * job itself holds its lease, and the kernel drops the lock when the last
- * process holding it ends, however it ends (SIGKILL included). A lease file
- * whose lock can be taken is stale: it is ignored, and removed by the next
- * gpukit of the same user (the sticky directory lets nobody else remove it).
+ * A lease is a small file in the lease directory, held by a write lock (an
+ * open file description lock) on a descriptor of the job that owns it. The
+ * descriptor survives exec, so the job itself holds its lease, and the
+ * kernel drops the lock when the last process holding it ends, however it
+ * ends (SIGKILL included). Only the file's owner can open it for writing, so
+ * nobody else can hold that lock. A lease file without it is stale: it is
+ * ignored, and removed by the next gpukit of the same user (the sticky
+ * directory lets nobody else remove it). docs/LEASES.md says what users can
+ * and cannot do to each other's leases.
  *
  * The directory: the given path, else $GPUKIT_LEASE_DIR, else
  * /tmp/gpukit-leases, created with mode 1777 (like /tmp: everyone may add
@@ -18,7 +21,9 @@
  *
  * Selecting devices and creating the lease must happen under the directory's
  * lock (gk_lease_dir_lock), which every gpukit on the machine takes: that is
- * what makes two jobs started together land on different GPUs.
+ * what makes two jobs started together land on different GPUs. Anyone who
+ * can read the directory can take that lock too, so gpukit never waits for
+ * it without a limit (GK_LEASE_LOCK_PATIENCE).
  *
  * Thread safety: one gk_lease_dir per thread. */
 #ifndef GPUKIT_LEASE_H
@@ -61,7 +66,17 @@ gk_status gk_lease_dir_open(const char *path, bool create, gk_lease_dir **out);
 void gk_lease_dir_close(gk_lease_dir *dir);
 const char *gk_lease_dir_path(const gk_lease_dir *dir);
 
-/* The machine-wide lock. gk_lease_dir_lock blocks until it is free. */
+/* How long, in seconds, gpukit tries for the machine-wide lock when the
+ * caller set no time limit of its own (gpukit pick, leases, run without
+ * --wait). gpukit holds the lock for milliseconds; but anyone who can read
+ * the directory can lock it too, and must not be able to stall others.
+ * (The help of run, pick and leases, the README, docs/LEASES.md and the
+ * Python docstring of reserve() say "5 s".) */
+#define GK_LEASE_LOCK_PATIENCE 5.0
+
+/* The machine-wide lock: taken at once when free, else tried for up to
+ * GK_LEASE_LOCK_PATIENCE seconds; then GK_ERR_TIMEOUT, with a message that
+ * names the processes holding it (pid, user, command) and the fix. */
 gk_status gk_lease_dir_lock(gk_lease_dir *dir);
 void gk_lease_dir_unlock(gk_lease_dir *dir);
 /* How long the last lock waited for, and was held, in seconds. */

@@ -8,7 +8,7 @@
  * is in the leases, and one that ended since only makes the attempt careful.
  *
  * Waiting jobs form a first-come, first-served line on the machine: each
- * waits for the one ahead of it to leave the line (an flock, so a killed
+ * waits for the one ahead of it to leave the line (a file lock, so a killed
  * waiter leaves at once), and only the first in line polls the GPUs. */
 #ifndef GPUKIT_RESERVE_H
 #define GPUKIT_RESERVE_H

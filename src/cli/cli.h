@@ -19,7 +19,8 @@ enum {
     GK_EXIT_NO_GPU = 3,  /* no NVIDIA GPU here: the CPU is reported instead */
     GK_EXIT_DRIVER = 4,  /* driver problem, or a GPU is lost or not accessible */
     GK_EXIT_BUSY = 5,    /* pick/run: not enough GPUs fit the request */
-    GK_EXIT_TIMEOUT = 6, /* run --wait: still nothing fits when the time is up */
+    GK_EXIT_TIMEOUT = 6, /* run --wait: still nothing fits when the time is up; or the
+                          * lease directory stayed locked by another process */
     GK_EXIT_LEASES = 7,  /* the lease directory is unsafe or unusable */
     GK_EXIT_PYTHON = 8,  /* kernel: no usable Python (missing, or without ipykernel) */
     GK_EXIT_CANNOT_RUN = 126,    /* run: the command is not executable */

@@ -21,8 +21,10 @@ static void print_usage(FILE *out)
             "  --json       machine-readable output\n"
             "  -h, --help   show this help\n"
             "\n"
-            "Exit status: 0 listed, 2 bad usage, 7 the lease directory is unsafe or\n"
-            "unreadable. Environment: GPUKIT_LEASE_DIR (default /tmp/gpukit-leases).\n");
+            "Exit status: 0 listed, 2 bad usage, 6 the lease directory stayed locked by\n"
+            "another process for 5 s (the message names it), 7 the lease directory is\n"
+            "unsafe or unreadable. Environment: GPUKIT_LEASE_DIR (default\n"
+            "/tmp/gpukit-leases).\n");
 }
 
 static void format_since(char *buf, size_t size, const struct timespec *since)
@@ -136,7 +138,9 @@ int cmd_leases(int argc, char **argv)
     gk_lease_dir_close(dir);
     if (status != GK_OK) {
         fprintf(stderr, "gpukit leases: %s\n", gk_last_error());
-        return status == GK_ERR_OUT_OF_MEMORY ? GK_EXIT_FAILURE : GK_EXIT_LEASES;
+        return status == GK_ERR_OUT_OF_MEMORY ? GK_EXIT_FAILURE
+               : status == GK_ERR_TIMEOUT     ? GK_EXIT_TIMEOUT
+                                              : GK_EXIT_LEASES;
     }
     int code = GK_EXIT_OK;
     if (json) {

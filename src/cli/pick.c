@@ -31,7 +31,9 @@ static void print_usage(FILE *out)
             "  -h, --help              show this help\n"
             "\n"
             "Exit status: 0 picked, 2 bad usage, 3 no GPU here, 4 driver problem,\n"
-            "5 not enough GPUs fit, 7 the lease directory is unsafe or unreadable.\n");
+            "5 not enough GPUs fit, 6 the lease directory stayed locked by another\n"
+            "process for 5 s (the message names it), 7 the lease directory is unsafe or\n"
+            "unreadable.\n");
 }
 
 /* No plain index: CUDA numbers GPUs in CUDA_DEVICE_ORDER, FASTEST_FIRST

@@ -45,7 +45,9 @@ static void print_usage(FILE *out)
             "\n"
             "Exit status: COMMAND's own, 128+N if signal N ended it; before it starts:\n"
             "2 bad usage, 3 no GPU here, 4 driver problem, 5 not enough GPUs fit,\n"
-            "6 --wait timed out, 7 the lease directory is unsafe or unusable,\n"
+            "6 --wait timed out, or the lease directory stayed locked by another process\n"
+            "(5 s without --wait; the message names it), 7 the lease directory is unsafe\n"
+            "or unusable,\n"
             "126 COMMAND is not executable, 127 COMMAND was not found.\n"
             "\n"
             "Environment: GPUKIT_LEASE_DIR (default /tmp/gpukit-leases, shared by all users)\n");

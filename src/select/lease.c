@@ -2,7 +2,7 @@
  * not ours), and turning them into claims for selection. The file format is
  * a few "key value" lines:
  *
- *   gpukit-lease 1
+ *   gpukit-lease 2
  *   state holding            (or "waiting" for a job in line)
  *   pid 1234
  *   uid 1000
@@ -12,6 +12,10 @@
  *   device GPU-2bdfff79-... 0   (UUID and index, one line per device)
  *   command python train.py
  *   request 1 device, --min-free 20.0 GiB
+ *
+ * A record is alive while its job holds a write lock on it (an open file
+ * description lock, see gk_record_held). Version 1 records were held by an
+ * flock, which any reader could take as well.
  */
 #define _GNU_SOURCE
 #include "select/lease_dir.h"
@@ -26,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,7 +59,7 @@ static size_t format_record(const gk_lease *lease, char *buf, size_t size)
     FILE *out = fmemopen(buf, size, "w");
     if (!out)
         return 0;
-    fprintf(out, "gpukit-lease 1\nstate %s\npid %" PRIu32 "\nuid %" PRIu32
+    fprintf(out, "gpukit-lease 2\nstate %s\npid %" PRIu32 "\nuid %" PRIu32
                  "\nsince %lld.%09ld\nshare %d\nreserved %" PRIu64 "\n",
             lease->waiting ? "waiting" : "holding", lease->pid, lease->uid,
             (long long)lease->since.tv_sec, lease->since.tv_nsec, lease->share ? 1 : 0,
@@ -81,8 +84,10 @@ gk_status gk_lease_write(gk_lease_dir *dir, const char *name, const gk_lease *le
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "the lease record is too long");
     if (dir->fd < 0)
         return gk_fail(GK_ERR_IO, "the lease directory %s does not exist", dir->path);
+    /* Created readable by its owner only, so that nobody else can open it
+     * before it is locked; made readable by all once it is. */
     int fd = openat(dir->fd, name,
-                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | (cloexec ? O_CLOEXEC : 0), 0644);
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | (cloexec ? O_CLOEXEC : 0), 0600);
     if (fd < 0) {
         int err = errno;
         gk_status status = gk_fail(err == EACCES || err == EPERM || err == EROFS ? GK_ERR_PERMISSION
@@ -96,7 +101,8 @@ gk_status gk_lease_write(gk_lease_dir *dir, const char *name, const gk_lease *le
     /* Locked before anything else can see it: readers hold the directory
      * lock, and so do we. */
     gk_status status = GK_OK;
-    if (flock(fd, LOCK_SH) != 0)
+    struct flock whole = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_OFD_SETLK, &whole) != 0)
         status = gk_fail(GK_ERR_IO, "cannot lock the lease %s/%s: %s", dir->path, name,
                          strerror(errno));
     else if (fchmod(fd, 0644) != 0 || write(fd, record, length) != (ssize_t)length)
@@ -109,6 +115,17 @@ gk_status gk_lease_write(gk_lease_dir *dir, const char *name, const gk_lease *le
     }
     *fd_out = fd;
     return GK_OK;
+}
+
+int gk_record_held(int fd)
+{
+    /* Asks what would stop a write lock: a write lock is a holder; a read
+     * lock is somebody else's, taken with the file open for reading, which
+     * keeps nothing alive. */
+    struct flock probe = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_OFD_GETLK, &probe) != 0)
+        return -1;
+    return probe.l_type == F_WRLCK;
 }
 
 gk_status gk_lease_create(gk_lease_dir *dir, gk_lease *lease, int *fd)
@@ -155,7 +172,7 @@ static bool parse_record(char *text, gk_lease *lease)
             return false;
         *value++ = '\0';
         if (strcmp(line, "gpukit-lease") == 0) {
-            header = strcmp(value, "1") == 0;
+            header = strcmp(value, "2") == 0;
         } else if (strcmp(line, "state") == 0) {
             lease->waiting = strcmp(value, "waiting") == 0;
         } else if (strcmp(line, "pid") == 0) {
@@ -203,50 +220,128 @@ static bool is_record_name(const char *name)
     return strncmp(name, "lease-", 6) == 0 || strncmp(name, "wait-", 5) == 0;
 }
 
+/* A waiter's place in line is the time in its name, which its writer
+ * chose; the kernel stamps the file's change time when it is written, and
+ * nobody can set that back. A name much older than its file claims a place
+ * its writer never had (the slack allows for a busy machine and for clock
+ * adjustments between taking the time and writing the file). */
+#define PLACE_SLACK_NS (10 * 1000000000ull)
+
+static bool place_is_genuine(const char *name, const struct stat *st)
+{
+    const uint64_t place = strtoull(name + strlen("wait-"), NULL, 10);
+    const uint64_t made = (uint64_t)st->st_ctim.tv_sec * 1000000000ull +
+                          (uint64_t)st->st_ctim.tv_nsec;
+    return place + PLACE_SLACK_NS >= made;
+}
+
+/* Whether the pid a record names can be its job: a process of the record's
+ * owner, or of root (a job may run a setuid program), or one that has ended.
+ * Anything else would blame somebody else's process for the lease, and
+ * count that process's GPU memory as the lease's. */
+static bool pid_is_owners(uint32_t pid, uid_t owner)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%" PRIu32, pid);
+    return stat(path, &st) != 0 || st.st_uid == owner || st.st_uid == 0;
+}
+
+/* Looks at an entry before it is opened, so that only what could be a
+ * record is: a plain file of at most RECORD_MAX bytes, and for a waiter,
+ * one with no other name. */
+static bool may_be_record(gk_lease_dir *dir, const char *name, const char *where,
+                          struct stat *seen)
+{
+    if (fstatat(dir->fd, name, seen, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno != ENOENT)
+            gk_lease_dir_warn(dir, "ignored %s: %s", where, strerror(errno));
+        return false;
+    }
+    if (S_ISLNK(seen->st_mode)) {
+        gk_lease_dir_warn(dir, "ignored %s: a symbolic link, not a gpukit lease (remove it)",
+                          where);
+        return false;
+    }
+    if (!S_ISREG(seen->st_mode) || seen->st_size >= RECORD_MAX) {
+        gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease (%s)", where,
+                          S_ISREG(seen->st_mode) ? "too large" : "not a plain file");
+        return false;
+    }
+    if (name[0] == 'w' && seen->st_nlink != 1) {
+        /* Another name for somebody's waiter would give it a second place
+         * in line, where it would wait for itself. */
+        gk_lease_dir_warn(dir, "ignored %s: a waiter with other names (hard links)", where);
+        return false;
+    }
+    return true;
+}
+
 /* Reads one entry; returns true and fills *lease for a live record. Stale
  * records of this user are removed; anything odd becomes a warning. */
 static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
 {
     char where[4200];
     snprintf(where, sizeof where, "%s/%s", dir->path, name);
+    memset(lease, 0, sizeof *lease);
+    struct stat seen;
+    if (!may_be_record(dir, name, where, &seen))
+        return false;
+    const bool waiting = name[0] == 'w';
+    /* O_NONBLOCK: should a FIFO be swapped in after the look, opening it
+     * must not wait for a writer. */
     int fd = openat(dir->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ELOOP)
-            gk_lease_dir_warn(dir, "ignored %s: a symbolic link, not a gpukit lease (remove it)",
-                              where);
-        else if (errno != ENOENT)
-            gk_lease_dir_warn(dir, "ignored %s: %s", where, strerror(errno));
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != seen.st_dev || st.st_ino != seen.st_ino) {
+        if (fd >= 0 || errno != ENOENT)
+            gk_lease_dir_warn(dir, "ignored %s: it changed while being read", where);
+        if (fd >= 0)
+            close(fd);
         return false;
     }
     bool live = false;
-    struct stat st;
     char record[RECORD_MAX];
-    memset(lease, 0, sizeof *lease);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-        st.st_size >= (off_t)sizeof record) {
-        gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease (not a plain file)", where);
-        close(fd);
-        return false;
-    }
     ssize_t n = pread(fd, record, sizeof record - 1, 0);
     record[n > 0 ? n : 0] = '\0';
-    if (n <= 0 || !parse_record(record, lease)) {
+    int held;
+    /* Only its owner (or root) may remove a file from the sticky directory. */
+    const bool removable = st.st_uid == geteuid() || geteuid() == 0;
+    if (n == 0 && removable && gk_record_held(fd) == 0) {
+        /* Its gpukit was killed between creating and writing it (readers
+         * hold the directory lock, so they never see one being written). */
+        unlinkat(dir->fd, name, 0);
+    } else if (n > 0 && strncmp(record, "gpukit-lease 1\n", 15) == 0) {
+        gk_lease_dir_warn(dir, "ignored %s: written by an older gpukit, whose leases cannot "
+                          "be checked (they are locked differently); upgrade gpukit for every "
+                          "user of this machine", where);
+    } else if (n <= 0 || !parse_record(record, lease)) {
         /* Only what is certainly a lease may ever be removed. */
         gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease", where);
     } else if (lease->uid != st.st_uid) {
         gk_lease_dir_warn(dir, "ignored %s: it claims uid %" PRIu32 " but belongs to uid %lu "
                           "(planted by another user?)", where, lease->uid,
                           (unsigned long)st.st_uid);
-    } else if (lease->waiting != (name[0] == 'w')) {
+    } else if (lease->waiting != waiting) {
         gk_lease_dir_warn(dir, "ignored %s: its state does not match its name", where);
-    } else if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        /* Nobody holds it: its job has ended. Only its owner (or root) may
-         * remove it from the sticky directory. */
-        if (st.st_uid == geteuid() || geteuid() == 0)
-            unlinkat(dir->fd, name, 0);
-    } else if (errno != EWOULDBLOCK) {
+    } else if ((held = gk_record_held(fd)) < 0) {
         gk_lease_dir_warn(dir, "ignored %s: cannot check its lock: %s", where, strerror(errno));
+    } else if (!held) {
+        /* Nobody holds it: its job has ended. */
+        if (removable)
+            unlinkat(dir->fd, name, 0);
+    } else if (waiting && !place_is_genuine(name, &st)) {
+        gk_lease_dir_warn(dir, "ignored %s: its name claims a place in line from before the "
+                          "file was made", where);
     } else {
+        if (st.st_nlink != 1) /* counted all the same: ignoring it would free its GPUs */
+            gk_lease_dir_warn(dir, "%s has other names (hard links); its owner can remove "
+                              "them", where);
+        if (!pid_is_owners(lease->pid, st.st_uid)) {
+            gk_lease_dir_warn(dir, "%s names pid %" PRIu32 ", a process of another user (its "
+                              "job's first process ended, or the record lies): shown as pid 0",
+                              where, lease->pid);
+            lease->pid = 0;
+        }
         snprintf(lease->name, sizeof lease->name, "%s", name);
         gk_user_name(st.st_uid, lease->user, sizeof lease->user);
         live = true;

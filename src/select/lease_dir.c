@@ -1,6 +1,8 @@
 /* The lease directory: finding it, refusing it when another user could
  * tamper with it, and the machine-wide lock (an flock on the directory
- * itself, which nobody can delete or replace while it is in use). */
+ * itself, which nobody can delete or replace while it is in use; anyone who
+ * can read the directory can also lock it, so nobody waits for it without a
+ * limit they chose). */
 #include "select/lease_dir.h"
 
 #include "core/error.h"
@@ -189,19 +191,75 @@ const char *gk_lease_dir_warnings(const gk_lease_dir *dir)
     return dir->warnings;
 }
 
-gk_status gk_lease_dir_lock(gk_lease_dir *dir)
+/* Who holds the directory's lock, for people. */
+static void describe_holders(const gk_lease_dir *dir, char *holders, size_t size)
+{
+    struct stat st;
+    if (fstat(dir->fd, &st) != 0 || gk_lock_holders(&st, holders, size) == 0)
+        snprintf(holders, size, "a process that /proc/locks does not show");
+}
+
+/* Why the lock could not be had in time, naming who holds it and the fix. */
+static gk_status lock_timeout(const gk_lease_dir *dir)
+{
+    char holders[1024];
+    describe_holders(dir, holders, sizeof holders);
+    return gk_fail(GK_ERR_TIMEOUT,
+                   "the lease directory %s stayed locked for %.1f s by %s; gpukit holds this "
+                   "lock for milliseconds, so that process is stuck or blocks others on "
+                   "purpose: kill it or ask its owner to (an admin can kill it, or give users "
+                   "another lease directory with GPUKIT_LEASE_DIR); nothing was reserved",
+                   dir->path, (double)(gk_now_ns() - dir->lock_wanted_ns) / 1e9, holders);
+}
+
+gk_status gk_lease_dir_lock_until(gk_lease_dir *dir, const gk_lock_wait *wait)
 {
     dir->lock_wanted_ns = gk_now_ns();
-    if (dir->fd >= 0) {
-        while (flock(dir->fd, LOCK_EX) != 0) {
-            if (errno != EINTR)
-                return gk_fail(GK_ERR_IO, "cannot lock the lease directory %s: %s", dir->path,
-                               strerror(errno));
+    /* One attempt first: the lock is normally free, and then this costs a
+     * single system call. After that, attempts with growing pauses rather
+     * than a blocking flock, which nothing but a signal could end: anyone
+     * who can read the directory can lock it, so a wait must be able to give
+     * up. */
+    uint64_t pause_ns = 1000 * 1000;
+    bool reported = false;
+    while (dir->fd >= 0 && flock(dir->fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EINTR)
+            continue;
+        if (errno != EWOULDBLOCK)
+            return gk_fail(GK_ERR_IO, "cannot lock the lease directory %s: %s", dir->path,
+                           strerror(errno));
+        const uint64_t now = gk_now_ns();
+        if (wait->deadline_ns && now >= wait->deadline_ns)
+            return lock_timeout(dir);
+        if (wait->cancelled && wait->cancelled(wait->context))
+            return gk_fail(GK_ERR_CANCELLED, "stopped waiting for the lease directory's lock");
+        if (!reported && wait->progress && now - dir->lock_wanted_ns >= 1000000000ull) {
+            /* A wait with a long (or no) limit says who it waits for. */
+            char holders[1024], message[1400];
+            describe_holders(dir, holders, sizeof holders);
+            snprintf(message, sizeof message, "waiting for the lease directory's lock, held "
+                     "for over a second by %s (gpukit holds it for milliseconds)", holders);
+            wait->progress(message, wait->context);
+            reported = true;
         }
+        uint64_t sleep_ns = pause_ns;
+        if (wait->deadline_ns && wait->deadline_ns - now < sleep_ns)
+            sleep_ns = wait->deadline_ns - now;
+        const struct timespec pause = {0, (long)sleep_ns};
+        nanosleep(&pause, NULL);
+        if (pause_ns < 8 * 1000 * 1000)
+            pause_ns *= 2;
     }
     dir->locked = true;
     dir->lock_taken_ns = gk_now_ns();
     return GK_OK;
+}
+
+gk_status gk_lease_dir_lock(gk_lease_dir *dir)
+{
+    const gk_lock_wait wait = {
+        .deadline_ns = gk_now_ns() + (uint64_t)(GK_LEASE_LOCK_PATIENCE * 1e9)};
+    return gk_lease_dir_lock_until(dir, &wait);
 }
 
 void gk_lease_dir_unlock(gk_lease_dir *dir)

@@ -6,6 +6,7 @@
 #include <gpukit/lease.h>
 
 #include <stdint.h>
+#include <sys/stat.h>
 
 struct gk_lease_dir {
     char path[4096];
@@ -14,6 +15,26 @@ struct gk_lease_dir {
     uint64_t lock_wanted_ns, lock_taken_ns, lock_released_ns;
     char warnings[2048];
 };
+
+/* How to wait for the directory's lock (gk_lease_dir_lock_until). */
+typedef struct gk_lock_wait {
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 waits without limit */
+    /* Told once, after a second, who holds the lock; may be NULL. */
+    void (*progress)(const char *message, void *context);
+    /* Polled between attempts; true gives up (GK_ERR_CANCELLED). May be NULL. */
+    bool (*cancelled)(void *context);
+    void *context;
+} gk_lock_wait;
+
+/* Takes the directory's lock: at once when it is free, else by attempts
+ * until the deadline. GK_ERR_TIMEOUT names the processes holding it (from
+ * /proc/locks) and what to do about them. */
+gk_status gk_lease_dir_lock_until(gk_lease_dir *dir, const gk_lock_wait *wait);
+
+/* Describes, into `out`, the processes that hold a lock on the file `st`
+ * describes: "pid 123 (user alice, command 'python3')", several separated by
+ * commas. Returns how many there are (0: none, or /proc/locks unreadable). */
+size_t gk_lock_holders(const struct stat *st, char *out, size_t size);
 
 /* Nanoseconds of CLOCK_MONOTONIC / CLOCK_REALTIME. */
 uint64_t gk_now_ns(void);
@@ -24,11 +45,18 @@ void gk_lease_dir_warn(gk_lease_dir *dir, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Writes a lease or waiter record to a new file `name` in the directory
- * (O_EXCL, never following links) and locks it (LOCK_SH for leases, whose
- * holders may be many processes; the same for waiters). Returns the fd,
- * close-on-exec when `cloexec`. */
+ * (O_EXCL, never following links) and takes its write lock (see
+ * gk_record_held; every process that inherits the fd shares it). Returns the
+ * fd, close-on-exec when `cloexec`. */
 gk_status gk_lease_write(gk_lease_dir *dir, const char *name, const gk_lease *lease,
                          bool cloexec, int *fd);
+
+/* Whether a process holds the write lock (an open file description lock)
+ * that keeps the record open on `fd` alive: 1 held, 0 not (its job ended),
+ * -1 with errno. Taking that lock needs the file open for writing, which only
+ * its owner (and root) can do: another user, who can only open it for
+ * reading, cannot keep somebody's ended job's record alive. */
+int gk_record_held(int fd);
 
 /* gk_lease_create() with the choice of a close-on-exec descriptor. */
 gk_status gk_lease_create_fd(gk_lease_dir *dir, gk_lease *lease, bool cloexec, int *fd);

@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,8 +45,10 @@ bool gk_queue_wait_for(gk_lease_dir *dir, const char *ahead, uint64_t deadline_n
         return true; /* already gone */
     const struct timespec pause = {0, 5 * 1000 * 1000};
     bool in_time = true;
-    while (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-        /* An exclusive probe succeeds only once the waiter's lock is gone. */
+    struct stat st;
+    /* Only the write lock of the waiter's own process counts (a lock others
+     * take by opening it for reading does not), and only on a plain file. */
+    while (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && gk_record_held(fd) == 1) {
         if ((deadline_ns && gk_now_ns() >= deadline_ns) || (cancelled && cancelled(context))) {
             in_time = false;
             break;

@@ -124,6 +124,31 @@ static void report(const gk_reserve_options *options, char *last, size_t size, c
     options->progress(message, options->context);
 }
 
+/* Takes the directory's lock by the wait's deadline; without a wait, within
+ * GK_LEASE_LOCK_PATIENCE; waiting without limit, when it comes (telling who
+ * holds it meanwhile). */
+static gk_status lock(gk_lease_dir *dir, const gk_reserve_options *options, uint64_t deadline,
+                      const char *wanted)
+{
+    gk_lock_wait wait = {
+        .deadline_ns = options->wait ? deadline
+                                     : gk_now_ns() + (uint64_t)(GK_LEASE_LOCK_PATIENCE * 1e9),
+        .progress = options->progress,
+        .cancelled = options->cancelled,
+        .context = options->context,
+    };
+    gk_status status = gk_lease_dir_lock_until(dir, &wait);
+    if (status == GK_ERR_CANCELLED)
+        return gk_fail(GK_ERR_CANCELLED, "stopped waiting for %s", wanted);
+    if (status == GK_ERR_TIMEOUT && options->wait) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s", gk_last_error());
+        return gk_fail(GK_ERR_TIMEOUT, "waited %g s for %s: %s",
+                       options->wait_seconds, wanted, why);
+    }
+    return status;
+}
+
 gk_status gk_reserve(gk_probe *probe, gk_lease_dir *dir, const gk_request *request,
                      const gk_reserve_options *options, gk_reservation *r)
 {
@@ -157,7 +182,7 @@ gk_status gk_reserve(gk_probe *probe, gk_lease_dir *dir, const gk_request *reque
         gk_cuda_view_from_env(r->snapshot, &allowed);
 
         lease_view leases;
-        if ((status = gk_lease_dir_lock(dir)) != GK_OK) {
+        if ((status = lock(dir, options, deadline, wanted)) != GK_OK) {
             gk_queue_leave(dir, &ticket);
             return status;
         }

@@ -12,6 +12,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from contextlib import contextmanager, nullcontext
@@ -104,17 +105,18 @@ def snapshot(path):
 
 
 def record(uuid, index, uid, pid=1, state="holding"):
-    return (f"gpukit-lease 1\nstate {state}\npid {pid}\nuid {uid}\nsince 1700000000.000000000\n"
+    return (f"gpukit-lease 2\nstate {state}\npid {pid}\nuid {uid}\nsince 1700000000.000000000\n"
             f"share 0\nreserved 0\ndevice {uuid} {index}\ncommand planted\n")
 
 
 @contextmanager
 def held(path):
-    """Keeps a shared flock on `path`, as a lease's job does (this process
-    holds it: gpukit opens the file itself, so it sees the lock as taken)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    """Keeps a write lock on `path`, as a lease's job does (an open file
+    description lock; lockf's is the same kind to other processes, and this
+    process holds it: gpukit opens the file itself, so it sees it as taken)."""
+    fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        fcntl.lockf(fd, fcntl.LOCK_EX)
         yield fd
     finally:
         os.close(fd)  # drops the lock
@@ -302,11 +304,15 @@ def test_genuine_lease_held_the_same_way_counts(tmp_path):
 @pytest.mark.parametrize("name,content", [
     ("lease-2-00000000", "hello, I am not a lease\n"),
     ("lease-2-00000001", ""),
-    ("wait-00000000000000000002-2", "gpukit-lease 2\nstate waiting\n"),
+    ("wait-00000000000000000002-2", "gpukit-lease 3\nstate waiting\n"),
 ], ids=["text", "empty", "wrong-version"])
 def test_garbage_file_is_left_alone(tmp_path, name, content, locked):
     """Files that are not gpukit leases are skipped with a warning and never
-    deleted, whether or not some process holds a lock on them."""
+    deleted, whether or not some process holds a lock on them. (An empty one
+    of this user that nobody holds is what a gpukit killed while writing its
+    record leaves: test_half_written_record_is_removed.)"""
+    if content == "" and not locked:
+        pytest.skip("removed: see test_half_written_record_is_removed")
     leases = sticky_dir(tmp_path / "leases")
     garbage = leases / name
     garbage.write_text(content)
@@ -320,6 +326,17 @@ def test_garbage_file_is_left_alone(tmp_path, name, content, locked):
             assert "warning:" in result.stderr and str(garbage) in result.stderr, \
                 f"gpukit {command[0]} skipped {name} without a warning"
         assert snapshot(garbage) == before
+
+
+def test_half_written_record_is_removed(tmp_path):
+    """A gpukit killed between creating its record and writing it leaves an
+    empty file that nobody holds; its user's next gpukit removes it, quietly."""
+    leases = sticky_dir(tmp_path / "leases")
+    empty = leases / "lease-2-00000001"
+    empty.write_text("")
+    result = run(["leases", "--json"], lease_env(tmp_path, leases))
+    assert result.returncode == EXIT_OK and "warning" not in result.stderr, result.stderr
+    assert not empty.exists()
 
 
 def test_fifo_is_skipped_without_hanging(tmp_path):
@@ -337,7 +354,9 @@ def test_fifo_is_skipped_without_hanging(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-def test_hard_link_to_a_lease_is_skipped(tmp_path):
+def test_hard_link_to_a_lease_still_reserves(tmp_path):
+    """A lease with a second name still reserves its GPU (with a warning):
+    skipping it would let whoever made the link free somebody's GPU."""
     leases = sticky_dir(tmp_path / "leases")
     env = lease_env(tmp_path, leases)
     best, _ = picked_uuid(env)
@@ -347,12 +366,27 @@ def test_hard_link_to_a_lease_is_skipped(tmp_path):
     os.link(original, link)
     with held(original):
         uuid, stderr = picked_uuid(env)
-        assert uuid == best
-        assert "warning:" in stderr and str(link) in stderr
+        assert uuid != best
+        assert "warning:" in stderr and str(link) in stderr and "hard links" in stderr
     assert link.exists() and os.stat(link).st_nlink == 2
 
 
-# --- other users ------------------------------------------------------------
+def test_hard_link_to_a_waiter_is_skipped(tmp_path):
+    """A waiter's record under a second name would stand in line twice."""
+    leases = sticky_dir(tmp_path / "leases")
+    env = lease_env(tmp_path, leases)
+    original = tmp_path / "original"
+    place = f"wait-{time.time_ns():020d}-5"
+    original.write_text(record(UUIDS[0], 0, uid=os.geteuid(), state="waiting"))
+    os.link(original, leases / place)
+    with held(original):
+        result = run(["leases", "--json"], env)
+        assert result.returncode == EXIT_OK, result.stderr
+        assert json.loads(result.stdout) == []
+        assert "hard links" in result.stderr and place in result.stderr
+
+
+# --- other users # --- other users ------------------------------------------------------------
 
 
 @needs_users
@@ -431,3 +465,103 @@ def test_stale_lease_of_another_user_is_ignored_but_kept(tmp_path, shared):
 
     assert leases_json(env, NOBODY) == []
     assert stale not in lease_files(leases), "its owner's next gpukit removes it"
+
+
+# --- locks of others, places in line ----------------------------------------
+
+# Opens a lease for reading (all another user may do) and flocks it; once
+# told that the job has ended, takes a read lock too (the job's write lock
+# kept it out before).
+READ_LOCKER = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+fcntl.flock(fd, fcntl.LOCK_SH)
+print("flocked", flush=True)
+sys.stdin.readline()
+fcntl.lockf(fd, fcntl.LOCK_SH)
+print("read-locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_locks_of_readers_cannot_keep_an_ended_lease_alive(tmp_path):
+    """Anyone can open a lease for reading and lock it (flock, or a read
+    lock): that must not keep the lease alive once its job has ended."""
+    leases = sticky_dir(tmp_path / "leases")
+    env = lease_env(tmp_path, leases)
+    job = subprocess.Popen([str(GPUKIT), "run", "--", SLEEP, "30"], env=env,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    reader = None
+    try:
+        deadline = time.monotonic() + 20
+        mine = []
+        while not mine and time.monotonic() < deadline and job.poll() is None:
+            mine = [entry for entry in leases_json(env) if entry["pid"] == job.pid]
+            time.sleep(0.05)
+        assert mine, f"the job's lease never showed up: {job.poll()} {job.stderr}"
+        reader = subprocess.Popen([sys.executable, "-c", READ_LOCKER, str(leases / mine[0]["file"])],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert reader.stdout.readline() == "flocked\n"
+        job.kill()
+        job.wait()
+        reader.stdin.write("the job ended\n")
+        reader.stdin.flush()
+        assert reader.stdout.readline() == "read-locked\n"
+        assert leases_json(env) == [], "a reader's lock kept an ended job's lease alive"
+        assert picked_uuid(env)[0] == mine[0]["devices"][0]["uuid"]
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait()
+        if reader is not None:
+            reader.stdin.close()
+            reader.wait()
+
+
+@pytest.mark.parametrize("place,kept", [
+    ("wait-00000000000000000001-4242", False),  # claims 1970: ignored
+    (None, True),                               # now: a genuine place, waited for
+], ids=["back-dated", "genuine"])
+def test_nobody_can_take_a_place_in_line_before_arriving(tmp_path, place, kept):
+    leases = sticky_dir(tmp_path / "leases")
+    env = lease_env(tmp_path, leases)
+    waiter = leases / (place or f"wait-{time.time_ns():020d}-4242")
+    waiter.write_text(record(UUIDS[0], 0, uid=os.geteuid(), pid=4242, state="waiting"))
+    with held(waiter):
+        result = run(["run", "--wait=1", "--", TRUE], env)
+        if kept:
+            assert result.returncode == 6, result.stderr  # behind it, until the limit
+            assert "ahead in line" in result.stderr
+        else:
+            assert result.returncode == EXIT_OK, result.stderr
+            assert "claims a place in line from before the file was made" in result.stderr
+            assert str(waiter) in result.stderr
+
+
+@needs_users
+def test_a_lease_cannot_name_another_users_process(tmp_path, shared):
+    """The pid in a record is its writer's word: one that is another user's
+    process is not shown as the lease's job (nor its GPU memory counted)."""
+    leases = sticky_dir(shared / "leases", uid=0)
+    env = lease_env(tmp_path, leases, reachable=shared)
+    stranger = subprocess.Popen(as_user(NOBODY, [SLEEP, "30"]))
+    try:
+        give_up = time.monotonic() + 20
+        while os.stat(f"/proc/{stranger.pid}").st_uid != NOBODY:  # setpriv switches, then execs
+            assert time.monotonic() < give_up and stranger.poll() is None
+            time.sleep(0.01)
+        for pid, shown in ((stranger.pid, 0), (os.getpid(), os.getpid())):
+            planted = leases / f"lease-{pid}-0badf00d"
+            planted.write_text(record(UUIDS[0], 0, uid=os.geteuid(), pid=pid))
+            with held(planted):
+                result = run(["leases", "--json"], env)
+                assert result.returncode == EXIT_OK, result.stderr
+                assert [(e["file"], e["pid"]) for e in json.loads(result.stdout)] == \
+                    [(planted.name, shown)]
+                assert (f"names pid {pid}, a process of another user" in result.stderr) == \
+                    (shown == 0)
+            planted.unlink()
+    finally:
+        stranger.kill()
+        stranger.wait()
