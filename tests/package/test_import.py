@@ -1,11 +1,13 @@
 """What `import gpukit` costs: the module maps no BLAS or LAPACK until a
 matrix product or factorization needs one (libgpukit loads them on first
-use, src/ext/blas.c), so importing it starts no OpenBLAS thread pool; and
-a machine without them gets an error naming the package to install."""
+use, src/ext/blas.c), so importing it starts no OpenBLAS thread pool; nor
+OpenMP's runtime until a loop is big enough for threads (src/ext/openmp.c);
+and a machine without BLAS gets an error naming the package to install."""
 import json
 
-# Every file name a CBLAS or LAPACKE (and the LAPACK under it) has.
-BLAS_NAMES = ("libopenblas", "liblapack", "libcblas", "libblas.so")
+# Every file name a CBLAS or LAPACKE (and the LAPACK under it) has, and
+# OpenMP's runtime.
+BLAS_NAMES = ("libopenblas", "liblapack", "libcblas", "libblas.so", "libgomp")
 
 MAPPED = """
     import json, gpukit
@@ -21,15 +23,18 @@ MAPPED = """
     steps["matmul"] = mapped()
     gpukit.linalg.svd(c + gpukit.eye(3, dtype="float64", device="cpu"))
     steps["svd"] = mapped()
+    gpukit.ones(1 << 20, dtype="float32", device="cpu").sum()  # big enough for threads
+    steps["big sum"] = mapped()
     print(json.dumps(steps))
 """ % (BLAS_NAMES,)
 
 
 def test_import_maps_no_blas_until_a_matmul(py):
-    steps = json.loads(py(MAPPED).stdout)
+    steps = json.loads(py(MAPPED, OMP_NUM_THREADS="2").stdout)
     assert steps["import"] == [] and steps["arrays"] == []
     assert "libopenblas" in steps["matmul"]  # the check can see a load
     assert "liblapack" in steps["svd"]
+    assert "libgomp" in steps["big sum"]
 
 
 def test_missing_blas_is_an_error_naming_the_package(py, tmp_path):
@@ -67,3 +72,23 @@ def test_a_library_without_cblas_is_refused(py):
     """
     out = py(code, GPUKIT_BLAS_LIBRARY="libm.so.6").stdout
     assert "libm.so.6 has no cblas_sgemm" in out
+
+
+def test_without_openmp_the_cpu_computes_on_one_thread(py, tmp_path):
+    code = """
+        import gpukit, numpy as np
+        a = np.arange(1 << 20, dtype=np.float64).reshape(1024, 1024) % 7
+        x = gpukit.asarray(a, device="cpu")
+        print(float(x.sum()) == float(a.sum()),
+              np.array_equal(np.asarray((x + x).cpu()), a + a),
+              np.array_equal(np.asarray(x.sum(axis=0).cpu()), a.sum(axis=0)))
+        print(gpukit.device("cpu").describe())
+        print("libgomp" in open("/proc/self/maps").read())
+    """
+    missing = str(tmp_path / "no-such-dir" / "libgomp.so.1")
+    out = py(code, OMP_NUM_THREADS="2", GPUKIT_OPENMP_LIBRARY=missing).stdout.splitlines()
+    assert out[0] == "True True True"
+    # The description says why there is one thread and what to install.
+    assert "1 thread (no OpenMP runtime: " + missing in out[1], out[1]
+    assert "apt install libgomp1" in out[1]
+    assert out[2] == "False"

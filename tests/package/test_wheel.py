@@ -12,9 +12,9 @@ from conftest import SOURCE
 
 PACKAGE = Path(gpukit.__file__).parent
 VENDOR_LIBRARIES = ("libnvidia-ml", "libcuda", "libOpenCL", "libnvrtc", "libcublas")
-# Loaded on first use too (src/ext/blas.c), so importing starts no OpenBLAS
-# thread pool.
-BLAS_LIBRARIES = ("libopenblas", "liblapack", "libcblas", "libblas.so")
+# Loaded on first use too (src/ext/blas.c, src/ext/openmp.c), so importing
+# starts no OpenBLAS or OpenMP thread pool.
+BLAS_LIBRARIES = ("libopenblas", "liblapack", "libcblas", "libblas.so", "libgomp")
 
 
 def test_imported_from_the_installed_wheel():

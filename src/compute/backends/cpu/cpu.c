@@ -2,6 +2,7 @@
  * memory, so uploads and downloads are copies and nothing is asynchronous. */
 #include "compute/backends/cpu/cpu.h"
 
+#include "compute/backends/cpu/parallel.h"
 #include "core/error.h"
 #include "probe/backend.h"
 
@@ -9,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 static int cpu_count(void)
 {
@@ -25,22 +23,17 @@ static gk_status cpu_check(gk_device device)
     return GK_OK;
 }
 
-static int threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
-
 static gk_status cpu_describe(gk_device device, char *buf, size_t size)
 {
     (void)device;
     gk_cpu cpu;
     gk_cpu_read(&cpu);
-    snprintf(buf, size, "%s, %d thread%s", cpu.model[0] ? cpu.model : "CPU", threads(),
-             threads() == 1 ? "" : "s");
+    int threads = cpu_threads();
+    const char *missing = cpu_threads_missing();
+    /* Without OpenMP's runtime the loops run on one thread: say how to get more. */
+    snprintf(buf, size, "%s, %d thread%s%s%s%s", cpu.model[0] ? cpu.model : "CPU", threads,
+             threads == 1 ? "" : "s", *missing ? " (no OpenMP runtime: " : "", missing,
+             *missing ? "; apt install libgomp1 or dnf install libgomp for more)" : "");
     return GK_OK;
 }
 

@@ -15,7 +15,7 @@ typedef void (*cpu_inner_loop)(int64_t n, char *const *data, const int64_t *stri
 /* Runs `inner` over every element of `loop` for `count` operands (the
  * output first). Axes of length 1 are dropped and axes contiguous for every
  * operand are merged, so a contiguous array is one call per chunk; large
- * loops are split into chunks run by OpenMP threads. */
+ * loops are split into chunks run on threads (parallel.h). */
 void cpu_for_each(const gk_loop *loop, const gk_operand *operands, int count,
                   cpu_inner_loop inner, const void *context);
 

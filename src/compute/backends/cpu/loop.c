@@ -1,7 +1,9 @@
 /* The CPU's loop driver: simplify the iteration space, then hand rows (or
- * chunks of one long row) to the kernel's inner loop, on OpenMP threads
- * when the loop is big. */
+ * chunks of one long row) to the kernel's inner loop, on threads when the
+ * loop is big. */
 #include "compute/backends/cpu/cpu.h"
+
+#include "compute/backends/cpu/parallel.h"
 
 #include <string.h>
 
@@ -44,64 +46,66 @@ static void simplify(const gk_loop *loop, const gk_operand *operands, int count,
     }
 }
 
-/* One piece of the loop: a chunk of at most CHUNK elements of one row. */
-static void run_piece(const simple_loop *s, int count, const size_t *sizes,
-                      const int64_t *inner_strides, int64_t chunks_per_row, int64_t piece,
-                      cpu_inner_loop inner, const void *context)
+/* The loop as cut into pieces: chunks of at most CHUNK elements of a row. */
+typedef struct pieces {
+    simple_loop s;
+    int count;
+    size_t sizes[4];
+    int64_t inner_strides[4];
+    int64_t chunks_per_row;
+    cpu_inner_loop inner;
+    const void *context;
+} pieces;
+
+/* Pieces [first, end), in order (a cpu_range_fn). */
+static void run_pieces(void *data, int64_t first, int64_t end)
 {
+    const pieces *p = data;
+    const simple_loop *s = &p->s;
     int last = s->ndim - 1;
     int64_t row_length = s->shape[last];
-    int64_t row = piece / chunks_per_row, start = piece % chunks_per_row * CHUNK;
-    int64_t n = row_length - start < CHUNK ? row_length - start : CHUNK;
-    char *data[4];
-    for (int k = 0; k < count; k++)
-        data[k] = s->data[k] + start * inner_strides[k] * (int64_t)sizes[k];
-    /* Row index -> offsets along the outer axes, last outer axis fastest. */
-    int64_t rest = row;
-    for (int i = last - 1; i >= 0; i--) {
-        int64_t index = rest % s->shape[i];
-        rest /= s->shape[i];
-        for (int k = 0; k < count; k++)
-            data[k] += index * s->strides[k][i] * (int64_t)sizes[k];
+    for (int64_t piece = first; piece < end; piece++) {
+        int64_t row = piece / p->chunks_per_row, start = piece % p->chunks_per_row * CHUNK;
+        int64_t n = row_length - start < CHUNK ? row_length - start : CHUNK;
+        char *at[4];
+        for (int k = 0; k < p->count; k++)
+            at[k] = s->data[k] + start * p->inner_strides[k] * (int64_t)p->sizes[k];
+        /* Row index -> offsets along the outer axes, last outer axis fastest. */
+        int64_t rest = row;
+        for (int i = last - 1; i >= 0; i--) {
+            int64_t index = rest % s->shape[i];
+            rest /= s->shape[i];
+            for (int k = 0; k < p->count; k++)
+                at[k] += index * s->strides[k][i] * (int64_t)p->sizes[k];
+        }
+        p->inner(n, at, p->inner_strides, p->context);
     }
-    inner(n, data, inner_strides, context);
 }
 
 void cpu_for_each(const gk_loop *loop, const gk_operand *operands, int count,
                   cpu_inner_loop inner, const void *context)
 {
-    simple_loop s;
-    simplify(loop, operands, count, &s);
-    size_t sizes[4];
+    pieces p = {.count = count, .inner = inner, .context = context};
+    simplify(loop, operands, count, &p.s);
     for (int k = 0; k < count; k++)
-        sizes[k] = gk_dtype_size(operands[k].dtype);
-    if (s.ndim == 0) {
+        p.sizes[k] = gk_dtype_size(operands[k].dtype);
+    if (p.s.ndim == 0) {
         int64_t ones[4] = {1, 1, 1, 1};
-        inner(1, s.data, ones, context);
+        inner(1, p.s.data, ones, context);
         return;
     }
-    int last = s.ndim - 1;
-    int64_t row_length = s.shape[last];
+    int last = p.s.ndim - 1;
+    int64_t row_length = p.s.shape[last];
     int64_t rows = 1;
     for (int i = 0; i < last; i++)
-        rows *= s.shape[i];
+        rows *= p.s.shape[i];
     if (rows == 0 || row_length == 0)
         return;
-    int64_t inner_strides[4];
     for (int k = 0; k < count; k++)
-        inner_strides[k] = s.strides[k][last];
-    int64_t chunks_per_row = (row_length + CHUNK - 1) / CHUNK;
-    int64_t pieces = rows * chunks_per_row;
-    bool parallel = rows * row_length >= CPU_PARALLEL_MIN && pieces > 1;
-
-    if (!parallel) {
-        /* Not even an inactive OpenMP region: entering one costs a futex
-         * wake per call, several times the work of a small op. */
-        for (int64_t piece = 0; piece < pieces; piece++)
-            run_piece(&s, count, sizes, inner_strides, chunks_per_row, piece, inner, context);
-        return;
-    }
-#pragma omp parallel for schedule(static)
-    for (int64_t piece = 0; piece < pieces; piece++)
-        run_piece(&s, count, sizes, inner_strides, chunks_per_row, piece, inner, context);
+        p.inner_strides[k] = p.s.strides[k][last];
+    p.chunks_per_row = (row_length + CHUNK - 1) / CHUNK;
+    /* Small loops stay on this thread: waking a team costs a futex wake
+     * per call, several times the work of a small op. */
+    cpu_parallel(rows * p.chunks_per_row, rows * row_length >= CPU_PARALLEL_MIN, run_pieces,
+                 &p);
 }

@@ -32,6 +32,8 @@
  * dtype. */
 #include "compute/backends/cpu/cpu.h"
 
+#include "compute/backends/cpu/parallel.h"
+
 #include <math.h>
 #include <stdint.h>
 
@@ -144,23 +146,29 @@ static float float_below(double high)
     return (double)f >= high ? nextafterf(f, -INFINITY) : f;
 }
 
-gk_status cpu_random(gk_device device, const gk_operand *out, int64_t count, uint64_t seed,
-                     bool normal, double a, double b)
-{
-    (void)device;
-    bool single = out->dtype == GK_FLOAT32;
-    int64_t per_block = single ? 4 : 2;
-    int64_t blocks = (count + per_block - 1) / per_block;
-    bool parallel = count >= CPU_PARALLEL_MIN;
-    float *out32 = (float *)out->data;
-    double *out64 = (double *)out->data;
-    double width = b - a; /* uniform: high - low */
-    bool clamp = !normal && a < b;
-    float limit32 = float_below(b);
-    double limit64 = nextafter(b, -INFINITY);
+/* A random fill, as cpu_random sets it up. */
+typedef struct random_job {
+    float *out32;
+    double *out64;
+    int64_t count, per_block;
+    uint64_t seed;
+    bool normal, single, clamp;
+    double a, b, width, limit64;
+    float limit32;
+} random_job;
 
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t block = 0; block < blocks; block++) {
+/* Blocks [first, end) of 4 32-bit words (a cpu_range_fn). */
+static void random_range(void *data, int64_t first_block, int64_t end)
+{
+    const random_job *j = data;
+    float *out32 = j->out32;
+    double *out64 = j->out64;
+    int64_t count = j->count, per_block = j->per_block;
+    uint64_t seed = j->seed;
+    bool normal = j->normal, single = j->single, clamp = j->clamp;
+    double a = j->a, b = j->b, width = j->width, limit64 = j->limit64;
+    float limit32 = j->limit32;
+    for (int64_t block = first_block; block < end; block++) {
         philox_words r = philox((uint64_t)block, seed);
         int64_t first = block * per_block;
         int64_t n = count - first < per_block ? count - first : per_block;
@@ -197,5 +205,29 @@ gk_status cpu_random(gk_device device, const gk_operand *out, int64_t count, uin
             }
         }
     }
+}
+
+gk_status cpu_random(gk_device device, const gk_operand *out, int64_t count, uint64_t seed,
+                     bool normal, double a, double b)
+{
+    (void)device;
+    bool single = out->dtype == GK_FLOAT32;
+    random_job job = {
+        .out32 = (float *)out->data,
+        .out64 = (double *)out->data,
+        .count = count,
+        .per_block = single ? 4 : 2,
+        .seed = seed,
+        .normal = normal,
+        .single = single,
+        .clamp = !normal && a < b,
+        .a = a,
+        .b = b,
+        .width = b - a, /* uniform: high - low */
+        .limit64 = nextafter(b, -INFINITY),
+        .limit32 = float_below(b),
+    };
+    int64_t blocks = (count + job.per_block - 1) / job.per_block;
+    cpu_parallel(blocks, count >= CPU_PARALLEL_MIN, random_range, &job);
     return GK_OK;
 }

@@ -28,14 +28,12 @@
  *   or the first NaN when there is one. */
 #include "compute/backends/cpu/cpu.h"
 
+#include "compute/backends/cpu/parallel.h"
 #include "core/error.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* CHUNK: elements per partial (and per task). BLOCK: NumPy's pairwise block.
  * LANES: running minima of a vector min/max. ARG_BLOCK: argmin/argmax's
@@ -732,21 +730,46 @@ static void locate(const gk_loop *outer, const gk_operand *out, const gk_operand
     *in_at = in->data + in_offset * (int64_t)gk_dtype_size(in->dtype);
 }
 
-static int max_threads(void)
+/* The reduction, where it reads and writes: what every range of tasks
+ * below needs. */
+typedef struct task {
+    const job *j;
+    const gk_loop *outer;
+    const gk_operand *out, *in;
+} task;
+
+/* The chunks of reduce_by_chunks: piece p is chunk p % chunks of row
+ * p / chunks. */
+typedef struct chunk_task {
+    task t;
+    chunk_kernel kernel;
+    int64_t chunks;
+    const double *shift;
+    partial *parts;
+} chunk_task;
+
+/* Pieces [first, end) into their partials (a cpu_range_fn). */
+static void chunk_range(void *data, int64_t first, int64_t end)
 {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
+    const chunk_task *c = data;
+    const job *j = c->t.j;
+    for (int64_t piece = first; piece < end; piece++) {
+        int64_t row = piece / c->chunks, start = piece % c->chunks * CHUNK;
+        int64_t n = j->count - start < CHUNK ? j->count - start : CHUNK;
+        char *out_at;
+        const char *in_at;
+        locate(c->t.outer, c->t.out, c->t.in, row, &out_at, &in_at);
+        c->kernel(in_at + start * j->stride * (int64_t)j->size, n, j->stride,
+                  c->shift ? c->shift[row] : 0, &c->parts[piece]);
+    }
 }
 
 /* Few outputs with long rows: every chunk of every row is a task; the
  * partials are combined per row in order, as reduce_row would. false when
  * there is no memory for the partials (the caller goes row by row). */
-static bool reduce_by_chunks(const job *j, const gk_loop *outer, const gk_operand *out,
-                             const gk_operand *in, int64_t outputs)
+static bool reduce_by_chunks(const task *t, int64_t outputs)
 {
+    const job *j = t->j;
     int64_t chunks = (j->count + CHUNK - 1) / CHUNK, pieces = outputs * chunks;
     partial *parts = malloc(sizeof *parts * (size_t)pieces);
     double *shift = malloc(sizeof *shift * (size_t)outputs);
@@ -756,24 +779,16 @@ static bool reduce_by_chunks(const job *j, const gk_loop *outer, const gk_operan
         return false;
     }
     for (int phase = 0; phase < (j->second ? 2 : 1); phase++) {
-        chunk_kernel kernel = phase == 0 ? j->first : j->second;
-#pragma omp parallel for schedule(static)
-        for (int64_t piece = 0; piece < pieces; piece++) {
-            int64_t row = piece / chunks, start = piece % chunks * CHUNK;
-            int64_t n = j->count - start < CHUNK ? j->count - start : CHUNK;
-            char *out_at;
-            const char *in_at;
-            locate(outer, out, in, row, &out_at, &in_at);
-            kernel(in_at + start * j->stride * (int64_t)j->size, n, j->stride,
-                   phase == 0 ? 0 : shift[row], &parts[piece]);
-        }
+        chunk_task c = {*t, phase == 0 ? j->first : j->second, chunks,
+                        phase == 0 ? NULL : shift, parts};
+        cpu_parallel(pieces, true, chunk_range, &c);
         for (int64_t row = 0; row < outputs; row++) {
             partial *p = &parts[row * chunks];
-            for (int64_t c = 1; c < chunks; c++)
-                combine(j, p, &parts[row * chunks + c], c * CHUNK);
+            for (int64_t k = 1; k < chunks; k++)
+                combine(j, p, &parts[row * chunks + k], k * CHUNK);
             char *out_at;
             const char *in_at;
-            locate(outer, out, in, row, &out_at, &in_at);
+            locate(t->outer, t->out, t->in, row, &out_at, &in_at);
             if (j->second && phase == 0)
                 shift[row] = mean_of(j, p);
             else
@@ -785,16 +800,53 @@ static bool reduce_by_chunks(const job *j, const gk_loop *outer, const gk_operan
     return true;
 }
 
+/* The tiles of reduce_columns: tile k is columns [k % tiles * width, ...)
+ * of group k / tiles. */
+typedef struct column_task {
+    task t;
+    int64_t columns, width, tiles, out_step, in_step;
+} column_task;
+
+/* Tiles [first, end), with one scratch for them all (a cpu_range_fn). */
+static void column_range(void *data, int64_t first, int64_t end)
+{
+    const column_task *c = data;
+    const job *j = c->t.j;
+    col_work scratch = {NULL, NULL, NULL, NULL};
+    col_work *cw = col_work_alloc(&scratch, c->width) ? &scratch : NULL;
+    for (int64_t k = first; k < end; k++) {
+        int64_t column = k % c->tiles * c->width;
+        int64_t w = c->columns - column < c->width ? c->columns - column : c->width;
+        char *out_at;
+        const char *in_at;
+        locate(c->t.outer, c->t.out, c->t.in, k / c->tiles * c->columns + column, &out_at,
+               &in_at);
+        if (cw)
+            reduce_cols(j, in_at, w, cw);
+        for (int64_t col = 0; col < w; col++) {
+            if (!cw) { /* no scratch: column by column */
+                partial p;
+                reduce_row(j, in_at + col * c->in_step, &p);
+                store(j, out_at + col * c->out_step, &p);
+                continue;
+            }
+            store(j, out_at + col * c->out_step, &cw->p[col]);
+        }
+    }
+    free(scratch.p);
+}
+
 /* Outputs along the last outer axis whose rows are adjacent in memory
  * (reducing a leading axis of a C-order array): tiles of adjacent columns,
  * each walking the rows in memory order. false when the loop is not so. */
-static bool reduce_columns(const job *j, const gk_loop *outer, const gk_operand *out,
-                           const gk_operand *in, int64_t outputs, int threads)
+static bool reduce_columns(const task *t, int64_t outputs, int threads)
 {
+    const job *j = t->j;
+    const gk_loop *outer = t->outer;
     int last = outer->ndim - 1;
     while (last >= 0 && outer->shape[last] == 1)
         last--;
-    if (last < 0 || in->strides[last] != 1 || j->stride == 1 || j->count < 2 ||
+    if (last < 0 || t->in->strides[last] != 1 || j->stride == 1 || j->count < 2 ||
         outer->shape[last] < 8)
         return false;
     int64_t columns = outer->shape[last], groups = outputs / columns, width = COLS;
@@ -804,34 +856,28 @@ static bool reduce_columns(const job *j, const gk_loop *outer, const gk_operand 
     if (width > columns)
         width = columns;
     int64_t tiles = (columns + width - 1) / width;
-    int64_t out_step = out->strides[last] * (int64_t)gk_dtype_size(out->dtype);
-    int64_t in_step = in->strides[last] * (int64_t)j->size;
-#pragma omp parallel if (threads > 1 && groups * tiles > 1)
-    {
-        col_work scratch = {NULL, NULL, NULL, NULL};
-        col_work *cw = col_work_alloc(&scratch, width) ? &scratch : NULL;
-#pragma omp for schedule(static)
-        for (int64_t t = 0; t < groups * tiles; t++) {
-            int64_t first = t % tiles * width;
-            int64_t w = columns - first < width ? columns - first : width;
-            char *out_at;
-            const char *in_at;
-            locate(outer, out, in, t / tiles * columns + first, &out_at, &in_at);
-            for (int64_t c = 0; c < w; c++) {
-                if (!cw) { /* no scratch: column by column */
-                    partial p;
-                    reduce_row(j, in_at + c * in_step, &p);
-                    store(j, out_at + c * out_step, &p);
-                    continue;
-                }
-                if (c == 0)
-                    reduce_cols(j, in_at, w, cw);
-                store(j, out_at + c * out_step, &cw->p[c]);
-            }
-        }
-        free(scratch.p);
-    }
+    column_task c = {*t,
+                     columns,
+                     width,
+                     tiles,
+                     t->out->strides[last] * (int64_t)gk_dtype_size(t->out->dtype),
+                     t->in->strides[last] * (int64_t)j->size};
+    cpu_parallel(groups * tiles, threads > 1, column_range, &c);
     return true;
+}
+
+/* Rows [first, end), each by itself (a cpu_range_fn). */
+static void row_range(void *data, int64_t first, int64_t end)
+{
+    const task *t = data;
+    for (int64_t k = first; k < end; k++) {
+        char *out_at;
+        const char *in_at;
+        locate(t->outer, t->out, t->in, k, &out_at, &in_at);
+        partial p;
+        reduce_row(t->j, in_at, &p);
+        store(t->j, out_at, &p);
+    }
 }
 
 gk_status cpu_reduce(gk_device device, gk_reduction op, const gk_loop *outer,
@@ -876,21 +922,16 @@ gk_status cpu_reduce(gk_device device, gk_reduction op, const gk_loop *outer,
         outputs *= outer->shape[i];
     if (outputs == 0)
         return GK_OK;
-    int threads = max_threads();
-    bool parallel = outputs * count >= CPU_PARALLEL_MIN && threads > 1;
-    if (reduce_columns(&j, outer, out, in, outputs, parallel ? threads : 1))
+    /* The runtime is loaded only for a loop big enough for threads. */
+    bool big = outputs * count >= CPU_PARALLEL_MIN;
+    int threads = big ? cpu_threads() : 1;
+    bool parallel = big && threads > 1;
+    task t = {&j, outer, out, in};
+    if (reduce_columns(&t, outputs, threads))
         return GK_OK;
     if (parallel && count > CHUNK && outputs < 4 * (int64_t)threads &&
-        reduce_by_chunks(&j, outer, out, in, outputs))
+        reduce_by_chunks(&t, outputs))
         return GK_OK;
-#pragma omp parallel for schedule(static) if (parallel && outputs > 1)
-    for (int64_t k = 0; k < outputs; k++) {
-        char *out_at;
-        const char *in_at;
-        locate(outer, out, in, k, &out_at, &in_at);
-        partial p;
-        reduce_row(&j, in_at, &p);
-        store(&j, out_at, &p);
-    }
+    cpu_parallel(outputs, parallel, row_range, &t);
     return GK_OK;
 }

@@ -14,8 +14,10 @@
  * (wrapping) for integers and bool, the float type itself for floats. */
 #include "compute/backends/cpu/cpu.h"
 
+#include "compute/backends/cpu/parallel.h"
 #include "core/error.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,6 +337,32 @@ static size_t scratch_bytes(int64_t length)
     return (size_t)(length > 0 ? length : 1) * 2 * 2 * sizeof(int64_t);
 }
 
+typedef struct sort_job {
+    sort_row_fn sort_row;
+    const gk_operand *values, *indices, *in;
+    int64_t length;
+    size_t size;
+    atomic_bool failed; /* a thread had no memory for its scratch */
+} sort_job;
+
+/* Rows [first, end), with one scratch for them all (a cpu_range_fn). */
+static void sort_range(void *data, int64_t first, int64_t end)
+{
+    sort_job *job = data;
+    void *scratch = malloc(scratch_bytes(job->length));
+    if (!scratch) {
+        atomic_store(&job->failed, true);
+        return;
+    }
+    int64_t row_bytes = job->length * (int64_t)job->size;
+    for (int64_t r = first; r < end; r++)
+        job->sort_row(job->in->data + r * row_bytes,
+                      job->values ? job->values->data + r * row_bytes : NULL,
+                      job->indices ? job->indices->data + r * job->length * 8 : NULL,
+                      job->length, scratch);
+    free(scratch);
+}
+
 gk_status cpu_sort(gk_device device, const gk_operand *values, const gk_operand *indices,
                    const gk_operand *in, int64_t rows, int64_t length)
 {
@@ -343,27 +371,10 @@ gk_status cpu_sort(gk_device device, const gk_operand *values, const gk_operand 
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "sort: invalid dtype %d", (int)in->dtype);
     if (rows <= 0 || length <= 0 || (!values && !indices))
         return GK_OK;
-    sort_row_fn sort_row = sort_rows[in->dtype];
-    size_t size = gk_dtype_size(in->dtype);
-    bool failed = false;
-#pragma omp parallel if (rows > 1 && rows * length >= CPU_PARALLEL_MIN)
-    {
-        void *scratch = malloc(scratch_bytes(length));
-        if (!scratch) {
-#pragma omp atomic write
-            failed = true;
-        }
-#pragma omp for schedule(dynamic, 16)
-        for (int64_t r = 0; r < rows; r++) {
-            if (!scratch)
-                continue;
-            sort_row(in->data + r * length * (int64_t)size,
-                     values ? values->data + r * length * (int64_t)size : NULL,
-                     indices ? indices->data + r * length * 8 : NULL, length, scratch);
-        }
-        free(scratch);
-    }
-    if (failed)
+    sort_job job = {sort_rows[in->dtype], values, indices, in, length,
+                    gk_dtype_size(in->dtype), false};
+    cpu_parallel(rows, rows * length >= CPU_PARALLEL_MIN, sort_range, &job);
+    if (atomic_load(&job.failed))
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "sort: out of memory for rows of %lld elements",
                        (long long)length);
     return GK_OK;
@@ -410,6 +421,32 @@ static const cumsum_fn cumsums[GK_DTYPE_COUNT] = {
     [GK_FLOAT32] = float32_cumsum, [GK_FLOAT64] = float64_cumsum,
 };
 
+typedef struct cumsum_job {
+    cumsum_fn row;
+    const gk_loop *outer;
+    const gk_operand *out, *in;
+    int64_t count, in_stride, out_stride;
+} cumsum_job;
+
+/* Rows [first, end) (a cpu_range_fn). */
+static void cumsum_range(void *data, int64_t first, int64_t end)
+{
+    const cumsum_job *job = data;
+    int64_t in_size = (int64_t)gk_dtype_size(job->in->dtype);
+    int64_t out_size = (int64_t)gk_dtype_size(job->out->dtype);
+    for (int64_t r = first; r < end; r++) {
+        int64_t k = r, in_offset = 0, out_offset = 0;
+        for (int i = job->outer->ndim - 1; i >= 0; i--) {
+            int64_t index = k % job->outer->shape[i];
+            k /= job->outer->shape[i];
+            in_offset += index * job->in->strides[i];
+            out_offset += index * job->out->strides[i];
+        }
+        job->row(job->in->data + in_offset * in_size, job->out->data + out_offset * out_size,
+                 job->count, job->in_stride, job->out_stride);
+    }
+}
+
 gk_status cpu_cumsum(gk_device device, const gk_loop *outer, const gk_operand *out,
                      const gk_operand *in, int64_t count, int64_t in_stride,
                      int64_t out_stride)
@@ -423,19 +460,7 @@ gk_status cpu_cumsum(gk_device device, const gk_loop *outer, const gk_operand *o
         rows *= outer->shape[i];
     if (rows == 0 || count == 0)
         return GK_OK;
-    int64_t in_size = (int64_t)gk_dtype_size(in->dtype);
-    int64_t out_size = (int64_t)gk_dtype_size(out->dtype);
-#pragma omp parallel for schedule(static) if (rows > 1 && rows * count >= CPU_PARALLEL_MIN)
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t k = r, in_offset = 0, out_offset = 0;
-        for (int i = outer->ndim - 1; i >= 0; i--) {
-            int64_t index = k % outer->shape[i];
-            k /= outer->shape[i];
-            in_offset += index * in->strides[i];
-            out_offset += index * out->strides[i];
-        }
-        row(in->data + in_offset * in_size, out->data + out_offset * out_size, count,
-            in_stride, out_stride);
-    }
+    cumsum_job job = {row, outer, out, in, count, in_stride, out_stride};
+    cpu_parallel(rows, rows * count >= CPU_PARALLEL_MIN, cumsum_range, &job);
     return GK_OK;
 }

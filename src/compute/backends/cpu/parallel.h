@@ -1,0 +1,30 @@
+/* The CPU backend's one way to use threads: a loop over tasks split into
+ * one contiguous range per thread (OpenMP's static schedule), on OpenMP's
+ * runtime loaded at the first parallel loop (ext/openmp.c). Without that
+ * runtime every loop runs on the calling thread. */
+#ifndef GK_COMPUTE_CPU_PARALLEL_H
+#define GK_COMPUTE_CPU_PARALLEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Does tasks [first, end) of a loop; `context` is the loop's. */
+typedef void (*cpu_range_fn)(void *context, int64_t first, int64_t end);
+
+/* Runs fn over tasks [0, tasks). When `parallel` is false, or there is one
+ * thread, or one task, it is one call fn(context, 0, tasks) on this thread
+ * and loads nothing: a loop too small for threads pays no runtime at all.
+ * Otherwise each thread of a team gets one range, in order of thread
+ * number, and the call returns when all are done. Which thread does a
+ * task must not change a result. */
+void cpu_parallel(int64_t tasks, bool parallel, cpu_range_fn fn, void *context);
+
+/* The threads a parallel loop uses (OMP_NUM_THREADS, else the CPUs this
+ * process may run on); 1 without the runtime. Loads the runtime. */
+int cpu_threads(void);
+
+/* Why there is one thread only: "" with the runtime, else the loader's
+ * reason. Loads the runtime. */
+const char *cpu_threads_missing(void);
+
+#endif
