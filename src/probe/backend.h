@@ -24,6 +24,15 @@ typedef struct gk_probe_backend {
 extern const gk_probe_backend gk_probe_nvml_backend;
 extern const gk_probe_backend gk_probe_smi_backend;
 
+/* nvidia-smi's CSV (--format=csv,noheader,nounits), parsed in place: the
+ * rows of `--query-gpu` with all of smi.c's columns, or with only those old
+ * drivers know (`basic_columns`), into an empty snapshot; and the rows of
+ * `--query-compute-apps=gpu_uuid,pid,process_name,used_memory`, attached to
+ * the snapshot's GPUs. `exit_status` is the program's. */
+gk_status gk_smi_parse_gpus(char *output, bool basic_columns, int exit_status,
+                           gk_snapshot *snapshot);
+gk_status gk_smi_parse_processes(char *output, int exit_status, gk_snapshot *snapshot);
+
 /* Fills a process's user, command and command line from /proc; leaves them
  * empty when the process is not visible here (gone, other PID namespace). */
 void gk_process_describe(gk_process *process);
