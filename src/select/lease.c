@@ -14,6 +14,7 @@
  *   request 1 device, --min-free 20.0 GiB
  */
 #define _GNU_SOURCE
+#include "select/lease.h"
 #include "select/lease_dir.h"
 
 #include "core/error.h"
@@ -146,7 +147,7 @@ void gk_lease_release(gk_lease_dir *dir, const char *name, int fd)
 
 /* --- reading --- */
 
-static bool parse_record(char *text, gk_lease *lease)
+bool gk_lease_parse(char *text, gk_lease *lease)
 {
     bool header = false, has_pid = false, has_uid = false;
     char *save = NULL;
@@ -231,7 +232,7 @@ static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
     }
     ssize_t n = pread(fd, record, sizeof record - 1, 0);
     record[n > 0 ? n : 0] = '\0';
-    if (n <= 0 || !parse_record(record, lease)) {
+    if (n <= 0 || !gk_lease_parse(record, lease)) {
         /* Only what is certainly a lease may ever be removed. */
         gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease", where);
     } else if (lease->uid != st.st_uid) {
