@@ -5,6 +5,8 @@
 
 #include <gpukit/probe.h>
 
+#include <stdio.h>
+
 typedef struct gk_probe_backend {
     const char *name;
     gk_probe_source source;
@@ -37,8 +39,23 @@ gk_status gk_smi_parse_processes(char *output, int exit_status, gk_snapshot *sna
  * empty when the process is not visible here (gone, other PID namespace). */
 void gk_process_describe(gk_process *process);
 
+/* The parsers of gk_process_describe, over what it read from /proc/PID/:
+ * `status` (resident memory, user), `stat` (CPU use, given the seconds
+ * since boot and the clock ticks per second) as NUL-terminated text, and
+ * `cmdline`, already read into process->cmdline: `length` bytes, 1 to
+ * sizeof cmdline - 1. */
+void gk_proc_parse_status(const char *status, gk_process *process);
+void gk_proc_parse_stat(const char *stat, double uptime, long ticks_per_second,
+                        gk_process *process);
+void gk_proc_parse_cmdline(gk_process *process, size_t length);
+
 /* Reads the CPU model, core counts and memory of this machine. */
 void gk_cpu_read(gk_cpu *cpu);
+
+/* The parsers of gk_cpu_read: the model from /proc/cpuinfo's lines, the
+ * memory from /proc/meminfo's NUL-terminated text. */
+void gk_cpu_parse_cpuinfo(FILE *cpuinfo, gk_cpu *cpu);
+void gk_cpu_parse_meminfo(const char *meminfo, gk_cpu *cpu);
 
 /* Copies a PCI bus id in the 8-digit-domain form NVML's v2+ calls and
  * nvidia-smi print ("00000000:3B:00.0"), also when given the short form of
