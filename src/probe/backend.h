@@ -26,6 +26,13 @@ typedef struct gk_probe_backend {
 extern const gk_probe_backend gk_probe_nvml_backend;
 extern const gk_probe_backend gk_probe_smi_backend;
 
+/* The NVML backend's reading, through the entry points of a loaded (and
+ * initialised) NVML: the driver fields and GPUs of an empty snapshot, then
+ * each GPU's processes. */
+struct gk_nvml;
+gk_status gk_nvml_read_devices(const struct gk_nvml *lib, gk_snapshot *snapshot);
+gk_status gk_nvml_read_processes(const struct gk_nvml *lib, gk_snapshot *snapshot);
+
 /* nvidia-smi's CSV (--format=csv,noheader,nounits), parsed in place: the
  * rows of `--query-gpu` with all of smi.c's columns, or with only those old
  * drivers know (`basic_columns`), into an empty snapshot; and the rows of
