@@ -1,9 +1,13 @@
 /* CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER (probe/visible.c), resolved
- * against a synthetic machine. The input is the variable's value, then
- * 0xFF and the order; a missing part stands for an unset variable (a
- * lone 0xFF sets both to ""). */
+ * against a synthetic machine and written as `gpukit info --json` writes
+ * them. The input is the variable's value, then 0xFF and the order; a
+ * missing part stands for an unset variable (a lone 0xFF sets both to
+ * ""). */
 #include "fuzz.h"
 
+#include "probe/json.h"
+
+#include <gpukit/info.h>
 #include <gpukit/visible.h>
 
 #include <stdlib.h>
@@ -33,6 +37,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         gk_cuda_view_index(&view, device->gpu);
     }
+    /* The JSON says what was set and why devices are missing, whatever
+     * bytes the variable holds. */
+    if (visible)
+        setenv("CUDA_VISIBLE_DEVICES", visible, 1);
+    else
+        unsetenv("CUDA_VISIBLE_DEVICES");
+    gk_info info = {.snapshot = snapshot, .view = view};
+    json_t *json = gk_json_info(&info);
+    json_t *variable = json_object_get(json, "cuda_visible_devices");
+    json_t *note = json_object_get(json, "note");
+    if (!json || json_array_size(json_object_get(json, "cuda_devices")) != view.count ||
+        !variable || json_is_null(variable) != !visible || !note ||
+        json_is_null(note) != !view.note[0])
+        abort();
+    json_decref(json);
     free(copy);
     return 0;
 }
