@@ -319,6 +319,18 @@ gk_status gk_lease_list(gk_lease_dir *dir, gk_lease **leases, size_t *count)
 
 /* --- claims --- */
 
+bool gk_lease_stat_parent(const char *stat, uint32_t *parent)
+{
+    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+    const char *end = strrchr(stat, ')');
+    unsigned long ppid;
+    char state;
+    if (!end || sscanf(end + 1, " %c %lu", &state, &ppid) != 2)
+        return false;
+    *parent = (uint32_t)ppid;
+    return true;
+}
+
 /* Is `pid` the job `root` or one of its descendants? Walks the parent chain
  * in /proc, a few dozen steps at most. */
 static bool in_job(uint32_t pid, uint32_t root)
@@ -336,13 +348,8 @@ static bool in_job(uint32_t pid, uint32_t root)
         if (n <= 0)
             return false;
         stat[n] = '\0';
-        /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
-        const char *end = strrchr(stat, ')');
-        unsigned long parent;
-        char state;
-        if (!end || sscanf(end + 1, " %c %lu", &state, &parent) != 2)
+        if (!gk_lease_stat_parent(stat, &pid))
             return false;
-        pid = (uint32_t)parent;
     }
     return false;
 }

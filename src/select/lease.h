@@ -6,10 +6,15 @@
 #include <gpukit/lease.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Parses the text of one lease record (the format at the top of lease.c),
  * changing it in place, into `lease`, which the caller has zeroed. False
  * when it is not a gpukit lease record. */
 bool gk_lease_parse(char *text, gk_lease *lease);
+
+/* The parent pid from the text of /proc/PID/stat, which the claims read to
+ * tell a job's processes; false when the text is not one. */
+bool gk_lease_stat_parent(const char *stat, uint32_t *parent);
 
 #endif

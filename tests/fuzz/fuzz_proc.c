@@ -1,9 +1,11 @@
-/* /proc files (probe/proc.c, probe/cpu.c): the first byte picks the file,
- * the rest is its content: a process's status, stat or cmdline, or the
- * machine's meminfo or cpuinfo. */
+/* /proc files (probe/proc.c, probe/cpu.c, select/lease.c): the first byte
+ * picks the file, the rest is its content: a process's status, stat (read
+ * for CPU use, and for the parent pid) or cmdline, or the machine's meminfo
+ * or cpuinfo. */
 #include "fuzz.h"
 
 #include "probe/backend.h"
+#include "select/lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +33,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 0:
         gk_proc_parse_status(text, &process);
         break;
-    case 1:
+    case 1: {
         gk_proc_parse_stat(text, 12345.67, 100, &process);
+        uint32_t parent;
+        gk_lease_stat_parent(text, &parent);
         break;
+    }
     case 2: {
         /* What read_small_file leaves: 1 to sizeof cmdline - 1 raw bytes. */
         size_t length = size - 1 < sizeof process.cmdline - 1 ? size - 1
