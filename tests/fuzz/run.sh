@@ -6,7 +6,9 @@
 # tests/fuzz) for `TARGET crash-<sha1>` to reproduce.
 set -eu
 target=$1 corpus=$2 seconds=$3 dict=${4:-}
-scratch=$(mktemp -d)
+# In memory where the machine has /dev/shm: the targets that write files
+# (cache, kernelspec, optimus) then run ten times the inputs.
+scratch=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cp -R "$corpus" "$scratch/corpus"
 mkdir "$scratch/tmp"
