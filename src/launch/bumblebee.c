@@ -115,6 +115,31 @@ static gk_status read_answer(int fd, const char *path, long long deadline, int t
     }
 }
 
+gk_status gk_bumblebee_read_reply(int fd, const char *path, long long deadline_ms,
+                                  int timeout_ms, char *why, size_t why_size)
+{
+    char answer[512];
+    gk_status status = read_answer(fd, path, deadline_ms, timeout_ms, answer, sizeof answer);
+    if (status != GK_OK)
+        return status;
+    answer[strcspn(answer, "\n")] = '\0';
+    const char *text = gk_trim(answer);
+    if (why && why_size)
+        snprintf(why, why_size, "%s", text);
+    if (text[0] == 'Y')
+        return GK_OK;
+    if (text[0] == 'N')
+        return gk_fail(GK_ERR_DRIVER,
+                       "the bumblebee daemon could not switch the discrete GPU on (it said "
+                       "\"%s\"): see its log (journalctl -u bumblebeed) and check that the "
+                       "bbswitch and nvidia kernel modules load (sudo modprobe bbswitch nvidia)",
+                       text);
+    return gk_fail(GK_ERR_IO,
+                   "unexpected answer from the bumblebee daemon at %s: \"%s\" (is it "
+                   "bumblebeed 3.x?)",
+                   path, text);
+}
+
 gk_status gk_bumblebee_connect_within(const char *socket_path, int timeout_ms, int *fd_out,
                                       char *why, size_t why_size)
 {
@@ -159,31 +184,13 @@ gk_status gk_bumblebee_connect_within(const char *socket_path, int timeout_ms, i
                        path, strerror(error));
     }
 
-    char answer[512];
-    gk_status status = read_answer(fd, path, deadline, timeout_ms, answer, sizeof answer);
+    gk_status status = gk_bumblebee_read_reply(fd, path, deadline, timeout_ms, why, why_size);
     if (status != GK_OK) {
         close(fd);
         return status;
     }
-    answer[strcspn(answer, "\n")] = '\0';
-    const char *text = gk_trim(answer);
-    if (why && why_size)
-        snprintf(why, why_size, "%s", text);
-    if (text[0] == 'Y') {
-        *fd_out = fd;
-        return GK_OK;
-    }
-    close(fd);
-    if (text[0] == 'N')
-        return gk_fail(GK_ERR_DRIVER,
-                       "the bumblebee daemon could not switch the discrete GPU on (it said "
-                       "\"%s\"): see its log (journalctl -u bumblebeed) and check that the "
-                       "bbswitch and nvidia kernel modules load (sudo modprobe bbswitch nvidia)",
-                       text);
-    return gk_fail(GK_ERR_IO,
-                   "unexpected answer from the bumblebee daemon at %s: \"%s\" (is it "
-                   "bumblebeed 3.x?)",
-                   path, text);
+    *fd_out = fd;
+    return GK_OK;
 }
 
 gk_status gk_bumblebee_connect(const char *socket_path, int *fd_out, char *why, size_t why_size)

@@ -16,4 +16,12 @@
 gk_status gk_bumblebee_connect_within(const char *socket_path, int timeout_ms, int *fd_out,
                                       char *why, size_t why_size);
 
+/* Reads the daemon's answer to the request sent on `fd` (the socket at
+ * `path`, named in messages) until `deadline_ms` on CLOCK_MONOTONIC, in
+ * milliseconds; `timeout_ms` is the limit that deadline came from, for the
+ * message when it passes. GK_OK when the daemon said yes; its words go to
+ * `why` either way. Leaves `fd` open. */
+gk_status gk_bumblebee_read_reply(int fd, const char *path, long long deadline_ms,
+                                  int timeout_ms, char *why, size_t why_size);
+
 #endif

@@ -15,18 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The interpreter named by a script's first lines, as a new string. */
-static char *interpreter_of_script(const char *script)
+char *gk_python_script_interpreter(FILE *file)
 {
-    FILE *file = fopen(script, "r");
-    if (!file)
-        return NULL;
     char first[4096] = "", second[4096] = "";
     if (!fgets(first, sizeof first, file))
         first[0] = '\0';
     if (!fgets(second, sizeof second, file))
         second[0] = '\0';
-    fclose(file);
     if (strncmp(first, "#!", 2) != 0)
         return NULL;
     char *line = gk_trim(first + 2);
@@ -60,6 +55,17 @@ static char *interpreter_of_script(const char *script)
         return strdup(start);
     }
     return strdup(line);
+}
+
+/* The interpreter named by a script's first lines, as a new string. */
+static char *interpreter_of_script(const char *script)
+{
+    FILE *file = fopen(script, "r");
+    if (!file)
+        return NULL;
+    char *interpreter = gk_python_script_interpreter(file);
+    fclose(file);
+    return interpreter;
 }
 
 gk_status gk_python_find(const char *requested, gk_python *python)
@@ -149,15 +155,20 @@ gk_status gk_python_probe(gk_python *python, bool check_ipykernel)
     if (status != GK_OK)
         return gk_fail(status == GK_ERR_TIMEOUT ? GK_ERR_TIMEOUT : GK_ERR_NOT_FOUND,
                        "%s (%s) does not run: %s", python->path, python->found, gk_last_error());
+    status = gk_python_parse_probe(python, output, exit_status);
+    free(output);
+    return status;
+}
+
+gk_status gk_python_parse_probe(gk_python *python, char *output, int exit_status)
+{
     char *cursor = output;
     char *prefix = next_line(&cursor), *base = next_line(&cursor);
     char *user = next_line(&cursor), *ipykernel = next_line(&cursor);
-    if (exit_status != 0 || !prefix || !base || !user || !ipykernel || prefix[0] != '/') {
-        free(output);
+    if (exit_status != 0 || !prefix || !base || !user || !ipykernel || prefix[0] != '/')
         return gk_fail(GK_ERR_NOT_FOUND,
                        "%s (%s) is not a working Python 3 (it exited with status %d)",
                        python->path, python->found, exit_status);
-    }
     python->prefix = strdup(prefix);
     python->base_prefix = strdup(base);
     python->user_data = *user ? strdup(user) : NULL;
@@ -165,7 +176,6 @@ gk_status gk_python_probe(gk_python *python, bool check_ipykernel)
         python->ipykernel_error = strdup(ipykernel + 1);
     else if (strcmp(ipykernel, "-") != 0)
         python->ipykernel = strdup(ipykernel);
-    free(output);
     return GK_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <gpukit/status.h>
 
 #include <stdbool.h>
+#include <stdio.h>
 
 typedef struct gk_python {
     char *path;        /* absolute; a virtualenv's python is kept as it is, not resolved */
@@ -34,6 +35,14 @@ gk_status gk_python_probe(gk_python *python, bool check_ipykernel);
  * directory: JUPYTER_PREFER_ENV_PATH when set, else a virtualenv or a conda
  * environment (not base) that the user owns (jupyter_core's rule). */
 bool gk_python_prefers_env(const gk_python *python);
+
+/* The parsers of gk_python_find and gk_python_probe, over what they read:
+ * the interpreter a script's first two lines name (a new string, NULL
+ * when none), and the probe script's output (changed in place) with the
+ * interpreter's exit status, into prefix, base_prefix, user_data and
+ * ipykernel (path and found are only named in the message). */
+char *gk_python_script_interpreter(FILE *script);
+gk_status gk_python_parse_probe(gk_python *python, char *output, int exit_status);
 
 void gk_python_free(gk_python *python);
 

@@ -5,6 +5,8 @@
 
 #include <gpukit/probe.h>
 
+#include <stdio.h>
+
 typedef struct gk_probe_backend {
     const char *name;
     gk_probe_source source;
@@ -24,12 +26,43 @@ typedef struct gk_probe_backend {
 extern const gk_probe_backend gk_probe_nvml_backend;
 extern const gk_probe_backend gk_probe_smi_backend;
 
+/* The NVML backend's reading, through the entry points of a loaded (and
+ * initialised) NVML: the driver fields and GPUs of an empty snapshot, then
+ * each GPU's processes. */
+struct gk_nvml;
+gk_status gk_nvml_read_devices(const struct gk_nvml *lib, gk_snapshot *snapshot);
+gk_status gk_nvml_read_processes(const struct gk_nvml *lib, gk_snapshot *snapshot);
+
+/* nvidia-smi's CSV (--format=csv,noheader,nounits), parsed in place: the
+ * rows of `--query-gpu` with all of smi.c's columns, or with only those old
+ * drivers know (`basic_columns`), into an empty snapshot; and the rows of
+ * `--query-compute-apps=gpu_uuid,pid,process_name,used_memory`, attached to
+ * the snapshot's GPUs. `exit_status` is the program's. */
+gk_status gk_smi_parse_gpus(char *output, bool basic_columns, int exit_status,
+                           gk_snapshot *snapshot);
+gk_status gk_smi_parse_processes(char *output, int exit_status, gk_snapshot *snapshot);
+
 /* Fills a process's user, command and command line from /proc; leaves them
  * empty when the process is not visible here (gone, other PID namespace). */
 void gk_process_describe(gk_process *process);
 
+/* The parsers of gk_process_describe, over what it read from /proc/PID/:
+ * `status` (resident memory, user), `stat` (CPU use, given the seconds
+ * since boot and the clock ticks per second) as NUL-terminated text, and
+ * `cmdline`, already read into process->cmdline: `length` bytes, 1 to
+ * sizeof cmdline - 1. */
+void gk_proc_parse_status(const char *status, gk_process *process);
+void gk_proc_parse_stat(const char *stat, double uptime, long ticks_per_second,
+                        gk_process *process);
+void gk_proc_parse_cmdline(gk_process *process, size_t length);
+
 /* Reads the CPU model, core counts and memory of this machine. */
 void gk_cpu_read(gk_cpu *cpu);
+
+/* The parsers of gk_cpu_read: the model from /proc/cpuinfo's lines, the
+ * memory from /proc/meminfo's NUL-terminated text. */
+void gk_cpu_parse_cpuinfo(FILE *cpuinfo, gk_cpu *cpu);
+void gk_cpu_parse_meminfo(const char *meminfo, gk_cpu *cpu);
 
 /* Copies a PCI bus id in the 8-digit-domain form NVML's v2+ calls and
  * nvidia-smi print ("00000000:3B:00.0"), also when given the short form of

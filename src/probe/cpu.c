@@ -11,24 +11,29 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+void gk_cpu_parse_cpuinfo(FILE *cpuinfo, gk_cpu *cpu)
+{
+    char line[512];
+    while (fgets(line, sizeof line, cpuinfo)) {
+        /* x86 says "model name", some ARM kernels only "Hardware". */
+        if (strncmp(line, "model name", 10) != 0 && strncmp(line, "Hardware", 8) != 0)
+            continue;
+        const char *value = strchr(line, ':');
+        if (!value)
+            continue;
+        value++;
+        value += strspn(value, " \t");
+        snprintf(cpu->model, sizeof cpu->model, "%s", value);
+        cpu->model[strcspn(cpu->model, "\n")] = '\0';
+        break;
+    }
+}
+
 static void read_model(gk_cpu *cpu)
 {
     FILE *f = fopen("/proc/cpuinfo", "re");
     if (f) {
-        char line[512];
-        while (fgets(line, sizeof line, f)) {
-            /* x86 says "model name", some ARM kernels only "Hardware". */
-            if (strncmp(line, "model name", 10) != 0 && strncmp(line, "Hardware", 8) != 0)
-                continue;
-            const char *value = strchr(line, ':');
-            if (!value)
-                continue;
-            value++;
-            value += strspn(value, " \t");
-            snprintf(cpu->model, sizeof cpu->model, "%s", value);
-            cpu->model[strcspn(cpu->model, "\n")] = '\0';
-            break;
-        }
+        gk_cpu_parse_cpuinfo(f, cpu);
         fclose(f);
     }
     if (!cpu->model[0]) {
@@ -61,6 +66,12 @@ static gk_field meminfo_value(const char *text, const char *key)
     return end == at + strlen(key) ? (gk_field){0, false} : gk_known(kib * 1024);
 }
 
+void gk_cpu_parse_meminfo(const char *meminfo, gk_cpu *cpu)
+{
+    cpu->memory_total = meminfo_value(meminfo, "MemTotal:");
+    cpu->memory_available = meminfo_value(meminfo, "\nMemAvailable:");
+}
+
 /* One read and two searches: the file is read on every snapshot. */
 static void read_memory(gk_cpu *cpu)
 {
@@ -73,8 +84,7 @@ static void read_memory(gk_cpu *cpu)
     if (n <= 0)
         return;
     text[n] = '\0';
-    cpu->memory_total = meminfo_value(text, "MemTotal:");
-    cpu->memory_available = meminfo_value(text, "\nMemAvailable:");
+    gk_cpu_parse_meminfo(text, cpu);
 }
 
 void gk_cpu_read(gk_cpu *cpu)

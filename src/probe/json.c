@@ -209,12 +209,12 @@ static json_t *awake_json(const gk_info *info)
     json_t *devices = json_array();
     for (size_t k = 0; k < view->count; k++) {
         const gk_cuda_device *d = &view->devices[k];
-        json_t *entry = json_pack("{s:I, s:I, s:s, s:s, s:s}",
+        json_t *entry = json_pack("{s:I, s:I, s:o, s:o, s:o}",
                                   "cuda_index", (json_int_t)k,
                                   "index", (json_int_t)snapshot->gpus[d->gpu].index,
-                                  "uuid", gk_cuda_device_uuid(snapshot, d),
-                                  "name", gk_cuda_device_name(snapshot, d),
-                                  "pci.bus_id", snapshot->gpus[d->gpu].pci_bus_id);
+                                  "uuid", string_json(gk_cuda_device_uuid(snapshot, d)),
+                                  "name", string_json(gk_cuda_device_name(snapshot, d)),
+                                  "pci.bus_id", string_json(snapshot->gpus[d->gpu].pci_bus_id));
         json_object_set_new(entry, "mig_index", d->mig >= 0 ? json_integer(d->mig) : json_null());
         json_array_append_new(devices, entry);
     }
@@ -223,24 +223,18 @@ static json_t *awake_json(const gk_info *info)
     json_object_set_new(o, "gpu_count", json_integer((json_int_t)gk_snapshot_usable_count(snapshot)));
     json_object_set_new(o, "cuda_device_count", json_integer((json_int_t)view->count));
     json_object_set_new(o, "device", view->count > 0 ? json_string("cuda:0") : json_string("cpu"));
-    json_object_set_new(o, "driver_version",
-                        snapshot->driver_version[0] ? json_string(snapshot->driver_version)
-                                                    : json_null());
+    json_object_set_new(o, "driver_version", text_json(snapshot->driver_version));
     gk_cuda_version_string(snapshot->cuda_driver_version, cuda, sizeof cuda);
     json_object_set_new(o, "cuda_driver_version", cuda[0] ? json_string(cuda) : json_null());
-    json_object_set_new(o, "nvml_version", snapshot->nvml_version[0]
-                                               ? json_string(snapshot->nvml_version)
-                                               : json_null());
+    json_object_set_new(o, "nvml_version", text_json(snapshot->nvml_version));
     json_object_set_new(o, "source", json_string(gk_probe_source_name(snapshot->source)));
-    json_object_set_new(o, "cuda_visible_devices",
-                        visible ? json_string(visible) : json_null());
+    json_object_set_new(o, "cuda_visible_devices", visible ? string_json(visible) : json_null());
     json_object_set_new(o, "cuda_device_order",
                         json_string(view->pci_bus_order ? "PCI_BUS_ID" : "FASTEST_FIRST"));
     json_object_set_new(o, "order_guessed", json_boolean(view->order_guessed));
     json_object_set_new(o, "cuda_devices", devices);
-    json_object_set_new(o, "note", view->note[0] ? json_string(view->note) : json_null());
-    json_object_set_new(o, "diagnosis",
-                        snapshot->diagnosis[0] ? json_string(snapshot->diagnosis) : json_null());
+    json_object_set_new(o, "note", text_json(view->note));
+    json_object_set_new(o, "diagnosis", text_json(snapshot->diagnosis));
     json_object_set_new(o, "cpu", cpu_json(&snapshot->cpu));
     json_object_set_new(o, "optimus", optimus_json(info));
     return o;
@@ -255,11 +249,11 @@ static json_t *asleep_json(const gk_info *info)
     const gk_gpu *gpu = &snapshot->gpus[0];
     json_t *devices = json_array();
     if (view->count > 0)
-        json_array_append_new(devices, json_pack("{s:I, s:I, s:n, s:n, s:s, s:n}",
+        json_array_append_new(devices, json_pack("{s:I, s:I, s:n, s:n, s:o, s:n}",
                                                  "cuda_index", (json_int_t)0,
                                                  "index", (json_int_t)gpu->index, "uuid",
-                                                 "name", "pci.bus_id", gpu->pci_bus_id,
-                                                 "mig_index"));
+                                                 "name", "pci.bus_id",
+                                                 string_json(gpu->pci_bus_id), "mig_index"));
     char note[512];
     snprintf(note, sizeof note, "the NVIDIA GPU %s%s%s", info->asleep_why,
              view->note[0] ? "; " : "", view->note);
@@ -272,12 +266,12 @@ static json_t *asleep_json(const gk_info *info)
     json_object_set_new(o, "cuda_driver_version", json_null());
     json_object_set_new(o, "nvml_version", json_null());
     json_object_set_new(o, "source", json_string("sysfs"));
-    json_object_set_new(o, "cuda_visible_devices", visible ? json_string(visible) : json_null());
+    json_object_set_new(o, "cuda_visible_devices", visible ? string_json(visible) : json_null());
     json_object_set_new(o, "cuda_device_order",
                         json_string(view->pci_bus_order ? "PCI_BUS_ID" : "FASTEST_FIRST"));
     json_object_set_new(o, "order_guessed", json_false());
     json_object_set_new(o, "cuda_devices", devices);
-    json_object_set_new(o, "note", json_string(note));
+    json_object_set_new(o, "note", string_json(note));
     json_object_set_new(o, "diagnosis", json_null());
     json_object_set_new(o, "cpu", cpu_json(&snapshot->cpu));
     json_object_set_new(o, "optimus", optimus_json(info));

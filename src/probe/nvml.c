@@ -148,6 +148,13 @@ static bool note_failure(const gk_nvml *lib, gk_gpu *gpu, nvmlReturn_t ret, cons
             return;                                                          \
     } while (0)
 
+/* NVML promises NUL-terminated strings that fit the buffer; a driver that
+ * fills it to the end must not leave gpukit reading past it. */
+static void end_string(char *buffer, size_t size)
+{
+    buffer[size - 1] = '\0';
+}
+
 /* Reads total/used/free memory, v2 first (it separates reserved memory, as
  * nvidia-smi does since R510), v1 for older drivers. */
 static nvmlReturn_t read_memory(const gk_nvml *lib, nvmlDevice_t dev, gk_field *total,
@@ -199,6 +206,8 @@ static void read_mig_devices(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
             lib->DeviceGetUUID(mig, m->uuid, sizeof m->uuid);
         if (lib->DeviceGetName)
             lib->DeviceGetName(mig, m->name, sizeof m->name);
+        end_string(m->uuid, sizeof m->uuid);
+        end_string(m->name, sizeof m->name);
         unsigned int id;
         if (lib->DeviceGetGpuInstanceId && lib->DeviceGetGpuInstanceId(mig, &id) == NVML_SUCCESS)
             m->gpu_instance = gk_known(id);
@@ -214,10 +223,12 @@ static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
 {
     nvmlReturn_t ret = lib->DeviceGetName ? lib->DeviceGetName(dev, gpu->name, sizeof gpu->name)
                                           : NVML_ERROR_FUNCTION_NOT_FOUND;
+    end_string(gpu->name, sizeof gpu->name);
     if (!note_failure(lib, gpu, ret, "name", true))
         return;
     ret = lib->DeviceGetUUID ? lib->DeviceGetUUID(dev, gpu->uuid, sizeof gpu->uuid)
                              : NVML_ERROR_FUNCTION_NOT_FOUND;
+    end_string(gpu->uuid, sizeof gpu->uuid);
     if (!note_failure(lib, gpu, ret, "UUID", true))
         return;
     ret = read_memory(lib, dev, &gpu->memory_total, &gpu->memory_used, &gpu->memory_free,
@@ -312,15 +323,16 @@ static void read_driver(const gk_nvml *lib, gk_snapshot *snapshot)
         lib->SystemGetNVMLVersion(snapshot->nvml_version, sizeof snapshot->nvml_version) !=
             NVML_SUCCESS)
         snapshot->nvml_version[0] = '\0';
+    end_string(snapshot->driver_version, sizeof snapshot->driver_version);
+    end_string(snapshot->nvml_version, sizeof snapshot->nvml_version);
     int cuda;
     if (lib->SystemGetCudaDriverVersion && lib->SystemGetCudaDriverVersion(&cuda) == NVML_SUCCESS &&
         cuda > 0)
         snapshot->cuda_driver_version = gk_known((uint64_t)cuda);
 }
 
-static gk_status nvml_devices(void *opaque, gk_snapshot *snapshot)
+gk_status gk_nvml_read_devices(const gk_nvml *lib, gk_snapshot *snapshot)
 {
-    const gk_nvml *lib = &((nvml_state *)opaque)->lib;
     read_driver(lib, snapshot);
 
     unsigned int count = 0;
@@ -436,9 +448,8 @@ static void add_process(gk_gpu *gpu, const nvmlProcessInfo_t *entry, gk_process_
         p->compute_instance = gk_known(entry->computeInstanceId);
 }
 
-static gk_status nvml_processes(void *opaque, gk_snapshot *snapshot)
+gk_status gk_nvml_read_processes(const gk_nvml *lib, gk_snapshot *snapshot)
 {
-    const gk_nvml *lib = &((nvml_state *)opaque)->lib;
     for (size_t g = 0; g < snapshot->gpu_count; g++) {
         gk_gpu *gpu = &snapshot->gpus[g];
         nvmlDevice_t dev;
@@ -471,6 +482,16 @@ static gk_status nvml_processes(void *opaque, gk_snapshot *snapshot)
             note_failure(lib, gpu, rc, "process list", true);
     }
     return GK_OK;
+}
+
+static gk_status nvml_devices(void *opaque, gk_snapshot *snapshot)
+{
+    return gk_nvml_read_devices(&((nvml_state *)opaque)->lib, snapshot);
+}
+
+static gk_status nvml_processes(void *opaque, gk_snapshot *snapshot)
+{
+    return gk_nvml_read_processes(&((nvml_state *)opaque)->lib, snapshot);
 }
 
 const gk_probe_backend gk_probe_nvml_backend = {

@@ -30,15 +30,8 @@ static ssize_t read_small_file(const char *path, char *buffer, size_t size)
     return (ssize_t)total;
 }
 
-/* User name and resident memory, from /proc/PID/status. */
-static void describe_status(gk_process *process)
+void gk_proc_parse_status(const char *status, gk_process *process)
 {
-    char path[64], status[4096];
-    snprintf(path, sizeof path, "/proc/%u/status", process->pid);
-    ssize_t n = read_small_file(path, status, sizeof status - 1);
-    if (n <= 0)
-        return;
-    status[n] = '\0';
     const char *rss = strstr(status, "\nVmRSS:");
     if (rss)
         process->host_memory = gk_known(strtoull(rss + 7, NULL, 10) * 1024);
@@ -49,22 +42,38 @@ static void describe_status(gk_process *process)
     gk_user_name(uid, process->user, sizeof process->user);
 }
 
+/* User name and resident memory, from /proc/PID/status. */
+static void describe_status(gk_process *process)
+{
+    char path[64], status[4096];
+    snprintf(path, sizeof path, "/proc/%u/status", process->pid);
+    ssize_t n = read_small_file(path, status, sizeof status - 1);
+    if (n <= 0)
+        return;
+    status[n] = '\0';
+    gk_proc_parse_status(status, process);
+}
+
+void gk_proc_parse_cmdline(gk_process *process, size_t length)
+{
+    /* Keep whole arguments only, and end with a NUL either way. */
+    if (process->cmdline[length - 1] != '\0') {
+        process->cmdline[length] = '\0';
+        length++;
+    }
+    process->cmdline_len = length;
+    const char *program = process->cmdline;
+    const char *slash = strrchr(program, '/');
+    snprintf(process->command, sizeof process->command, "%s", slash ? slash + 1 : program);
+}
+
 static void describe_command(gk_process *process)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%u/cmdline", process->pid);
     ssize_t n = read_small_file(path, process->cmdline, sizeof process->cmdline - 1);
     if (n > 0) {
-        /* Keep whole arguments only, and end with a NUL either way. */
-        size_t length = (size_t)n;
-        if (process->cmdline[length - 1] != '\0') {
-            process->cmdline[length] = '\0';
-            length++;
-        }
-        process->cmdline_len = length;
-        const char *program = process->cmdline;
-        const char *slash = strrchr(program, '/');
-        snprintf(process->command, sizeof process->command, "%s", slash ? slash + 1 : program);
+        gk_proc_parse_cmdline(process, (size_t)n);
         return;
     }
     /* Kernel threads and zombies have no command line; comm still names them. */
@@ -74,6 +83,32 @@ static void describe_command(gk_process *process)
         process->command[n] = '\0';
         process->command[strcspn(process->command, "\n")] = '\0';
     }
+}
+
+void gk_proc_parse_stat(const char *stat, double uptime, long ticks_per_second,
+                        gk_process *process)
+{
+    /* The command name (field 2) is in parentheses and may hold spaces. */
+    const char *after_name = strrchr(stat, ')');
+    unsigned long long utime, stime, start_ticks;
+    if (!after_name || sscanf(after_name + 1,
+                              " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
+                              "%*d %*d %*d %*d %llu",
+                              &utime, &stime, &start_ticks) != 3)
+        return;
+    if (ticks_per_second <= 0)
+        return;
+    /* Both clocks tick in hundredths: a process started just now can appear
+     * to have lived for no time at all. */
+    double alive = uptime - (double)start_ticks / (double)ticks_per_second;
+    if (alive < 0.01)
+        alive = 0.01;
+    double busy = (double)(utime + stime) / (double)ticks_per_second;
+    double tenths = busy / alive * 1000.0 + 0.5;
+    /* A damaged or forged stat can claim more than 2^64 tenths, which no
+     * conversion to an integer may be given. */
+    if (tenths < 18446744073709551616.0)
+        process->cpu_percent = gk_known((uint64_t)tenths);
 }
 
 /* CPU use since the process started, from /proc/PID/stat and the time
@@ -91,25 +126,8 @@ static bool describe_cpu_use(gk_process *process)
     if (clock_gettime(CLOCK_BOOTTIME, &now) != 0)
         return true;
     stat[n] = '\0';
-    /* The command name (field 2) is in parentheses and may hold spaces. */
-    const char *after_name = strrchr(stat, ')');
-    unsigned long long utime, stime, start_ticks;
-    if (!after_name || sscanf(after_name + 1,
-                              " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
-                              "%*d %*d %*d %*d %llu",
-                              &utime, &stime, &start_ticks) != 3)
-        return true;
-    long ticks_per_second = sysconf(_SC_CLK_TCK);
-    double uptime = (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-    if (ticks_per_second <= 0)
-        return true;
-    /* Both clocks tick in hundredths: a process started just now can appear
-     * to have lived for no time at all. */
-    double alive = uptime - (double)start_ticks / (double)ticks_per_second;
-    if (alive < 0.01)
-        alive = 0.01;
-    double busy = (double)(utime + stime) / (double)ticks_per_second;
-    process->cpu_percent = gk_known((uint64_t)(busy / alive * 1000.0 + 0.5));
+    gk_proc_parse_stat(stat, (double)now.tv_sec + (double)now.tv_nsec * 1e-9,
+                       sysconf(_SC_CLK_TCK), process);
     return true;
 }
 

@@ -86,9 +86,13 @@ static gk_field parse_number(const char *text, double scale)
     char *end;
     errno = 0;
     double value = strtod(text, &end);
-    if (end == text || *end != '\0' || errno != 0 || value < 0)
+    double scaled = value * scale + 0.5;
+    /* strtod also reads "nan", "inf" and 1e300, which are no readings and
+     * must not reach the conversion (undefined past 2^64). */
+    if (end == text || *end != '\0' || errno != 0 || !(value >= 0) ||
+        !(scaled < 18446744073709551616.0))
         return field;
-    return gk_known((uint64_t)(value * scale + 0.5));
+    return gk_known((uint64_t)scaled);
 }
 
 static gk_field parse_enabled(const char *text)
@@ -204,33 +208,16 @@ static gk_status query_gpus(size_t columns, char **output, int *exit_status)
     return gk_run_capture(argv, smi_timeout_ms(), output, exit_status);
 }
 
-static gk_status smi_devices(void *state, gk_snapshot *snapshot)
+gk_status gk_smi_parse_gpus(char *output, bool basic_columns, int exit_status,
+                           gk_snapshot *snapshot)
 {
-    (void)state;
-    size_t columns = COLUMN_COUNT;
-    char *output;
-    int exit_status;
-    gk_status status = query_gpus(columns, &output, &exit_status);
-    if (status == GK_OK && exit_status != 0 && strstr(output, "is not a valid field")) {
-        /* An older driver: ask again for the fields every version knows. */
-        free(output);
-        columns = BASIC_COLUMNS;
-        status = query_gpus(columns, &output, &exit_status);
-    }
-    if (status != GK_OK) {
-        gk_snapshot_set_absence(snapshot, GK_ABSENCE_DRIVER_ERROR, "nvidia-smi: %s",
-                                gk_last_error());
-        return status == GK_ERR_OUT_OF_MEMORY ? status : GK_OK;
-    }
-
+    size_t columns = basic_columns ? BASIC_COLUMNS : COLUMN_COUNT;
     size_t lines = 1;
     for (const char *c = output; *c; c++)
         lines += *c == '\n';
     snapshot->gpus = calloc(lines, sizeof *snapshot->gpus);
-    if (!snapshot->gpus) {
-        free(output);
+    if (!snapshot->gpus)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory reading nvidia-smi output");
-    }
     char *saveptr = NULL;
     for (char *line = strtok_r(output, "\n", &saveptr); line;
          line = strtok_r(NULL, "\n", &saveptr)) {
@@ -256,8 +243,30 @@ static gk_status smi_devices(void *state, gk_snapshot *snapshot)
     }
     if (snapshot->gpu_count == 0 && exit_status != 0)
         diagnose_failure(snapshot, output, exit_status);
-    free(output);
     return GK_OK;
+}
+
+static gk_status smi_devices(void *state, gk_snapshot *snapshot)
+{
+    (void)state;
+    bool basic_columns = false;
+    char *output;
+    int exit_status;
+    gk_status status = query_gpus(COLUMN_COUNT, &output, &exit_status);
+    if (status == GK_OK && exit_status != 0 && strstr(output, "is not a valid field")) {
+        /* An older driver: ask again for the fields every version knows. */
+        free(output);
+        basic_columns = true;
+        status = query_gpus(BASIC_COLUMNS, &output, &exit_status);
+    }
+    if (status != GK_OK) {
+        gk_snapshot_set_absence(snapshot, GK_ABSENCE_DRIVER_ERROR, "nvidia-smi: %s",
+                                gk_last_error());
+        return status == GK_ERR_OUT_OF_MEMORY ? status : GK_OK;
+    }
+    status = gk_smi_parse_gpus(output, basic_columns, exit_status, snapshot);
+    free(output);
+    return status;
 }
 
 static gk_gpu *gpu_by_uuid(gk_snapshot *snapshot, const char *uuid)
@@ -268,15 +277,8 @@ static gk_gpu *gpu_by_uuid(gk_snapshot *snapshot, const char *uuid)
     return NULL;
 }
 
-static gk_status smi_processes(void *state, gk_snapshot *snapshot)
+gk_status gk_smi_parse_processes(char *output, int exit_status, gk_snapshot *snapshot)
 {
-    (void)state;
-    char *argv[] = {"nvidia-smi", "--query-compute-apps=gpu_uuid,pid,process_name,used_memory",
-                    "--format=csv,noheader,nounits", NULL};
-    char *output;
-    int exit_status;
-    if (gk_run_capture(argv, smi_timeout_ms(), &output, &exit_status) != GK_OK)
-        return GK_OK; /* processes stay unknown */
     if (exit_status == 0)
         for (size_t i = 0; i < snapshot->gpu_count; i++)
             snapshot->gpus[i].processes_known = snapshot->gpus[i].state == GK_GPU_OK;
@@ -292,10 +294,8 @@ static gk_status smi_processes(void *state, gk_snapshot *snapshot)
         if (!gpu)
             continue;
         gk_process *grown = realloc(gpu->processes, (gpu->process_count + 1) * sizeof *grown);
-        if (!grown) {
-            free(output);
+        if (!grown)
             return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory listing GPU processes");
-        }
         gpu->processes = grown;
         gk_process *p = &gpu->processes[gpu->process_count++];
         memset(p, 0, sizeof *p);
@@ -308,8 +308,21 @@ static gk_status smi_processes(void *state, gk_snapshot *snapshot)
             copy_text(p->command, sizeof p->command, slash ? slash + 1 : fields[2]);
         }
     }
-    free(output);
     return GK_OK;
+}
+
+static gk_status smi_processes(void *state, gk_snapshot *snapshot)
+{
+    (void)state;
+    char *argv[] = {"nvidia-smi", "--query-compute-apps=gpu_uuid,pid,process_name,used_memory",
+                    "--format=csv,noheader,nounits", NULL};
+    char *output;
+    int exit_status;
+    if (gk_run_capture(argv, smi_timeout_ms(), &output, &exit_status) != GK_OK)
+        return GK_OK; /* processes stay unknown */
+    gk_status status = gk_smi_parse_processes(output, exit_status, snapshot);
+    free(output);
+    return status;
 }
 
 const gk_probe_backend gk_probe_smi_backend = {

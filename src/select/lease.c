@@ -18,6 +18,7 @@
  * flock, which any reader could take as well.
  */
 #define _GNU_SOURCE
+#include "select/lease.h"
 #include "select/lease_dir.h"
 
 #include "core/error.h"
@@ -162,7 +163,7 @@ void gk_lease_release(gk_lease_dir *dir, const char *name, int fd)
 
 /* --- reading --- */
 
-static bool parse_record(char *text, gk_lease *lease)
+bool gk_lease_parse(char *text, gk_lease *lease)
 {
     bool header = false, has_pid = false, has_uid = false;
     char *save = NULL;
@@ -314,7 +315,7 @@ static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
         gk_lease_dir_warn(dir, "ignored %s: written by an older gpukit, whose leases cannot "
                           "be checked (they are locked differently); upgrade gpukit for every "
                           "user of this machine", where);
-    } else if (n <= 0 || !parse_record(record, lease)) {
+    } else if (n <= 0 || !gk_lease_parse(record, lease)) {
         /* Only what is certainly a lease may ever be removed. */
         gk_lease_dir_warn(dir, "ignored %s: not a gpukit lease", where);
     } else if (lease->uid != st.st_uid) {
@@ -412,6 +413,18 @@ gk_status gk_lease_list(gk_lease_dir *dir, gk_lease **leases, size_t *count)
 
 /* --- claims --- */
 
+bool gk_lease_stat_parent(const char *stat, uint32_t *parent)
+{
+    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+    const char *end = strrchr(stat, ')');
+    unsigned long ppid;
+    char state;
+    if (!end || sscanf(end + 1, " %c %lu", &state, &ppid) != 2)
+        return false;
+    *parent = (uint32_t)ppid;
+    return true;
+}
+
 /* Is `pid` the job `root` or one of its descendants? Walks the parent chain
  * in /proc, a few dozen steps at most. */
 static bool in_job(uint32_t pid, uint32_t root)
@@ -429,13 +442,8 @@ static bool in_job(uint32_t pid, uint32_t root)
         if (n <= 0)
             return false;
         stat[n] = '\0';
-        /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
-        const char *end = strrchr(stat, ')');
-        unsigned long parent;
-        char state;
-        if (!end || sscanf(end + 1, " %c %lu", &state, &parent) != 2)
+        if (!gk_lease_stat_parent(stat, &pid))
             return false;
-        pid = (uint32_t)parent;
     }
     return false;
 }
