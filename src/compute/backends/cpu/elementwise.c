@@ -190,6 +190,17 @@ UNARY_LOOP(copy_bool, vec, uint8_t, B(x)) /* abs and relu of bools */
     UNARY_LOOP(sin_##SUFFIX, plain, T, F(sin)(x))                                          \
     UNARY_LOOP(cos_##SUFFIX, plain, T, F(cos)(x))                                          \
     UNARY_LOOP(tanh_##SUFFIX, plain, T, F(tanh)(x))                                        \
+    UNARY_LOOP(tan_##SUFFIX, plain, T, F(tan)(x))                                          \
+    UNARY_LOOP(asin_##SUFFIX, plain, T, F(asin)(x))                                        \
+    UNARY_LOOP(acos_##SUFFIX, plain, T, F(acos)(x))                                        \
+    UNARY_LOOP(atan_##SUFFIX, plain, T, F(atan)(x))                                        \
+    UNARY_LOOP(sinh_##SUFFIX, plain, T, F(sinh)(x))                                        \
+    UNARY_LOOP(cosh_##SUFFIX, plain, T, F(cosh)(x))                                        \
+    UNARY_LOOP(asinh_##SUFFIX, plain, T, F(asinh)(x))                                      \
+    UNARY_LOOP(acosh_##SUFFIX, plain, T, F(acosh)(x))                                      \
+    UNARY_LOOP(atanh_##SUFFIX, plain, T, F(atanh)(x))                                      \
+    UNARY_LOOP(log1p_##SUFFIX, plain, T, F(log1p)(x))                                      \
+    UNARY_LOOP(expm1_##SUFFIX, plain, T, F(expm1)(x))                                      \
     UNARY_LOOP(sigmoid_##SUFFIX, plain, T, sigmoid_##SUFFIX##_one(x))
 
 #define F32(name) name##f
@@ -240,6 +251,17 @@ static const cpu_inner_loop loops[GK_OP_COUNT][GK_DTYPE_COUNT] = {
     [GK_SIN] = {FLOATING(sin)},
     [GK_COS] = {FLOATING(cos)},
     [GK_TANH] = {FLOATING(tanh)},
+    [GK_TAN] = {FLOATING(tan)},
+    [GK_ASIN] = {FLOATING(asin)},
+    [GK_ACOS] = {FLOATING(acos)},
+    [GK_ATAN] = {FLOATING(atan)},
+    [GK_SINH] = {FLOATING(sinh)},
+    [GK_COSH] = {FLOATING(cosh)},
+    [GK_ASINH] = {FLOATING(asinh)},
+    [GK_ACOSH] = {FLOATING(acosh)},
+    [GK_ATANH] = {FLOATING(atanh)},
+    [GK_LOG1P] = {FLOATING(log1p)},
+    [GK_EXPM1] = {FLOATING(expm1)},
     [GK_SIGMOID] = {FLOATING(sigmoid)},
     [GK_RELU] = {SIGNED(relu), [GK_UINT8] = copy_uint8, [GK_BOOL] = copy_bool},
 };
