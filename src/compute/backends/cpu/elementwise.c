@@ -22,8 +22,11 @@
  *   is NaN; comparisons with NaN are false except ne.
  * - sigmoid is 1 / (1 + e^-x) computed from e^-|x|, so it neither overflows
  *   nor loses the small results for large |x|.
- * - float32 math uses the float functions of libm (expf, ...). */
+ * - The math functions run on vectors where the CPU has AVX2 or AVX-512
+ *   (vecmath.c: SLEEF's 1.0-ULP functions, sqrt's instruction); the loops
+ *   here, libm's functions (float32: expf, ...), serve everywhere else. */
 #include "compute/backends/cpu/cpu.h"
+#include "compute/backends/cpu/vecmath.h"
 
 #include "core/error.h"
 
@@ -290,8 +293,12 @@ gk_status cpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const
                        "cpu: no elementwise loop for %s on %s%s%s into %s",
                        gk_op_name(op), gk_dtype_name(dtype), binary ? " and " : "",
                        binary ? gk_dtype_name(in[1].dtype) : "", gk_dtype_name(out->dtype));
+    /* The math functions on vectors where the CPU and SLEEF allow (vecmath.c). */
+    cpu_vector_function function;
+    cpu_inner_loop vector = cpu_vector_math(op, dtype, &function);
     gk_operand operands[3] = {*out, in[0], binary ? in[1] : in[0]};
-    cpu_for_each(loop, operands, binary ? 3 : 2, inner, NULL);
+    cpu_for_each(loop, operands, binary ? 3 : 2, vector ? vector : inner,
+                 vector ? &function : NULL);
     return GK_OK;
 }
 
