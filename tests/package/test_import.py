@@ -67,3 +67,22 @@ def test_a_library_without_cblas_is_refused(py):
     """
     out = py(code, GPUKIT_BLAS_LIBRARY="libm.so.6").stdout
     assert "libm.so.6 has no cblas_sgemm" in out
+
+
+SLEEF_MAPPED = """
+    import gpukit
+    def mapped():
+        return "libsleef" in open("/proc/self/maps").read()
+    steps = [mapped()]
+    a = gpukit.ones((3,), dtype="float32", device="cpu")
+    (a + a).tolist()
+    steps.append(mapped())
+    gpukit.exp(a).tolist()
+    steps.append(mapped())
+    print(steps)
+"""
+
+
+def test_sleef_is_loaded_on_the_first_math_function(py):
+    """SLEEF (src/ext/sleef.c) is mapped by exp, not by import or arithmetic."""
+    assert py(SLEEF_MAPPED).stdout.strip() == "[False, False, True]"
