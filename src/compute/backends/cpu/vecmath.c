@@ -28,8 +28,6 @@
 #include <immintrin.h>
 
 #define VM_SUFFIX f32_avx512
-#define VM_ANY_INF(v) \
-    _mm512_cmp_ps_mask(_mm512_abs_ps(v), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ)
 #define VM_TARGET "avx512f"
 #define VM_T float
 #define VM_V __m512
@@ -37,11 +35,11 @@
 #define VM_LOAD(p) _mm512_loadu_ps(p)
 #define VM_STORE(p, v) _mm512_storeu_ps((p), (v))
 #define VM_SQRT(v) _mm512_sqrt_ps(v)
+#define VM_ANY_INF(v) \
+    _mm512_cmp_ps_mask(_mm512_abs_ps(v), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ)
 #include "compute/backends/cpu/vecmath_loops.h"
 
 #define VM_SUFFIX f64_avx512
-#define VM_ANY_INF(v) \
-    _mm512_cmp_pd_mask(_mm512_abs_pd(v), _mm512_set1_pd(INFINITY), _CMP_EQ_OQ)
 #define VM_TARGET "avx512f"
 #define VM_T double
 #define VM_V __m512d
@@ -49,11 +47,11 @@
 #define VM_LOAD(p) _mm512_loadu_pd(p)
 #define VM_STORE(p, v) _mm512_storeu_pd((p), (v))
 #define VM_SQRT(v) _mm512_sqrt_pd(v)
+#define VM_ANY_INF(v) \
+    _mm512_cmp_pd_mask(_mm512_abs_pd(v), _mm512_set1_pd(INFINITY), _CMP_EQ_OQ)
 #include "compute/backends/cpu/vecmath_loops.h"
 
 #define VM_SUFFIX f32_avx2
-#define VM_ANY_INF(v) \
-    _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ))
 #define VM_TARGET "avx2,fma"
 #define VM_T float
 #define VM_V __m256
@@ -61,11 +59,11 @@
 #define VM_LOAD(p) _mm256_loadu_ps(p)
 #define VM_STORE(p, v) _mm256_storeu_ps((p), (v))
 #define VM_SQRT(v) _mm256_sqrt_ps(v)
+#define VM_ANY_INF(v) \
+    _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 #define VM_SUFFIX f64_avx2
-#define VM_ANY_INF(v) \
-    _mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), v), _mm256_set1_pd(INFINITY), _CMP_EQ_OQ))
 #define VM_TARGET "avx2,fma"
 #define VM_T double
 #define VM_V __m256d
@@ -73,6 +71,8 @@
 #define VM_LOAD(p) _mm256_loadu_pd(p)
 #define VM_STORE(p, v) _mm256_storeu_pd((p), (v))
 #define VM_SQRT(v) _mm256_sqrt_pd(v)
+#define VM_ANY_INF(v) \
+    _mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), v), _mm256_set1_pd(INFINITY), _CMP_EQ_OQ))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 /* The loops and sqrt functions per [isa][dtype is float64]. */
@@ -89,12 +89,13 @@ static const gk_sleef_entry sqrt_functions[GK_SLEEF_ISA_COUNT][2] = {
     [GK_SLEEF_AVX512F] = {(gk_sleef_entry)sqrt_f32_avx512, (gk_sleef_entry)sqrt_f64_avx512},
 };
 
-/* Each op's SLEEF function and libm's (for the lanes SLEEF gets wrong). */
+/* Each op's SLEEF function and libm's (for the lanes SLEEF gets wrong;
+ * pow's is pow(), set below). */
 static const struct {
     gk_op op;
     gk_sleef_function sleef;
     double (*libm)(double);
-} unary_functions[] = {
+} math_functions[] = {
     {GK_EXP, GK_SLEEF_EXP, exp},         {GK_LOG, GK_SLEEF_LOG, log},
     {GK_SIN, GK_SLEEF_SIN, sin},         {GK_COS, GK_SLEEF_COS, cos},
     {GK_TAN, GK_SLEEF_TAN, tan},         {GK_TANH, GK_SLEEF_TANH, tanh},
@@ -136,8 +137,8 @@ static gk_sleef_entry sleef_entry(gk_sleef_function function, int wide)
 
 cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *function)
 {
-    size_t i = 0, count = sizeof unary_functions / sizeof unary_functions[0];
-    while (i < count && unary_functions[i].op != op)
+    size_t i = 0, count = sizeof math_functions / sizeof math_functions[0];
+    while (i < count && math_functions[i].op != op)
         i++;
     if (i == count || (dtype != GK_FLOAT32 && dtype != GK_FLOAT64))
         return NULL; /* not a math function */
@@ -146,10 +147,10 @@ cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *fu
         return NULL;
     int wide = dtype == GK_FLOAT64;
     gk_sleef_entry vector = op == GK_SQRT ? sqrt_functions[chosen_isa][wide]
-                                          : sleef_entry(unary_functions[i].sleef, wide);
+                                          : sleef_entry(math_functions[i].sleef, wide);
     if (!vector)
         return NULL;
-    *function = (cpu_vector_function){vector, unary_functions[i].libm, pow};
+    *function = (cpu_vector_function){vector, math_functions[i].libm, pow};
     return op == GK_POW ? binary_loops[chosen_isa][wide] : unary_loops[chosen_isa][wide];
 }
 
