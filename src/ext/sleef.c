@@ -17,6 +17,12 @@ static const char *const function_names[GK_SLEEF_FUNCTION_COUNT] = {
     [GK_SLEEF_EXPM1] = "expm1", [GK_SLEEF_POW] = "pow",
 };
 
+/* The float32 functions taken in SLEEF's 3.5-ULP variant (see sleef.h). */
+static bool float32_u35(gk_sleef_function f)
+{
+    return f == GK_SLEEF_LOG || f == GK_SLEEF_ASIN || f == GK_SLEEF_TAN;
+}
+
 /* Per ISA: its suffix and the vector widths of float and double. */
 static const struct {
     const char *suffix;
@@ -31,10 +37,10 @@ static bool loaded;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static gk_sleef_entry symbol(void *library, const char *name, char type, int lanes,
-                             const char *isa)
+                             const char *precision, const char *isa)
 {
     char full[64];
-    snprintf(full, sizeof full, "Sleef_%s%c%d_u10%s", name, type, lanes, isa);
+    snprintf(full, sizeof full, "Sleef_%s%c%d_%s%s", name, type, lanes, precision, isa);
     void *address = dlsym(library, full);
     gk_sleef_entry entry = NULL;
     /* dlsym gives an object pointer; POSIX guarantees it converts. */
@@ -54,10 +60,11 @@ static void load(void)
     snprintf(table.path, sizeof table.path, "%s", path);
     for (int isa = 0; isa < GK_SLEEF_ISA_COUNT; isa++)
         for (int f = 0; f < GK_SLEEF_FUNCTION_COUNT; f++) {
-            table.float32[isa][f] = symbol(library, function_names[f], 'f',
-                                           isas[isa].float_lanes, isas[isa].suffix);
+            table.float32[isa][f] =
+                symbol(library, function_names[f], 'f', isas[isa].float_lanes,
+                       float32_u35((gk_sleef_function)f) ? "u35" : "u10", isas[isa].suffix);
             table.float64[isa][f] = symbol(library, function_names[f], 'd',
-                                           isas[isa].double_lanes, isas[isa].suffix);
+                                           isas[isa].double_lanes, "u10", isas[isa].suffix);
         }
     loaded = true;
 }

@@ -7,10 +7,13 @@
  * thread-safe. GPUKIT_SLEEF_LIBRARY names the file to load instead of
  * libsleef.so.3.
  *
- * Only the entry points of one ISA are resolved per function, by their
- * documented names Sleef_<name><f16|d8>_u10avx512f (AVX-512F, 16 floats or
- * 8 doubles) and Sleef_<name><f8|d4>_u10avx2 (AVX2 with FMA, 8 floats or 4
- * doubles): every one is the 1.0-ULP variant (u10). Their C types take and
+ * The entry points of each ISA are resolved by their documented names
+ * Sleef_<name><f16|d8>_<u10|u35>avx512f (AVX-512F, 16 floats or 8 doubles)
+ * and Sleef_<name><f8|d4>_<u10|u35>avx2 (AVX2 with FMA, 8 floats or 4
+ * doubles). Each is the 1.0-ULP variant (u10) but float32 log, asin and tan,
+ * which take the 3.5-ULP one (u35, two to three times faster): NumPy's own
+ * bound for those three is 4 ULP, and for every other function no looser
+ * than 3 (cpu/vecmath.c says more). Their C types take and
  * return __m512/__m512d/__m256/__m256d, which baseline x86-64 code cannot
  * pass, so the table holds them as plain function pointers; the caller
  * converts them back in code compiled for that ISA (cpu/vecmath.c). Building

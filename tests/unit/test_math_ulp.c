@@ -13,7 +13,8 @@
  *
  * "vector" is the run with SLEEF and AVX2 or AVX-512 (GPUKIT_CPU_VECTOR
  * picks which): it checks that the vector path is really taken and holds
- * every function to 1.0 ULP, the bound docs/ARCHITECTURE.md states.
+ * every function to the bound docs/ARCHITECTURE.md states (1.0 ULP, but 3.5
+ * for float32 log, asin and tan, whose NumPy bound is 4).
  * "libm" is the run without SLEEF (GPUKIT_SLEEF_LIBRARY names no file):
  * glibc's functions, held to 2.5 ULP (glibc's float32 tanh reaches 2.03,
  * its float64 sinh 1.33: the fallback is less accurate than NumPy's bounds
@@ -212,7 +213,8 @@ static void test_unary(const math_function *f, bool wide, bool vector, int64_t n
     double worst = worst_error(name, wide, n, xs, NULL, got, refs, &worst_x, &worst_y);
     /* SLEEF's u10 functions: 1.0 ULP; sqrt's instruction rounds correctly.
      * The slack covers the reference's own error. */
-    double bound = f->op == GK_SQRT ? 0.5 : vector ? 1.0 : LIBM_BOUND;
+    bool u35 = !wide && (f->op == GK_LOG || f->op == GK_ASIN || f->op == GK_TAN);
+    double bound = f->op == GK_SQRT ? 0.5 : !vector ? LIBM_BOUND : u35 ? 3.5 : 1.0;
     CHECK(worst <= bound + 0.01, "%s %s: %.3f ULP at %.17g, bound %.1f", name,
           wide ? "float64" : "float32", worst, worst_x, bound);
     printf("%-6s %s: max %.3f ULP (bound %.1f, NumPy's %.1f)\n", name,

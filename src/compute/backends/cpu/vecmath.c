@@ -1,5 +1,5 @@
-/* The floating-point math functions on vectors: SLEEF's 1.0-ULP (u10)
- * functions (ext/sleef.h) for exp, log, the trigonometric and hyperbolic
+/* The floating-point math functions on vectors: SLEEF's functions
+ * (ext/sleef.h) for exp, log, the trigonometric and hyperbolic
  * functions and their inverses, log1p, expm1 and pow, and the vector sqrt
  * instruction (correctly rounded) for sqrt.
  *
@@ -11,10 +11,11 @@
  * tests and for anyone who wants the scalar libm path. On other
  * architectures this file only says "no vector loop".
  *
- * Why 1.0 ULP everywhere: NumPy's own accuracy tests keep float64 within
- * 1 ULP (tanh 2) and float32 within 2 to 4 ULP; SLEEF's 3.5-ULP variants
- * would break the float64 bounds and several float32 ones (sin, cos, sinh,
- * tanh: 2). docs/ARCHITECTURE.md has the table; tests/unit/test_math_ulp.c
+ * Accuracy: NumPy's own accuracy tests keep float64 within 1 ULP (tanh 2)
+ * and float32 within 2 to 4 ULP. So every float64 function is SLEEF's
+ * 1.0-ULP variant, and so is every float32 one whose NumPy bound is below
+ * 3.5 ULP; float32 log, asin and tan (NumPy: 4) take the faster 3.5-ULP
+ * variant. docs/ARCHITECTURE.md has the table; tests/unit/test_math_ulp.c
  * checks it over the whole float range. */
 #include "compute/backends/cpu/vecmath.h"
 
