@@ -23,8 +23,9 @@
  * - sigmoid is 1 / (1 + e^-x) computed from e^-|x|, so it neither overflows
  *   nor loses the small results for large |x|.
  * - The math functions run on vectors where the CPU has AVX2 or AVX-512
- *   (vecmath.c: SLEEF's 1.0-ULP functions, sqrt's instruction); the loops
- *   here, libm's functions (float32: expf, ...), serve everywhere else. */
+ *   (vecmath.c: SLEEF's functions, sqrt's instruction, sigmoid from SLEEF's
+ *   exp); the loops here, libm's functions (float32: expf, ...), serve
+ *   everywhere else. */
 #include "compute/backends/cpu/cpu.h"
 #include "compute/backends/cpu/vecmath.h"
 

@@ -1,7 +1,7 @@
 /* The floating-point math functions on vectors: SLEEF's functions
  * (ext/sleef.h) for exp, log, the trigonometric and hyperbolic
- * functions and their inverses, log1p, expm1 and pow, and the vector sqrt
- * instruction (correctly rounded) for sqrt.
+ * functions and their inverses, log1p, expm1, pow and sigmoid (from exp),
+ * and the vector sqrt instruction (correctly rounded) for sqrt.
  *
  * The library is compiled for baseline x86-64; only the loops here are
  * compiled for AVX-512F or AVX2+FMA (__attribute__((target))), and one is
@@ -38,6 +38,9 @@
 #define VM_SQRT(v) _mm512_sqrt_ps(v)
 #define VM_ANY_INF(v) \
     _mm512_cmp_ps_mask(_mm512_abs_ps(v), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ)
+#define VM_ABS(v) _mm512_abs_ps(v)
+#define VM_SELECT_GE0(x, a, b) \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), _mm512_setzero_ps(), _CMP_GE_OQ), (b), (a))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 #define VM_SUFFIX f64_avx512
@@ -50,6 +53,9 @@
 #define VM_SQRT(v) _mm512_sqrt_pd(v)
 #define VM_ANY_INF(v) \
     _mm512_cmp_pd_mask(_mm512_abs_pd(v), _mm512_set1_pd(INFINITY), _CMP_EQ_OQ)
+#define VM_ABS(v) _mm512_abs_pd(v)
+#define VM_SELECT_GE0(x, a, b) \
+    _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_GE_OQ), (b), (a))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 #define VM_SUFFIX f32_avx2
@@ -62,6 +68,9 @@
 #define VM_SQRT(v) _mm256_sqrt_ps(v)
 #define VM_ANY_INF(v) \
     _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ))
+#define VM_ABS(v) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)
+#define VM_SELECT_GE0(x, a, b) \
+    _mm256_blendv_ps((b), (a), _mm256_cmp_ps((x), _mm256_setzero_ps(), _CMP_GE_OQ))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 #define VM_SUFFIX f64_avx2
@@ -74,12 +83,19 @@
 #define VM_SQRT(v) _mm256_sqrt_pd(v)
 #define VM_ANY_INF(v) \
     _mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), v), _mm256_set1_pd(INFINITY), _CMP_EQ_OQ))
+#define VM_ABS(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
+#define VM_SELECT_GE0(x, a, b) \
+    _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_GE_OQ))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 /* The loops and sqrt functions per [isa][dtype is float64]. */
 static const cpu_inner_loop unary_loops[GK_SLEEF_ISA_COUNT][2] = {
     [GK_SLEEF_AVX2] = {unary_f32_avx2, unary_f64_avx2},
     [GK_SLEEF_AVX512F] = {unary_f32_avx512, unary_f64_avx512},
+};
+static const cpu_inner_loop sigmoid_loops[GK_SLEEF_ISA_COUNT][2] = {
+    [GK_SLEEF_AVX2] = {sigmoid_f32_avx2, sigmoid_f64_avx2},
+    [GK_SLEEF_AVX512F] = {sigmoid_f32_avx512, sigmoid_f64_avx512},
 };
 static const cpu_inner_loop binary_loops[GK_SLEEF_ISA_COUNT][2] = {
     [GK_SLEEF_AVX2] = {binary_f32_avx2, binary_f64_avx2},
@@ -107,6 +123,7 @@ static const struct {
     {GK_LOG1P, GK_SLEEF_LOG1P, log1p},   {GK_EXPM1, GK_SLEEF_EXPM1, expm1},
     {GK_SQRT, GK_SLEEF_FUNCTION_COUNT, sqrt}, /* the instruction, not SLEEF */
     {GK_POW, GK_SLEEF_POW, NULL},
+    {GK_SIGMOID, GK_SLEEF_EXP, NULL}, /* from exp, in its own loop */
 };
 
 /* The ISA to use, or -1 for none: the widest the CPU supports, lowered by
@@ -152,7 +169,9 @@ cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *fu
     if (!vector)
         return NULL;
     *function = (cpu_vector_function){vector, math_functions[i].libm, pow};
-    return op == GK_POW ? binary_loops[chosen_isa][wide] : unary_loops[chosen_isa][wide];
+    return op == GK_POW       ? binary_loops[chosen_isa][wide]
+           : op == GK_SIGMOID ? sigmoid_loops[chosen_isa][wide]
+                              : unary_loops[chosen_isa][wide];
 }
 
 #else /* not x86-64: libm's loops */

@@ -5,6 +5,7 @@
  *   VM_T VM_V VM_LANES   the element type, the vector type, its lanes
  *   VM_LOAD(p) VM_STORE(p, v) VM_SQRT(v)   unaligned load, store, sqrt
  *   VM_ANY_INF(v)   nonzero when a lane of v is +-inf
+ *   VM_ABS(v) VM_SELECT_GE0(x, a, b)   |v|; a where x >= 0, else b
  * Each loop takes a cpu_vector_function as its context. The contiguous
  * case goes straight from the arrays; the tail and every other layout
  * (strided, broadcast) go one vector at a time through a buffer, so all of
@@ -68,27 +69,54 @@ __attribute__((target(VM_TARGET))) static inline VM_V VM_NAME(apply_binary)(
     return VM_ANY_INF(r) ? VM_NAME(fix_binary)(fn, x, y, r) : r;
 }
 
-__attribute__((target(VM_TARGET))) static void VM_NAME(unary)(int64_t n, char *const *data,
-                                                              const int64_t *s,
-                                                              const void *context)
+/* 1 / (1 + e^-x) from e = e^-|x| <= 1 (the context's vector function is
+ * SLEEF's exp): 1 / (1 + e) for x >= 0, e / (1 + e) below, as the scalar
+ * loop in elementwise.c. exp(-|x|) cannot overflow, so no lane needs libm. */
+__attribute__((target(VM_TARGET))) static inline VM_V VM_NAME(apply_sigmoid)(
+    const cpu_vector_function *fn, VM_V x)
 {
-    const cpu_vector_function *fn = context;
+    const VM_V zero = {0}, one = zero + 1;
+    VM_V e = ((VM_V(*)(VM_V))fn->vector)(zero - VM_ABS(x));
+    VM_V r = one / (one + e);
+    return VM_SELECT_GE0(x, r, e * r);
+}
+
+/* out = apply(x) over any strides; inlined into each loop below with its
+ * apply function fixed. */
+__attribute__((target(VM_TARGET))) static inline void VM_NAME(each)(
+    int64_t n, char *const *data, const int64_t *s, const cpu_vector_function *fn,
+    VM_V (*apply)(const cpu_vector_function *, VM_V))
+{
     VM_T *out = (VM_T *)data[0];
     const VM_T *xs = (const VM_T *)data[1];
     int64_t i = 0;
     if (s[0] == 1 && s[1] == 1)
         for (; i + VM_LANES <= n; i += VM_LANES)
-            VM_STORE(out + i, VM_NAME(apply_unary)(fn, VM_LOAD(xs + i)));
+            VM_STORE(out + i, apply(fn, VM_LOAD(xs + i)));
     for (; i < n; i += VM_LANES) {
         /* Unused lanes hold 0, a valid input for every function. */
         VM_T x[VM_LANES] = {0};
         int64_t m = n - i < VM_LANES ? n - i : VM_LANES;
         for (int64_t k = 0; k < m; k++)
             x[k] = xs[(i + k) * s[1]];
-        VM_STORE(x, VM_NAME(apply_unary)(fn, VM_LOAD(x)));
+        VM_STORE(x, apply(fn, VM_LOAD(x)));
         for (int64_t k = 0; k < m; k++)
             out[(i + k) * s[0]] = x[k];
     }
+}
+
+__attribute__((target(VM_TARGET))) static void VM_NAME(unary)(int64_t n, char *const *data,
+                                                              const int64_t *s,
+                                                              const void *context)
+{
+    VM_NAME(each)(n, data, s, context, VM_NAME(apply_unary));
+}
+
+__attribute__((target(VM_TARGET))) static void VM_NAME(sigmoid)(int64_t n, char *const *data,
+                                                                const int64_t *s,
+                                                                const void *context)
+{
+    VM_NAME(each)(n, data, s, context, VM_NAME(apply_sigmoid));
 }
 
 __attribute__((target(VM_TARGET))) static void VM_NAME(binary)(int64_t n, char *const *data,
@@ -127,3 +155,5 @@ __attribute__((target(VM_TARGET))) static void VM_NAME(binary)(int64_t n, char *
 #undef VM_STORE
 #undef VM_SQRT
 #undef VM_ANY_INF
+#undef VM_ABS
+#undef VM_SELECT_GE0
