@@ -127,7 +127,7 @@ static const struct {
 };
 
 /* The ISA to use, or -1 for none: the widest the CPU supports, lowered by
- * GPUKIT_CPU_VECTOR. */
+ * GPUKIT_CPU_VECTOR (avx512f, avx2; any other value is none). */
 static int chosen_isa = -1;
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 
