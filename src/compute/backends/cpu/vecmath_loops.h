@@ -15,7 +15,8 @@
  * sinh just below the overflow threshold, asinh and acosh beyond the square
  * root of the largest value, log1p of huge values, pow near the largest
  * value), returning inf for a finite result. So a vector whose result has
- * an infinite lane for finite inputs has those lanes recomputed with libm;
+ * an infinite lane for finite inputs has those lanes recomputed with libm
+ * (in double, then rounded, for float32 too);
  * real overflows and poles are the only other infinite results, rare
  * enough that the check costs nothing measurable. */
 
