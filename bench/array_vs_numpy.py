@@ -15,9 +15,24 @@ The ratio is NumPy's time / gpukit's: above 1 gpukit is faster. Rates are
 bytes moved / time (reads + writes, no write-allocate traffic) or
 2 n^3 / time. It builds nothing and asserts nothing: it prints numbers.
 
+--table adds the regression table, timed through the Python package of the
+same build (BUILD/python) in this process, one side after the other:
+  every elementwise math function on 2^24 float32 and float64 elements into
+  a fresh result (NumPy: np.exp(a), ...), inputs drawn inside the
+  function's domain; and every reduction (sum, mean, prod, min, max, argmin,
+  argmax, var, std) of a 4096x4096 and a 256x256x256 float32 and float64
+  array, without an axis and over each axis. The target for every row is
+  >= 1.0x (issue 14). Its check column is gpukit's largest difference from
+  NumPy: in units in the last place (ULP) of NumPy's result for the math
+  functions, as a relative error for the reductions, exact for argmin/argmax.
+  --only NAME[,NAME] keeps the rows whose function is named.
+
     .venv/bin/python bench/array_vs_numpy.py [--build DIR] [--repeat 20]
                                              [--matmul-repeat 5] [--device cpu]
                                              [--cases add,add_into,sum,matmul,copy]
+                                             [--table] [--table-repeat 7] [--only exp,sum]
+Run it with the cores quiet (taskset -c 0,1 on an otherwise idle machine);
+the load average before and after is printed with the results.
 """
 import argparse
 import ctypes
@@ -26,6 +41,7 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -163,40 +179,131 @@ def share(ours, copy_row):
     return f"{ours['gb_per_s'] / copy_row['gb_per_s']:.0%}"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build", type=Path, default=default_build(),
-                        help="the build holding bench/array_bench (default: %(default)s)")
-    parser.add_argument("--repeat", type=int, default=20, help="timed runs per case")
-    parser.add_argument("--matmul-repeat", type=int, default=5, help="timed runs of matmul")
-    parser.add_argument("--device", default=None,
-                        help="gpukit's device (default: gk_device_default())")
-    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated cases")
-    args = parser.parse_args()
-    bench = args.build / "bench" / "array_bench"
-    cases = [c for c in args.cases.split(",") if c]
+# --- the regression table: every elementwise function and reduction ---------
 
-    blas, blas_threads = numpy_blas()
-    threads = ", ".join(f"{v}={os.environ[v]}" for v in THREAD_VARIABLES if v in os.environ)
-    print(f"gpukit {bench.resolve()}")
-    print(f"NumPy {np.__version__}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"{platform.processor() or platform.machine()}")
+TABLE_N = 1 << 24
+# (gpukit name, NumPy function, low, high) of each unary function: inputs are
+# uniform in [low, high), inside the domain, where NumPy's fast paths run.
+UNARY = (
+    ("exp", np.exp, -80.0, 80.0), ("log", np.log, 1e-3, 1e3),
+    ("sqrt", np.sqrt, 0.0, 1e3), ("sin", np.sin, -100.0, 100.0),
+    ("cos", np.cos, -100.0, 100.0), ("tan", np.tan, -1.5, 1.5),
+    ("tanh", np.tanh, -10.0, 10.0), ("asin", np.arcsin, -1.0, 1.0),
+    ("acos", np.arccos, -1.0, 1.0), ("atan", np.arctan, -100.0, 100.0),
+    ("sinh", np.sinh, -80.0, 80.0), ("cosh", np.cosh, -80.0, 80.0),
+    ("asinh", np.arcsinh, -1e3, 1e3), ("acosh", np.arccosh, 1.0, 1e3),
+    ("atanh", np.arctanh, -0.999, 0.999), ("log1p", np.log1p, -0.999, 1e3),
+    ("expm1", np.expm1, -80.0, 80.0),
+    # NumPy has no sigmoid: the expression a NumPy user writes stands in.
+    ("sigmoid", lambda a: 1 / (1 + np.exp(-a)), -80.0, 80.0),
+)
+REDUCTIONS = ("sum", "mean", "prod", "min", "max", "argmin", "argmax", "var", "std")
+SHAPES = ((4096, 4096), (256, 256, 256))
+
+
+def import_gpukit(build):
+    """The gpukit package of BUILD (its python/ folder) when it has one, else
+    the installed one."""
+    if (build / "python" / "gpukit").is_dir():
+        sys.path.insert(0, str(build / "python"))
+    import gpukit
+    return gpukit
+
+
+def ulps(ours, theirs):
+    """The largest |ours - theirs| in ULPs of theirs; NaN where only one side is NaN
+    or the infinities differ."""
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    nan_ours, nan_theirs = np.isnan(ours), np.isnan(theirs)
+    if (nan_ours != nan_theirs).any():
+        return "NaN differs"
+    finite = np.isfinite(theirs) & ~nan_theirs
+    if (ours[~finite & ~nan_theirs] != theirs[~finite & ~nan_theirs]).any():
+        return "inf differs"
+    diff = np.abs(ours[finite].astype(np.float64) - theirs[finite]) / np.spacing(np.abs(theirs[finite]))
+    return f"{diff.max() if diff.size else 0:.1f} ulp"
+
+
+def relative(ours, theirs, exact):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    if exact:
+        return "equal" if np.array_equal(ours, theirs) else f"{(ours != theirs).sum()} differ"
+    scale = np.maximum(np.abs(theirs.astype(np.float64)), np.finfo(theirs.dtype).tiny)
+    error = np.abs(ours.astype(np.float64) - theirs) / scale
+    return f"rel {np.nanmax(error):.1e}" if error.size else "-"
+
+
+def table_rows(gk, repeat, device, only):
+    """Yields (function, dtype, shape, axis, gpukit s or error, NumPy s, check)."""
+    rng = np.random.default_rng(14)
+    for dtype in (np.float32, np.float64):
+        for name, numpy_function, low, high in UNARY:
+            if only and name not in only:
+                continue
+            a = rng.uniform(low, high, TABLE_N).astype(dtype)
+            theirs_time, _ = time_numpy(lambda: numpy_function(a), repeat)
+            function = getattr(gk, name, None)
+            if function is None:
+                yield name, dtype, a.shape, None, "not in gpukit", theirs_time, "-"
+                continue
+            x = gk.asarray(a, device=device)
+            ours_time, _ = time_numpy(lambda: function(x), repeat)
+            check = ulps(function(x).numpy(), numpy_function(a))
+            yield name, dtype, a.shape, None, ours_time, theirs_time, check
+        if not only or "pow" in only:
+            a = rng.uniform(0.0, 10.0, TABLE_N).astype(dtype)
+            b = rng.uniform(-10.0, 10.0, TABLE_N).astype(dtype)
+            theirs_time, _ = time_numpy(lambda: np.power(a, b), repeat)
+            x, y = gk.asarray(a, device=device), gk.asarray(b, device=device)
+            ours_time, _ = time_numpy(lambda: gk.pow(x, y), repeat)
+            yield ("pow", dtype, a.shape, None, ours_time, theirs_time,
+                   ulps(gk.pow(x, y).numpy(), np.power(a, b)))
+        for shape in SHAPES:
+            # Values near 1 keep prod finite and away from subnormals, which would
+            # time the FPU's slow path rather than the reduction.
+            a = rng.uniform(0.5, 1.5, shape).astype(dtype)
+            x = gk.asarray(a, device=device)
+            for name in REDUCTIONS:
+                if only and name not in only:
+                    continue
+                for axis in (None,) + tuple(range(len(shape))):
+                    numpy_function = getattr(np, name)
+                    function = getattr(gk, name)
+                    theirs_time, _ = time_numpy(lambda: numpy_function(a, axis=axis), repeat)
+                    ours_time, _ = time_numpy(lambda: function(x, axis=axis), repeat)
+                    check = relative(function(x, axis=axis).numpy(), numpy_function(a, axis=axis),
+                                     exact=name.startswith("arg"))
+                    yield name, dtype, shape, axis, ours_time, theirs_time, check
+
+
+def print_table(build, repeat, device, only):
+    gk = import_gpukit(build)
+    device = device or "cpu"
+    print(f"\nthe table: gpukit {Path(gk.__file__).parent} on {device}, median of {repeat} runs "
+          f"after 2 warm-up runs; ratio = NumPy time / gpukit time, target >= 1.0x every row")
+    header = (f"{'function':<9} {'dtype':<8} {'shape':<14} {'axis':>4} {'gpukit s':>10} "
+              f"{'NumPy s':>10} {'ratio':>7} {'met':>4}  check (gpukit vs NumPy)")
+    print(header)
+    print("-" * len(header))
+    missed = 0
+    for name, dtype, shape, axis, ours, theirs, check in table_rows(gk, repeat, device, only):
+        shape_text = "x".join(str(d) for d in shape)
+        axis_text = "-" if axis is None else str(axis)
+        label = f"{name:<9} {np.dtype(dtype).name:<8} {shape_text:<14} {axis_text:>4}"
+        if isinstance(ours, str):
+            print(f"{label} {'-':>10} {theirs:>10.4f} {'-':>7} {'-':>4}  {ours}")
+            missed += 1
+            continue
+        ratio = theirs / ours
+        met = "yes" if ratio >= 1.0 else "NO"
+        missed += ratio < 1.0
+        print(f"{label} {ours:>10.4f} {theirs:>10.4f} {ratio:>6.2f}x {met:>4}  {check}", flush=True)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"load average before the run: {load} (other work on these CPUs skews the times)")
-    print(f"thread variables: {threads or 'none set (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS unset)'}")
-    print(f"NumPy's BLAS: {blas}, {blas_threads if blas_threads is not None else '?'} threads")
+    print(f"load average after the table: {load}")
+    print(f"rows below 1.0x or missing: {missed}")
 
-    rows, copy_row, ours_info = [], None, None
-    for case in cases:
-        repeat = args.matmul_repeat if case == "matmul" else args.repeat
-        ours = gpukit_case(bench, case, repeat, args.device)  # one after the other, never both
-        theirs = numpy_case(case, repeat)
-        if "error" not in ours:
-            ours_info = ours_info or ours
-            if case == "copy":
-                copy_row = ours
-        rows.append((case, ours, theirs))
 
+def print_cases(args, rows, copy_row, ours_info):
     if ours_info:
         print(f"gpukit's device: {ours_info['device']} ({ours_info['device_description']}); "
               f"its BLAS: {ours_info['blas']}, {ours_info['blas_threads']} threads")
@@ -229,6 +336,53 @@ def main():
               f"CPU); per element add moves 12 bytes, sum 4, copy 8 (reads + writes)")
     else:
         print("\nno copy bandwidth measured (run the copy case)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=Path, default=default_build(),
+                        help="the build holding bench/array_bench (default: %(default)s)")
+    parser.add_argument("--repeat", type=int, default=20, help="timed runs per case")
+    parser.add_argument("--matmul-repeat", type=int, default=5, help="timed runs of matmul")
+    parser.add_argument("--device", default=None,
+                        help="gpukit's device (default: gk_device_default())")
+    parser.add_argument("--cases", default=",".join(CASES),
+                        help="comma-separated cases (empty: only the table)")
+    parser.add_argument("--table", action="store_true",
+                        help="also print the table of every elementwise function and reduction")
+    parser.add_argument("--table-repeat", type=int, default=7, help="timed runs per table row")
+    parser.add_argument("--only", default="",
+                        help="the table's functions to run, comma-separated (default: all)")
+    args = parser.parse_args()
+    bench = args.build / "bench" / "array_bench"
+    cases = [c for c in args.cases.split(",") if c]
+
+    blas, blas_threads = numpy_blas()
+    threads = ", ".join(f"{v}={os.environ[v]}" for v in THREAD_VARIABLES if v in os.environ)
+    print(f"gpukit {bench.resolve()}")
+    print(f"NumPy {np.__version__}, Python {platform.python_version()}, {os.cpu_count()} CPUs, "
+          f"{platform.processor() or platform.machine()}")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average before the run: {load} (other work on these CPUs skews the times)")
+    print(f"thread variables: {threads or 'none set (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS unset)'}")
+    print(f"NumPy's BLAS: {blas}, {blas_threads if blas_threads is not None else '?'} threads")
+
+    rows, copy_row, ours_info = [], None, None
+    for case in cases:
+        repeat = args.matmul_repeat if case == "matmul" else args.repeat
+        ours = gpukit_case(bench, case, repeat, args.device)  # one after the other, never both
+        theirs = numpy_case(case, repeat)
+        if "error" not in ours:
+            ours_info = ours_info or ours
+            if case == "copy":
+                copy_row = ours
+        rows.append((case, ours, theirs))
+
+    if rows:
+        print_cases(args, rows, copy_row, ours_info)
+    if args.table:
+        print_table(args.build, args.table_repeat, args.device,
+                    {name for name in args.only.split(",") if name})
 
 
 if __name__ == "__main__":

@@ -425,6 +425,17 @@ UNARY_FUNCTION(sqrt, GK_SQRT)
 UNARY_FUNCTION(sin, GK_SIN)
 UNARY_FUNCTION(cos, GK_COS)
 UNARY_FUNCTION(tanh, GK_TANH)
+UNARY_FUNCTION(tan, GK_TAN)
+UNARY_FUNCTION(asin, GK_ASIN)
+UNARY_FUNCTION(acos, GK_ACOS)
+UNARY_FUNCTION(atan, GK_ATAN)
+UNARY_FUNCTION(sinh, GK_SINH)
+UNARY_FUNCTION(cosh, GK_COSH)
+UNARY_FUNCTION(asinh, GK_ASINH)
+UNARY_FUNCTION(acosh, GK_ACOSH)
+UNARY_FUNCTION(atanh, GK_ATANH)
+UNARY_FUNCTION(log1p, GK_LOG1P)
+UNARY_FUNCTION(expm1, GK_EXPM1)
 UNARY_FUNCTION(sigmoid, GK_SIGMOID)
 UNARY_FUNCTION(relu, GK_RELU)
 
@@ -1434,6 +1445,25 @@ static PyMethodDef ops_functions[] = {
     {"sin", FASTCALL(fn_sin), UNARY_DOC("sin", "The sine elementwise, in radians.")},
     {"cos", FASTCALL(fn_cos), UNARY_DOC("cos", "The cosine elementwise, in radians.")},
     {"tanh", FASTCALL(fn_tanh), UNARY_DOC("tanh", "The hyperbolic tangent elementwise.")},
+    {"tan", FASTCALL(fn_tan), UNARY_DOC("tan", "The tangent elementwise, in radians.")},
+    {"asin", FASTCALL(fn_asin),
+     UNARY_DOC("asin", "The inverse sine elementwise, in radians (NaN outside [-1, 1]).")},
+    {"acos", FASTCALL(fn_acos),
+     UNARY_DOC("acos", "The inverse cosine elementwise, in radians (NaN outside [-1, 1]).")},
+    {"atan", FASTCALL(fn_atan), UNARY_DOC("atan", "The inverse tangent elementwise, in radians.")},
+    {"sinh", FASTCALL(fn_sinh), UNARY_DOC("sinh", "The hyperbolic sine elementwise.")},
+    {"cosh", FASTCALL(fn_cosh), UNARY_DOC("cosh", "The hyperbolic cosine elementwise.")},
+    {"asinh", FASTCALL(fn_asinh),
+     UNARY_DOC("asinh", "The inverse hyperbolic sine elementwise.")},
+    {"acosh", FASTCALL(fn_acosh),
+     UNARY_DOC("acosh", "The inverse hyperbolic cosine elementwise (NaN below 1).")},
+    {"atanh", FASTCALL(fn_atanh),
+     UNARY_DOC("atanh", "The inverse hyperbolic tangent elementwise (NaN outside [-1, 1], "
+                        "+-inf at +-1).")},
+    {"log1p", FASTCALL(fn_log1p),
+     UNARY_DOC("log1p", "log(1 + x) elementwise, exact for x near 0.")},
+    {"expm1", FASTCALL(fn_expm1),
+     UNARY_DOC("expm1", "e ** x - 1 elementwise, exact for x near 0.")},
     {"sigmoid", FASTCALL(fn_sigmoid),
      UNARY_DOC("sigmoid", "1 / (1 + e ** -x) elementwise (as torch.sigmoid; not in the array "
                           "API standard).")},

@@ -168,8 +168,10 @@ typedef enum gk_op {
     /* binary */
     GK_ADD = 0, GK_SUB, GK_MUL, GK_DIV, GK_POW, GK_MINIMUM, GK_MAXIMUM,
     GK_EQ, GK_NE, GK_LT, GK_LE, GK_GT, GK_GE,
-    /* unary */
-    GK_NEG, GK_ABS, GK_EXP, GK_LOG, GK_SQRT, GK_SIN, GK_COS, GK_TANH, GK_SIGMOID, GK_RELU,
+    /* unary; GK_EXP..GK_SIGMOID are the floating-point math functions */
+    GK_NEG, GK_ABS, GK_EXP, GK_LOG, GK_SQRT, GK_SIN, GK_COS, GK_TANH,
+    GK_TAN, GK_ASIN, GK_ACOS, GK_ATAN, GK_SINH, GK_COSH, GK_ASINH, GK_ACOSH, GK_ATANH,
+    GK_LOG1P, GK_EXPM1, GK_SIGMOID, GK_RELU,
     GK_OP_COUNT
 } gk_op;
 

@@ -20,8 +20,9 @@
  *   bool, as PyTorch); div gives float32; sub and pow of two bools are
  *   errors (PyTorch: sub of bools is an error, pow is not implemented).
  * - Unary: neg, abs and relu keep the dtype (neg of bool is an error; abs
- *   and relu of bool/uint8 are copies); exp, log, sqrt, sin, cos, tanh and
- *   sigmoid of integers and bools give float32.
+ *   and relu of bool/uint8 are copies); the math functions (exp, log,
+ *   sqrt, the trigonometric and hyperbolic functions and their inverses,
+ *   log1p, expm1, sigmoid) of integers and bools give float32.
  * - A plain value that is integral but outside the range of the integer
  *   dtype the op computes in is an error (uint8 array + 300, int32 array
  *   < 3e9), as in NumPy 2, rather than a wrapped value giving a wrong
@@ -55,6 +56,10 @@ static const char *const op_names[GK_OP_COUNT] = {
     [GK_GE] = "ge",       [GK_NEG] = "neg",       [GK_ABS] = "abs",
     [GK_EXP] = "exp",     [GK_LOG] = "log",       [GK_SQRT] = "sqrt",
     [GK_SIN] = "sin",     [GK_COS] = "cos",       [GK_TANH] = "tanh",
+    [GK_TAN] = "tan",     [GK_ASIN] = "asin",     [GK_ACOS] = "acos",
+    [GK_ATAN] = "atan",   [GK_SINH] = "sinh",     [GK_COSH] = "cosh",
+    [GK_ASINH] = "asinh", [GK_ACOSH] = "acosh",   [GK_ATANH] = "atanh",
+    [GK_LOG1P] = "log1p", [GK_EXPM1] = "expm1",
     [GK_SIGMOID] = "sigmoid", [GK_RELU] = "relu",
 };
 

@@ -92,3 +92,22 @@ def test_without_openmp_the_cpu_computes_on_one_thread(py, tmp_path):
     assert "1 thread (no OpenMP runtime: " + missing in out[1], out[1]
     assert "apt install libgomp1" in out[1]
     assert out[2] == "False"
+
+
+SLEEF_MAPPED = """
+    import gpukit
+    def mapped():
+        return "libsleef" in open("/proc/self/maps").read()
+    steps = [mapped()]
+    a = gpukit.ones((3,), dtype="float32", device="cpu")
+    (a + a).tolist()
+    steps.append(mapped())
+    gpukit.exp(a).tolist()
+    steps.append(mapped())
+    print(steps)
+"""
+
+
+def test_sleef_is_loaded_on_the_first_math_function(py):
+    """SLEEF (src/ext/sleef.c) is mapped by exp, not by import or arithmetic."""
+    assert py(SLEEF_MAPPED).stdout.strip() == "[False, False, True]"

@@ -16,8 +16,10 @@ static int cases; /* results compared, printed at the end */
 static const gk_op binary_ops[] = {GK_ADD, GK_SUB, GK_MUL, GK_DIV, GK_POW,
                                    GK_MINIMUM, GK_MAXIMUM, GK_EQ, GK_NE, GK_LT,
                                    GK_LE, GK_GT, GK_GE};
-static const gk_op unary_ops[] = {GK_NEG, GK_ABS,  GK_EXP,  GK_LOG,     GK_SQRT,
-                                  GK_SIN, GK_COS, GK_TANH, GK_SIGMOID, GK_RELU};
+static const gk_op unary_ops[] = {
+    GK_NEG,  GK_ABS,   GK_EXP,   GK_LOG,   GK_SQRT,  GK_SIN,   GK_COS,    GK_TANH,
+    GK_TAN,  GK_ASIN,  GK_ACOS,  GK_ATAN,  GK_SINH,  GK_COSH,  GK_ASINH,  GK_ACOSH,
+    GK_ATANH, GK_LOG1P, GK_EXPM1, GK_SIGMOID, GK_RELU};
 #define COUNT(array) ((int)(sizeof(array) / sizeof *(array)))
 
 static bool is_float(gk_dtype t)
@@ -305,6 +307,17 @@ static num ref_binary(gk_op op, gk_dtype c, num x, num y)
         case GK_SIN: r.f = F(sin)(a); break;                                           \
         case GK_COS: r.f = F(cos)(a); break;                                           \
         case GK_TANH: r.f = F(tanh)(a); break;                                         \
+        case GK_TAN: r.f = F(tan)(a); break;                                           \
+        case GK_ASIN: r.f = F(asin)(a); break;                                         \
+        case GK_ACOS: r.f = F(acos)(a); break;                                         \
+        case GK_ATAN: r.f = F(atan)(a); break;                                         \
+        case GK_SINH: r.f = F(sinh)(a); break;                                         \
+        case GK_COSH: r.f = F(cosh)(a); break;                                         \
+        case GK_ASINH: r.f = F(asinh)(a); break;                                       \
+        case GK_ACOSH: r.f = F(acosh)(a); break;                                       \
+        case GK_ATANH: r.f = F(atanh)(a); break;                                       \
+        case GK_LOG1P: r.f = F(log1p)(a); break;                                       \
+        case GK_EXPM1: r.f = F(expm1)(a); break;                                       \
         case GK_SIGMOID: r.f = (T)(1 / (1 + exp(-(double)a))); break;                  \
         case GK_RELU: r.f = isnan(a) ? a : a > 0 ? a : 0; break;                       \
         default: break;                                                                \
@@ -1326,7 +1339,7 @@ static void expect(gk_device device, gk_op op, gk_dtype t, int64_t n, const doub
 
 static void test_special_values(gk_device device)
 {
-    const double inf = INFINITY, nan = NAN;
+    const double inf = INFINITY, nan = NAN, pi = 3.14159265358979323846;
     for (int t = GK_FLOAT32; t <= GK_FLOAT64; t++) {
         gk_dtype f = (gk_dtype)t;
         expect(device, GK_RELU, f, 5, (double[]){nan, -1, 0, 2, -inf}, NULL, f,
@@ -1347,6 +1360,29 @@ static void test_special_values(gk_device device)
                0);
         expect(device, GK_TANH, f, 3, (double[]){-1000, 1000, nan}, NULL, f,
                (double[]){-1, 1, nan}, 0);
+        /* The domain edges of the new functions, as C99 Annex F gives them. */
+        expect(device, GK_ASIN, f, 4, (double[]){2, -2, 1, -0.0}, NULL, f,
+               (double[]){nan, nan, pi / 2, -0.0}, f == GK_FLOAT32 ? 1e-6 : 1e-15);
+        expect(device, GK_ACOS, f, 3, (double[]){2, 1, -1}, NULL, f, (double[]){nan, 0, pi},
+               f == GK_FLOAT32 ? 1e-6 : 1e-15);
+        expect(device, GK_ATAN, f, 3, (double[]){inf, -inf, nan}, NULL, f,
+               (double[]){pi / 2, -pi / 2, nan}, f == GK_FLOAT32 ? 1e-6 : 1e-15);
+        expect(device, GK_ACOSH, f, 4, (double[]){0.5, 1, inf, -inf}, NULL, f,
+               (double[]){nan, 0, inf, nan}, 0);
+        expect(device, GK_ATANH, f, 4, (double[]){1, -1, 2, 0}, NULL, f,
+               (double[]){inf, -inf, nan, 0}, 0);
+        expect(device, GK_ASINH, f, 3, (double[]){inf, -inf, 0}, NULL, f,
+               (double[]){inf, -inf, 0}, 0);
+        expect(device, GK_SINH, f, 3, (double[]){1000, -1000, 0}, NULL, f,
+               (double[]){inf, -inf, 0}, 0);
+        expect(device, GK_COSH, f, 3, (double[]){1000, -1000, 0}, NULL, f,
+               (double[]){inf, inf, 1}, 0);
+        expect(device, GK_TAN, f, 3, (double[]){inf, 0, nan}, NULL, f, (double[]){nan, 0, nan},
+               0);
+        expect(device, GK_LOG1P, f, 4, (double[]){-1, -2, inf, 0}, NULL, f,
+               (double[]){-inf, nan, inf, 0}, 0);
+        expect(device, GK_EXPM1, f, 4, (double[]){1000, -1000, -inf, 0}, NULL, f,
+               (double[]){inf, -1, -1, 0}, 0);
         expect(device, GK_DIV, f, 3, (double[]){1, 0, -1}, (double[]){0, 0, 0}, f,
                (double[]){inf, nan, -inf}, 0);
         expect(device, GK_EQ, f, 3, (double[]){nan, 1, -0.0}, (double[]){nan, 1, 0.0}, GK_BOOL,
@@ -1544,7 +1580,8 @@ static void test_op_names(void)
     static const char *const names[GK_OP_COUNT] = {
         "add", "sub", "mul",  "div", "pow", "minimum", "maximum", "eq",
         "ne",  "lt",  "le",   "gt",  "ge",  "neg",     "abs",     "exp",
-        "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu"};
+        "log", "sqrt", "sin", "cos", "tanh", "tan", "asin", "acos", "atan", "sinh",
+        "cosh", "asinh", "acosh", "atanh", "log1p", "expm1", "sigmoid", "relu"};
     for (int op = 0; op < GK_OP_COUNT; op++) {
         CHECK(strcmp(gk_op_name((gk_op)op), names[op]) == 0, "op %d is %s", op,
               gk_op_name((gk_op)op));

@@ -29,7 +29,10 @@ static const unsigned op_dtypes[GK_OP_COUNT] = {
     [GK_NE] = ALL,           [GK_LT] = ALL,        [GK_LE] = ALL,        [GK_GT] = ALL,
     [GK_GE] = ALL,           [GK_NEG] = NUMERIC,   [GK_ABS] = ALL,       [GK_EXP] = FLOATING,
     [GK_LOG] = FLOATING,     [GK_SQRT] = FLOATING, [GK_SIN] = FLOATING,  [GK_COS] = FLOATING,
-    [GK_TANH] = FLOATING,    [GK_SIGMOID] = FLOATING, [GK_RELU] = ALL,
+    [GK_TANH] = FLOATING,    [GK_TAN] = FLOATING,  [GK_ASIN] = FLOATING, [GK_ACOS] = FLOATING,
+    [GK_ATAN] = FLOATING,    [GK_SINH] = FLOATING, [GK_COSH] = FLOATING, [GK_ASINH] = FLOATING,
+    [GK_ACOSH] = FLOATING,   [GK_ATANH] = FLOATING, [GK_LOG1P] = FLOATING,
+    [GK_EXPM1] = FLOATING,   [GK_SIGMOID] = FLOATING, [GK_RELU] = ALL,
 };
 
 static bool valid_dtype(gk_dtype dtype)

@@ -14,8 +14,8 @@
  *   gk_i8 gk_u8 gk_i32 gk_u32 gk_i64 gk_u64   exact-width integers
  *   GK_HAS_FP64                   defined when double is usable
  *   math: the overloaded names of OpenCL C and CUDA (exp, log, sqrt, sin,
- *   cos, tanh, fabs, floor, pow, isnan, ...), which both provide for float
- *   and double.
+ *   cos, tan, asin, sinh, asinh, tanh, log1p, expm1, fabs, floor, pow,
+ *   isnan, ...), which both provide for float and double.
  *
  * GK_CUDA or GK_OPENCL says which one is compiling. This file is also
  * included by host C code (GK_HOST) for the shared structs below, whose

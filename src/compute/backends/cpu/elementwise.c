@@ -22,8 +22,12 @@
  *   is NaN; comparisons with NaN are false except ne.
  * - sigmoid is 1 / (1 + e^-x) computed from e^-|x|, so it neither overflows
  *   nor loses the small results for large |x|.
- * - float32 math uses the float functions of libm (expf, ...). */
+ * - The math functions run on vectors where the CPU has AVX2 or AVX-512
+ *   (vecmath.c: SLEEF's functions, sqrt's instruction, sigmoid from SLEEF's
+ *   exp); the loops here, libm's functions (float32: expf, ...), serve
+ *   everywhere else. */
 #include "compute/backends/cpu/cpu.h"
+#include "compute/backends/cpu/vecmath.h"
 
 #include "core/error.h"
 
@@ -190,6 +194,17 @@ UNARY_LOOP(copy_bool, vec, uint8_t, B(x)) /* abs and relu of bools */
     UNARY_LOOP(sin_##SUFFIX, plain, T, F(sin)(x))                                          \
     UNARY_LOOP(cos_##SUFFIX, plain, T, F(cos)(x))                                          \
     UNARY_LOOP(tanh_##SUFFIX, plain, T, F(tanh)(x))                                        \
+    UNARY_LOOP(tan_##SUFFIX, plain, T, F(tan)(x))                                          \
+    UNARY_LOOP(asin_##SUFFIX, plain, T, F(asin)(x))                                        \
+    UNARY_LOOP(acos_##SUFFIX, plain, T, F(acos)(x))                                        \
+    UNARY_LOOP(atan_##SUFFIX, plain, T, F(atan)(x))                                        \
+    UNARY_LOOP(sinh_##SUFFIX, plain, T, F(sinh)(x))                                        \
+    UNARY_LOOP(cosh_##SUFFIX, plain, T, F(cosh)(x))                                        \
+    UNARY_LOOP(asinh_##SUFFIX, plain, T, F(asinh)(x))                                      \
+    UNARY_LOOP(acosh_##SUFFIX, plain, T, F(acosh)(x))                                      \
+    UNARY_LOOP(atanh_##SUFFIX, plain, T, F(atanh)(x))                                      \
+    UNARY_LOOP(log1p_##SUFFIX, plain, T, F(log1p)(x))                                      \
+    UNARY_LOOP(expm1_##SUFFIX, plain, T, F(expm1)(x))                                      \
     UNARY_LOOP(sigmoid_##SUFFIX, plain, T, sigmoid_##SUFFIX##_one(x))
 
 #define F32(name) name##f
@@ -240,6 +255,17 @@ static const cpu_inner_loop loops[GK_OP_COUNT][GK_DTYPE_COUNT] = {
     [GK_SIN] = {FLOATING(sin)},
     [GK_COS] = {FLOATING(cos)},
     [GK_TANH] = {FLOATING(tanh)},
+    [GK_TAN] = {FLOATING(tan)},
+    [GK_ASIN] = {FLOATING(asin)},
+    [GK_ACOS] = {FLOATING(acos)},
+    [GK_ATAN] = {FLOATING(atan)},
+    [GK_SINH] = {FLOATING(sinh)},
+    [GK_COSH] = {FLOATING(cosh)},
+    [GK_ASINH] = {FLOATING(asinh)},
+    [GK_ACOSH] = {FLOATING(acosh)},
+    [GK_ATANH] = {FLOATING(atanh)},
+    [GK_LOG1P] = {FLOATING(log1p)},
+    [GK_EXPM1] = {FLOATING(expm1)},
     [GK_SIGMOID] = {FLOATING(sigmoid)},
     [GK_RELU] = {SIGNED(relu), [GK_UINT8] = copy_uint8, [GK_BOOL] = copy_bool},
 };
@@ -268,8 +294,12 @@ gk_status cpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const
                        "cpu: no elementwise loop for %s on %s%s%s into %s",
                        gk_op_name(op), gk_dtype_name(dtype), binary ? " and " : "",
                        binary ? gk_dtype_name(in[1].dtype) : "", gk_dtype_name(out->dtype));
+    /* The math functions on vectors where the CPU and SLEEF allow (vecmath.c). */
+    cpu_vector_function function;
+    cpu_inner_loop vector = cpu_vector_math(op, dtype, &function);
     gk_operand operands[3] = {*out, in[0], binary ? in[1] : in[0]};
-    cpu_for_each(loop, operands, binary ? 3 : 2, inner, NULL);
+    cpu_for_each(loop, operands, binary ? 3 : 2, vector ? vector : inner,
+                 vector ? &function : NULL);
     return GK_OK;
 }
 
