@@ -59,7 +59,8 @@ static json_t *lease_json(const gk_lease *lease)
     json_object_set_new(o, "share", json_boolean(lease->share));
     json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)lease->reserved));
     json_object_set_new(o, "command", gk_json_string(lease->command));
-    json_object_set_new(o, "request", lease->waiting ? gk_json_string(lease->request) : json_null());
+    json_object_set_new(o, "request",
+                        lease->waiting ? gk_json_string(lease->request) : json_null());
     json_object_set_new(o, "file", gk_json_string(lease->name));
     return o;
 }
