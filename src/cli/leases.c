@@ -27,12 +27,15 @@ static void print_usage(FILE *out)
             "/tmp/gpukit-leases).\n");
 }
 
+/* The local time of `since`, or, when it is no date (a record may say any
+ * number of seconds, and localtime_r fails on years past int), the raw
+ * seconds as date(1) takes them: "@99999999999999999". */
 static void format_since(char *buf, size_t size, const struct timespec *since)
 {
     struct tm local;
     time_t seconds = since->tv_sec;
-    localtime_r(&seconds, &local);
-    strftime(buf, size, "%Y-%m-%d %H:%M:%S", &local);
+    if (!localtime_r(&seconds, &local) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &local) == 0)
+        snprintf(buf, size, "@%lld", (long long)seconds);
 }
 
 static json_t *lease_json(const gk_lease *lease)
@@ -41,23 +44,24 @@ static json_t *lease_json(const gk_lease *lease)
     format_since(since, sizeof since, &lease->since);
     json_t *devices = json_array();
     for (size_t d = 0; d < lease->device_count; d++)
-        json_array_append_new(devices, json_pack("{s:I, s:s}", "index",
+        json_array_append_new(devices, json_pack("{s:I, s:o}", "index",
                                                  (json_int_t)lease->indices[d], "uuid",
-                                                 lease->uuids[d]));
+                                                 gk_json_string(lease->uuids[d])));
     json_t *o = json_object();
     json_object_set_new(o, "state", json_string(lease->waiting ? "waiting" : "holding"));
     json_object_set_new(o, "devices", devices);
     json_object_set_new(o, "pid", json_integer(lease->pid));
-    json_object_set_new(o, "user", json_string(lease->user));
+    json_object_set_new(o, "user", gk_json_string(lease->user));
     json_object_set_new(o, "uid", json_integer(lease->uid));
     json_object_set_new(o, "since", json_string(since));
     json_object_set_new(o, "since_epoch", json_real((double)lease->since.tv_sec +
                                                     (double)lease->since.tv_nsec / 1e9));
     json_object_set_new(o, "share", json_boolean(lease->share));
     json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)lease->reserved));
-    json_object_set_new(o, "command", json_string(lease->command));
-    json_object_set_new(o, "request", lease->waiting ? json_string(lease->request) : json_null());
-    json_object_set_new(o, "file", json_string(lease->name));
+    json_object_set_new(o, "command", gk_json_string(lease->command));
+    json_object_set_new(o, "request",
+                        lease->waiting ? gk_json_string(lease->request) : json_null());
+    json_object_set_new(o, "file", gk_json_string(lease->name));
     return o;
 }
 

@@ -24,9 +24,7 @@ static json_t *bool_json(gk_field field)
     return field.known ? json_boolean(field.value != 0) : json_null();
 }
 
-/* Command lines and names come from other programs and may not be UTF-8,
- * which JSON strings must be: invalid bytes become '?'. */
-static json_t *string_json(const char *text)
+json_t *gk_json_string(const char *text)
 {
     json_t *value = json_string(text);
     if (value)
@@ -44,14 +42,14 @@ static json_t *string_json(const char *text)
 
 static json_t *text_json(const char *text)
 {
-    return text[0] ? string_json(text) : json_null();
+    return text[0] ? gk_json_string(text) : json_null();
 }
 
 static json_t *process_json(const gk_process *p)
 {
     json_t *args = json_array();
     for (size_t at = 0; at < p->cmdline_len; at += strlen(p->cmdline + at) + 1)
-        json_array_append_new(args, string_json(p->cmdline + at));
+        json_array_append_new(args, gk_json_string(p->cmdline + at));
     static const char *const types[] = {"?", "C", "G", "C+G"};
     json_t *cpu_percent = p->cpu_percent.known ? json_real((double)p->cpu_percent.value / 10)
                                                : json_null();
@@ -156,7 +154,7 @@ json_t *gk_json_snapshot(const gk_snapshot *snapshot, const gk_cuda_view *view, 
     char cuda[32];
     const char *visible = getenv("CUDA_VISIBLE_DEVICES");
     json_t *o = json_object();
-    json_object_set_new(o, "hostname", string_json(snapshot->hostname));
+    json_object_set_new(o, "hostname", gk_json_string(snapshot->hostname));
     json_object_set_new(o, "driver_version", text_json(snapshot->driver_version));
     json_object_set_new(o, "query_time", query_time_json(snapshot->query_time));
     json_t *gpus = json_array();
@@ -170,7 +168,7 @@ json_t *gk_json_snapshot(const gk_snapshot *snapshot, const gk_cuda_view *view, 
     json_object_set_new(o, "nvml_version", text_json(snapshot->nvml_version));
     json_object_set_new(o, "source", json_string(gk_probe_source_name(snapshot->source)));
     json_object_set_new(o, "diagnosis", text_json(snapshot->diagnosis));
-    json_object_set_new(o, "cuda_visible_devices", visible ? string_json(visible) : json_null());
+    json_object_set_new(o, "cuda_visible_devices", visible ? gk_json_string(visible) : json_null());
     json_object_set_new(o, "cpu", cpu_json(&snapshot->cpu));
     return o;
 }
@@ -212,9 +210,9 @@ static json_t *awake_json(const gk_info *info)
         json_t *entry = json_pack("{s:I, s:I, s:o, s:o, s:o}",
                                   "cuda_index", (json_int_t)k,
                                   "index", (json_int_t)snapshot->gpus[d->gpu].index,
-                                  "uuid", string_json(gk_cuda_device_uuid(snapshot, d)),
-                                  "name", string_json(gk_cuda_device_name(snapshot, d)),
-                                  "pci.bus_id", string_json(snapshot->gpus[d->gpu].pci_bus_id));
+                                  "uuid", gk_json_string(gk_cuda_device_uuid(snapshot, d)),
+                                  "name", gk_json_string(gk_cuda_device_name(snapshot, d)),
+                                  "pci.bus_id", gk_json_string(snapshot->gpus[d->gpu].pci_bus_id));
         json_object_set_new(entry, "mig_index", d->mig >= 0 ? json_integer(d->mig) : json_null());
         json_array_append_new(devices, entry);
     }
@@ -228,7 +226,7 @@ static json_t *awake_json(const gk_info *info)
     json_object_set_new(o, "cuda_driver_version", cuda[0] ? json_string(cuda) : json_null());
     json_object_set_new(o, "nvml_version", text_json(snapshot->nvml_version));
     json_object_set_new(o, "source", json_string(gk_probe_source_name(snapshot->source)));
-    json_object_set_new(o, "cuda_visible_devices", visible ? string_json(visible) : json_null());
+    json_object_set_new(o, "cuda_visible_devices", visible ? gk_json_string(visible) : json_null());
     json_object_set_new(o, "cuda_device_order",
                         json_string(view->pci_bus_order ? "PCI_BUS_ID" : "FASTEST_FIRST"));
     json_object_set_new(o, "order_guessed", json_boolean(view->order_guessed));
@@ -253,7 +251,7 @@ static json_t *asleep_json(const gk_info *info)
                                                  "cuda_index", (json_int_t)0,
                                                  "index", (json_int_t)gpu->index, "uuid",
                                                  "name", "pci.bus_id",
-                                                 string_json(gpu->pci_bus_id), "mig_index"));
+                                                 gk_json_string(gpu->pci_bus_id), "mig_index"));
     char note[512];
     snprintf(note, sizeof note, "the NVIDIA GPU %s%s%s", info->asleep_why,
              view->note[0] ? "; " : "", view->note);
@@ -266,12 +264,12 @@ static json_t *asleep_json(const gk_info *info)
     json_object_set_new(o, "cuda_driver_version", json_null());
     json_object_set_new(o, "nvml_version", json_null());
     json_object_set_new(o, "source", json_string("sysfs"));
-    json_object_set_new(o, "cuda_visible_devices", visible ? string_json(visible) : json_null());
+    json_object_set_new(o, "cuda_visible_devices", visible ? gk_json_string(visible) : json_null());
     json_object_set_new(o, "cuda_device_order",
                         json_string(view->pci_bus_order ? "PCI_BUS_ID" : "FASTEST_FIRST"));
     json_object_set_new(o, "order_guessed", json_false());
     json_object_set_new(o, "cuda_devices", devices);
-    json_object_set_new(o, "note", string_json(note));
+    json_object_set_new(o, "note", gk_json_string(note));
     json_object_set_new(o, "diagnosis", json_null());
     json_object_set_new(o, "cpu", cpu_json(&snapshot->cpu));
     json_object_set_new(o, "optimus", optimus_json(info));

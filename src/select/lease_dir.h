@@ -31,10 +31,17 @@ typedef struct gk_lock_wait {
  * /proc/locks) and what to do about them. */
 gk_status gk_lease_dir_lock_until(gk_lease_dir *dir, const gk_lock_wait *wait);
 
-/* Describes, into `out`, the processes that hold a lock on the file `st`
- * describes: "pid 123 (user alice, command 'python3')", several separated by
- * commas. Returns how many there are (0: none, or /proc/locks unreadable). */
+/* Describes, into `out`, the processes that hold a flock(2) lock on the
+ * file `st` describes: "pid 123 (user alice, command 'python3')", several
+ * separated by commas. Returns how many there are (0: none, or /proc/locks
+ * unreadable). */
 size_t gk_lock_holders(const struct stat *st, char *out, size_t size);
+
+/* gk_lock_holders() over `locks`, the text of /proc/locks, for the file
+ * `dev`/`ino`, with each holder's owner and command read from `proc` (the
+ * real "/proc", or a fake one in tests). */
+size_t gk_lock_holders_parse(const char *locks, dev_t dev, ino_t ino, const char *proc,
+                             char *out, size_t size);
 
 /* Nanoseconds of CLOCK_MONOTONIC / CLOCK_REALTIME. */
 uint64_t gk_now_ns(void);

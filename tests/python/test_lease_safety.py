@@ -300,6 +300,42 @@ def test_genuine_lease_held_the_same_way_counts(tmp_path):
     assert picked_uuid(env)[0] == best, "once nobody holds it, the lease is stale"
 
 
+def test_record_that_is_not_utf8_is_listed_with_question_marks(tmp_path):
+    """A record's command and UUID are its writer's bytes (a command line cut
+    at 255 bytes can end inside a UTF-8 character): `leases --json` shows
+    each byte past ASCII as '?', as `ls --json` does, rather than dropping
+    the value."""
+    leases = sticky_dir(tmp_path / "leases")
+    env = lease_env(tmp_path, leases)
+    planted = leases / "lease-4242-0badf00d"
+    planted.write_bytes(record(UUIDS[0], 0, uid=os.geteuid(), pid=os.getpid())
+                        .replace("command planted", "command python3 caf\xe9.py \xe2\x82")
+                        .encode("latin-1")
+                        .replace(UUIDS[0].encode(), UUIDS[0].encode() + b"\xff"))
+    with held(planted):
+        (entry,) = leases_json(env)
+        table = subprocess.run([str(GPUKIT), "leases"], env=env, capture_output=True,
+                               timeout=60, stdin=subprocess.DEVNULL)
+    assert entry["command"] == "python3 caf?.py ??"
+    assert entry["devices"] == [{"index": 0, "uuid": UUIDS[0] + "?"}]
+    assert table.returncode == EXIT_OK and b"python3 caf\xe9.py" in table.stdout, table.stderr
+
+
+def test_since_past_any_date_is_shown_as_seconds(tmp_path):
+    """`since` is any number a record says; one past the years localtime
+    can express is shown as the seconds themselves (as date -d takes them)."""
+    leases = sticky_dir(tmp_path / "leases")
+    env = lease_env(tmp_path, leases)
+    planted = leases / "lease-4242-0badf00d"
+    planted.write_text(record(UUIDS[0], 0, uid=os.geteuid(), pid=os.getpid())
+                       .replace("since 1700000000.000000000", "since 9223372036854775807.5"))
+    with held(planted):
+        (entry,) = leases_json(env)
+        table = run(["leases"], env)
+    assert entry["since"] == "@9223372036854775807"
+    assert table.returncode == EXIT_OK and " @9223372036854775807 " in table.stdout, table.stderr
+
+
 @pytest.mark.parametrize("locked", [True, False], ids=["held", "not-held"])
 @pytest.mark.parametrize("name,content", [
     ("lease-2-00000000", "hello, I am not a lease\n"),

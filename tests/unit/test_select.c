@@ -1,12 +1,17 @@
 /* Table tests for selection (orders, filters, N/A values, reservations, the
- * CUDA view restriction) and for the size/ratio/duration parsers. */
+ * CUDA view restriction), for the size/ratio/duration parsers and for
+ * reading who holds the lease directory's lock from /proc/locks. */
 #include <gpukit/select.h>
 
 #include "check.h"
 #include "core/units.h"
+#include "select/lease_dir.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #define GIB (1024ull * 1024 * 1024)
 #define NA ((gk_field){0, false})
@@ -306,6 +311,49 @@ static void test_units(void)
     CHECK(strcmp(gk_format_size(text, sizeof text, 100), "100 B") == 0, "%s", text);
 }
 
+/* Device fe:00 inode 10955121 (what /proc/locks prints as fe:00:10955121),
+ * and numbers that only match it when wrapped or cut to their field: the
+ * conversions inside sscanf did that, where no sanitizer looks. */
+static void test_lock_holders(void)
+{
+    const dev_t dev = makedev(0xfe, 0x00);
+    char out[1024];
+    static const struct {
+        const char *locks;
+        size_t holders;
+    } cases[] = {
+        {"3: FLOCK  ADVISORY  WRITE 0 fe:00:10955121 0 EOF\n", 1},
+        {"3: FLOCK  ADVISORY  WRITE 0 1000000fe:00:10955121 0 EOF\n", 0},
+        {"3: FLOCK  ADVISORY  WRITE 0 fe:100000000:10955121 0 EOF\n", 0},
+        {"3: FLOCK  ADVISORY  WRITE 0 fe:00:18446744073720506737 0 EOF\n", 0},
+        {"3: FLOCK  ADVISORY  WRITE 4294967296 fe:00:10955121 0 EOF\n", 0},
+        /* Waiters, and locks of kinds that do not block flock(2). */
+        {"3: -> FLOCK  ADVISORY  WRITE 0 fe:00:10955121 0 EOF\n"
+         "4: POSIX  ADVISORY  READ 0 fe:00:10955121 0 EOF\n"
+         "5: OFDLCK ADVISORY  READ -1 fe:00:10955121 0 EOF\n",
+         0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t found = gk_lock_holders_parse(cases[i].locks, dev, 10955121, "/proc", out,
+                                             sizeof out);
+        CHECK(found == cases[i].holders, "%zu holders in %s", found, cases[i].locks);
+    }
+    /* Inode 2^64 is no number, not the largest one. */
+    CHECK(gk_lock_holders_parse("1: FLOCK  ADVISORY  READ 0 fe:00:18446744073709551616 0 EOF\n",
+                                dev, (ino_t)UINT64_MAX, "/proc", out, sizeof out) == 0,
+          "%s", out);
+
+    /* This process, as /proc shows it. */
+    char locks[128], expected[64];
+    snprintf(locks, sizeof locks, "1: FLOCK  ADVISORY  WRITE %ld fe:00:10955121 0 EOF\n",
+             (long)getpid());
+    snprintf(expected, sizeof expected, "pid %ld (user ", (long)getpid());
+    CHECK(gk_lock_holders_parse(locks, dev, 10955121, "/proc", out, sizeof out) == 1 &&
+              strncmp(out, expected, strlen(expected)) == 0 &&
+              strstr(out, ", command 'test_select')"),
+          "%s", out);
+}
+
 int main(void)
 {
     setup();
@@ -314,6 +362,7 @@ int main(void)
     test_claims();
     test_view_and_mig();
     test_units();
+    test_lock_holders();
     for (size_t i = 0; i < 5; i++)
         free(gpus[i].processes);
     CHECK_DONE();
