@@ -388,19 +388,20 @@ static void find_kernel_dirs(gk_kernel_dirs *dirs)
 static json_t *info_json(const gk_kernelspec_info *info)
 {
     json_t *item = json_object();
-    json_object_set_new(item, "name", json_string(info->name));
+    json_object_set_new(item, "name", gk_json_string(info->name));
     json_object_set_new(item, "display_name",
-                        info->display_name ? json_string(info->display_name) : json_null());
-    json_object_set_new(item, "directory", json_string(info->directory));
-    json_object_set_new(item, "origin", json_string(info->origin));
+                        info->display_name ? gk_json_string(info->display_name) : json_null());
+    json_object_set_new(item, "directory", gk_json_string(info->directory));
+    json_object_set_new(item, "origin", gk_json_string(info->origin));
     json_object_set_new(item, "selection",
-                        info->selection ? json_string(info->selection) : json_null());
-    json_object_set_new(item, "run_options", json_string(info->options));
-    json_object_set_new(item, "python", info->python ? json_string(info->python) : json_null());
-    json_object_set_new(item, "gpukit", info->gpukit ? json_string(info->gpukit) : json_null());
+                        info->selection ? gk_json_string(info->selection) : json_null());
+    json_object_set_new(item, "run_options", gk_json_string(info->options));
+    json_object_set_new(item, "python", info->python ? gk_json_string(info->python) : json_null());
+    json_object_set_new(item, "gpukit", info->gpukit ? gk_json_string(info->gpukit) : json_null());
     json_object_set_new(item, "shadowed_by",
-                        info->shadowed_by ? json_string(info->shadowed_by) : json_null());
-    json_object_set_new(item, "problem", info->problem ? json_string(info->problem) : json_null());
+                        info->shadowed_by ? gk_json_string(info->shadowed_by) : json_null());
+    json_object_set_new(item, "problem",
+                        info->problem ? gk_json_string(info->problem) : json_null());
     return item;
 }
 

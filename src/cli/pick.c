@@ -61,9 +61,9 @@ static json_t *candidate_json(const gk_snapshot *snapshot, const gk_candidate *c
     json_t *o = json_object();
     json_object_set_new(o, "index", json_integer(c->index));
     json_object_set_new(o, "mig_index", c->mig >= 0 ? json_integer(c->mig) : json_null());
-    json_object_set_new(o, "uuid", json_string(c->uuid));
-    json_object_set_new(o, "name", json_string(c->mig >= 0 ? gpu->mig_devices[c->mig].name
-                                                           : gpu->name));
+    json_object_set_new(o, "uuid", gk_json_string(c->uuid));
+    json_object_set_new(o, "name", gk_json_string(c->mig >= 0 ? gpu->mig_devices[c->mig].name
+                                                              : gpu->name));
     json_object_set_new(o, "memory.total", c->total.known
                                                ? json_integer((json_int_t)(c->total.value / CLI_MIB))
                                                : json_null());
@@ -71,7 +71,7 @@ static json_t *candidate_json(const gk_snapshot *snapshot, const gk_candidate *c
                                               ? json_integer((json_int_t)(c->free.value / CLI_MIB))
                                               : json_null());
     json_object_set_new(o, "reservations", json_integer(c->claims));
-    json_object_set_new(o, "rejected", c->rejected[0] ? json_string(c->rejected) : json_null());
+    json_object_set_new(o, "rejected", c->rejected[0] ? gk_json_string(c->rejected) : json_null());
     return o;
 }
 
@@ -91,7 +91,7 @@ static bool print_choice(const gk_reservation *r, const gk_request *request, for
         json_object_set_new(o, "order", json_string(gk_order_name(request->order)));
         json_object_set_new(o, "devices", chosen);
         json_object_set_new(o, "candidates", all);
-        json_object_set_new(o, "why", selection->fits ? json_null() : json_string(selection->why));
+        json_object_set_new(o, "why", selection->fits ? json_null() : gk_json_string(selection->why));
         return cli_print_json(o);
     }
     if (!selection->fits)
