@@ -13,6 +13,15 @@
  * up to COLS at a time by column kernels, which walk memory row-major and
  * give every column the very operations its row kernel would.
  *
+ * Speed: the contiguous and column loops are written for the vectoriser
+ * (`omp simd`, lanes of running results, branch-free selects) and compiled
+ * for AVX2 as well as the baseline (CPU_KERNEL), since NumPy's own loops
+ * use AVX2 and AVX-512 where the CPU has them. min/max keep a vector of
+ * running minima plus NaN flags; argmin/argmax keep running bests with the
+ * index of the first element that set each (the first best overall is the
+ * smallest index among the lanes holding the best value), so one pass
+ * reads each element once.
+ *
  * Numerics, as NumPy:
  * - float sums are pairwise in the input type within a chunk (blocks of 128
  *   with 8 accumulators, halves above), and the chunks' sums are added in
@@ -36,9 +45,15 @@
 #include <string.h>
 
 /* CHUNK: elements per partial (and per task). BLOCK: NumPy's pairwise block.
- * LANES: running minima of a vector min/max. ARG_BLOCK: argmin/argmax's
- * blocks. COLS: columns a column kernel takes at once. */
-enum { CHUNK = 1 << 16, BLOCK = 128, LANES = 16, ARG_BLOCK = 1024, COLS = 2048 };
+ * LANE_BYTES, ARG_LANE_BYTES: the running minima of a vector min/max, and
+ * of argmin/argmax. COLS: columns a column kernel takes at once. */
+enum {
+    CHUNK = 1 << 16,
+    BLOCK = 128,
+    LANE_BYTES = 256,
+    ARG_LANE_BYTES = 128,
+    COLS = 2048,
+};
 
 /* Accumulators per column of a column kernel (8-byte elements): the result,
  * 8 in a pairwise block, and one per level of the pairwise recursion above
@@ -63,7 +78,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
  * (NumPy's pairwise_sum). S is the literal 1 in the contiguous variant so
  * that the block loop vectorises. */
 #define PAIRWISE(NAME, T, ACC, EXPR, S)                                                   \
-    static ACC NAME(const T *p, int64_t n, int64_t s, double c)                           \
+    CPU_KERNEL static ACC NAME(const T *p, int64_t n, int64_t s, double c)                \
     {                                                                                     \
         (void)s;                                                                          \
         (void)c;                                                                          \
@@ -132,12 +147,15 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         p->FIELD = acc;                                                                   \
     }
 
-/* min (BETTER <) or max (>) of a contiguous run, n >= 1: LANES running
- * minima the compiler turns into vector min/max, NaNs noted on the side in
- * FLAG lanes of the element's width. */
+/* min (BETTER <) or max (>) of a contiguous run, n >= 1: running minima in
+ * LANE_BYTES of lanes (8 AVX2 registers: enough independent chains to
+ * keep up with memory) that the compiler turns into vector min/max, NaNs
+ * noted on the side in FLAG lanes of the element's width (all ones for a
+ * NaN, so the flag is the comparison's own mask). */
 #define LANES_MINMAX(NAME, T, VAL, ISNAN, FLAG, BETTER)                                   \
-    static T NAME(const T *a, int64_t n, int *has_nan)                                    \
+    CPU_KERNEL static T NAME(const T *a, int64_t n, int *has_nan)                         \
     {                                                                                     \
+        enum { LANES = LANE_BYTES / sizeof(T) };                                          \
         T m[LANES];                                                                       \
         FLAG f[LANES];                                                                    \
         T first = VAL(a[0]);                                                              \
@@ -147,10 +165,11 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         }                                                                                 \
         int64_t i = 0;                                                                    \
         for (; i + LANES <= n; i += LANES) {                                              \
+            _Pragma("omp simd")                                                           \
             for (int k = 0; k < LANES; k++) {                                             \
                 T x = VAL(a[i + k]);                                                      \
                 m[k] = x BETTER m[k] ? x : m[k];                                          \
-                f[k] = ISNAN(x) ? 1 : f[k];                                               \
+                f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                       \
             }                                                                             \
         }                                                                                 \
         T best = m[0];                                                                    \
@@ -190,9 +209,62 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         p->nan = seen;                                                                    \
     }
 
-/* argmin/argmax: the first best element, or the first NaN. Contiguous runs
- * go by blocks: the vector min/max of each block, then a scan of the one
- * block that holds the winner (or the first NaN). */
+/* argmin/argmax of a contiguous run, n >= 1 (n <= CHUNK, so an index fits
+ * IDX): lanes of running bests, each with the index of the first element
+ * that set it, branch-free so the compiler vectorises them; the first best
+ * overall is then the smallest index among the lanes holding the best
+ * value. A NaN anywhere is found by the flags; the run is then scanned for
+ * the first one. */
+#define LANES_ARG(NAME, T, VAL, ISNAN, FLAG, IDX, BETTER)                                 \
+    CPU_KERNEL static int64_t NAME(const T *a, int64_t n, int *has_nan)                   \
+    {                                                                                     \
+        enum { LANES = ARG_LANE_BYTES / sizeof(T) };                                      \
+        T m[LANES];                                                                       \
+        IDX at[LANES];                                                                    \
+        FLAG f[LANES];                                                                    \
+        for (int k = 0; k < LANES; k++) {                                                 \
+            m[k] = VAL(a[0]);                                                             \
+            at[k] = 0;                                                                    \
+            f[k] = 0;                                                                     \
+        }                                                                                 \
+        int64_t i = 0;                                                                    \
+        for (; i + LANES <= n; i += LANES) {                                              \
+            _Pragma("omp simd")                                                           \
+            for (int k = 0; k < LANES; k++) {                                             \
+                T x = VAL(a[i + k]);                                                      \
+                IDX take = -(IDX)(x BETTER m[k]); /* all ones or 0 */                     \
+                at[k] = (at[k] & ~take) | ((IDX)(i + k) & take);                          \
+                m[k] = x BETTER m[k] ? x : m[k];                                          \
+                f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                       \
+            }                                                                             \
+        }                                                                                 \
+        T best = m[0];                                                                    \
+        int seen = 0;                                                                     \
+        for (int k = 0; k < LANES; k++) {                                                 \
+            best = m[k] BETTER best ? m[k] : best;                                        \
+            seen |= f[k] != 0;                                                            \
+        }                                                                                 \
+        int64_t best_at = n;                                                              \
+        for (int k = 0; k < LANES; k++)                                                   \
+            best_at = m[k] == best && at[k] < best_at ? at[k] : best_at;                  \
+        for (; i < n; i++) {                                                              \
+            T x = VAL(a[i]);                                                              \
+            if (x BETTER best) {                                                          \
+                best = x;                                                                 \
+                best_at = i;                                                              \
+            }                                                                             \
+            seen |= ISNAN(x);                                                             \
+        }                                                                                 \
+        *has_nan = seen;                                                                  \
+        if (seen) {                                                                       \
+            best_at = 0;                                                                  \
+            while (!ISNAN(VAL(a[best_at])))                                               \
+                best_at++;                                                                \
+        }                                                                                 \
+        return best_at;                                                                   \
+    }
+
+/* argmin/argmax: the first best element, or the first NaN. */
 #define ARG_KERNEL(NAME, T, VAL, ISNAN, BETTER, FIELD, LANES_FN)                          \
     static void NAME(const char *in, int64_t n, int64_t s, double c, partial *p)          \
     {                                                                                     \
@@ -200,30 +272,10 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         const T *a = (const T *)in;                                                       \
         p->nan = 0;                                                                       \
         if (s == 1) {                                                                     \
-            T best = VAL(a[0]);                                                           \
-            int64_t block = 0;                                                            \
-            for (int64_t b = 0; b < n; b += ARG_BLOCK) {                                  \
-                int seen;                                                                 \
-                T m = LANES_FN(a + b, n - b < ARG_BLOCK ? n - b : ARG_BLOCK, &seen);      \
-                if (seen) {                                                               \
-                    int64_t i = b;                                                        \
-                    while (!ISNAN(VAL(a[i])))                                             \
-                        i++;                                                              \
-                    p->FIELD = VAL(a[i]);                                                 \
-                    p->index = i;                                                         \
-                    p->nan = 1;                                                           \
-                    return;                                                               \
-                }                                                                         \
-                if (b == 0 || m BETTER best) {                                            \
-                    best = m;                                                             \
-                    block = b;                                                            \
-                }                                                                         \
-            }                                                                             \
-            int64_t i = block;                                                            \
-            while (VAL(a[i]) != best)                                                     \
-                i++;                                                                      \
-            p->FIELD = best;                                                              \
-            p->index = i;                                                                 \
+            int seen;                                                                     \
+            p->index = LANES_FN(a, n, &seen);                                             \
+            p->FIELD = VAL(a[p->index]);                                                  \
+            p->nan = seen;                                                                \
             return;                                                                       \
         }                                                                                 \
         T best = VAL(a[0]);                                                               \
@@ -258,8 +310,8 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
  * scratch for the accumulators: COL_WORK * w elements of 8 bytes. */
 
 #define COL_PAIRWISE(NAME, T, ACC, EXPR)                                                  \
-    static void NAME##_rec(const T *p, int64_t n, int64_t s, int64_t w, const double *cs, \
-                           ACC *res, ACC *work)                                           \
+    CPU_KERNEL static void NAME##_rec(const T *p, int64_t n, int64_t s, int64_t w,        \
+                                      const double *cs, ACC *res, ACC *work)              \
     {                                                                                     \
         if (n < 8) {                                                                      \
             _Pragma("omp simd")                                                           \
@@ -335,8 +387,8 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     }
 
 #define COL_LOOP(NAME, T, ACC, INIT, STEP, FIELD)                                         \
-    static void NAME(const char *in, int64_t n, int64_t s, int64_t w, const double *cs,   \
-                     partial *p, void *work)                                              \
+    CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, int64_t w,          \
+                                const double *cs, partial *p, void *work)                 \
     {                                                                                     \
         (void)cs;                                                                         \
         const T *a = (const T *)in;                                                       \
@@ -356,8 +408,8 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     }
 
 #define COL_MINMAX(NAME, T, VAL, ISNAN, FLAG, BETTER, FIELD)                              \
-    static void NAME(const char *in, int64_t n, int64_t s, int64_t w, const double *cs,   \
-                     partial *p, void *work)                                              \
+    CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, int64_t w,          \
+                                const double *cs, partial *p, void *work)                 \
     {                                                                                     \
         (void)cs;                                                                         \
         const T *a = (const T *)in;                                                       \
@@ -373,7 +425,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
             for (int64_t j = 0; j < w; j++) {                                             \
                 T x = VAL(row[j]);                                                        \
                 m[j] = x BETTER m[j] ? x : m[j];                                          \
-                f[j] = ISNAN(x) ? 1 : f[j];                                               \
+                f[j] |= ISNAN(x);                                                         \
             }                                                                             \
         }                                                                                 \
         for (int64_t j = 0; j < w; j++) {                                                 \
@@ -382,15 +434,18 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         }                                                                                 \
     }
 
-#define COL_ARG(NAME, T, VAL, ISNAN, BETTER, FIELD)                                       \
-    static void NAME(const char *in, int64_t n, int64_t s, int64_t w, const double *cs,   \
-                     partial *p, void *work)                                              \
+/* The first best element of each column, or its first NaN: a column
+ * takes row i's element when that is better than its best so far or a NaN,
+ * unless it already holds a NaN; branch-free, so the rows vectorise. */
+#define COL_ARG(NAME, T, VAL, ISNAN, FLAG, BETTER, FIELD)                                 \
+    CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, int64_t w,          \
+                                const double *cs, partial *p, void *work)                 \
     {                                                                                     \
         (void)cs;                                                                         \
         const T *a = (const T *)in;                                                       \
         T *best = (T *)work;                                                              \
         int64_t *at = (int64_t *)((char *)work + w * 8);                                  \
-        int *nan = (int *)((char *)work + 2 * w * 8);                                     \
+        FLAG *nan = (FLAG *)((char *)work + 2 * w * 8);                                   \
         for (int64_t j = 0; j < w; j++) {                                                 \
             best[j] = VAL(a[j]);                                                          \
             at[j] = 0;                                                                    \
@@ -398,24 +453,19 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         }                                                                                 \
         for (int64_t i = 1; i < n; i++) {                                                 \
             const T *row = a + i * s;                                                     \
+            _Pragma("omp simd")                                                           \
             for (int64_t j = 0; j < w; j++) {                                             \
                 T x = VAL(row[j]);                                                        \
-                if (nan[j])                                                               \
-                    continue;                                                             \
-                if (x BETTER best[j]) {                                                   \
-                    best[j] = x;                                                          \
-                    at[j] = i;                                                            \
-                } else if (ISNAN(x)) {                                                    \
-                    best[j] = x;                                                          \
-                    at[j] = i;                                                            \
-                    nan[j] = 1;                                                           \
-                }                                                                         \
+                FLAG take = (nan[j] == 0) & ((x BETTER best[j]) | ISNAN(x));              \
+                best[j] = take ? x : best[j];                                             \
+                at[j] = take ? i : at[j];                                                 \
+                nan[j] |= ISNAN(x);                                                       \
             }                                                                             \
         }                                                                                 \
         for (int64_t j = 0; j < w; j++) {                                                 \
             p[j].FIELD = best[j];                                                         \
             p[j].index = at[j];                                                           \
-            p[j].nan = nan[j];                                                            \
+            p[j].nan = nan[j] != 0;                                                       \
         }                                                                                 \
     }
 
@@ -432,26 +482,28 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
  * squared deviations, min, max, argmin, argmax; row and column kernels. */
 #define DSUM_EXPR(VAL) ((double)VAL(x))
 #define SQDEV_EXPR(VAL) (((double)VAL(x) - c) * ((double)VAL(x) - c))
-#define COMMON_KERNELS(N, T, VAL, ISNAN, FLAG, FIELD)                                     \
+#define COMMON_KERNELS(N, T, VAL, ISNAN, FLAG, IDX, FIELD)                                \
     PAIRWISE_KERNEL(N##_dsum, T, double, DSUM_EXPR(VAL))                                  \
     PAIRWISE_KERNEL(N##_sqdev, T, double, SQDEV_EXPR(VAL))                                \
     LANES_MINMAX(N##_lanes_min, T, VAL, ISNAN, FLAG, <)                                   \
     LANES_MINMAX(N##_lanes_max, T, VAL, ISNAN, FLAG, >)                                   \
     MINMAX_KERNEL(N##_min, T, VAL, ISNAN, <, FIELD, N##_lanes_min)                        \
     MINMAX_KERNEL(N##_max, T, VAL, ISNAN, >, FIELD, N##_lanes_max)                        \
-    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_min)                        \
-    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_max)                        \
+    LANES_ARG(N##_lanes_argmin, T, VAL, ISNAN, FLAG, IDX, <)                              \
+    LANES_ARG(N##_lanes_argmax, T, VAL, ISNAN, FLAG, IDX, >)                              \
+    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_argmin)                     \
+    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_argmax)                     \
     COL_PAIRWISE(N##_col_dsum, T, double, DSUM_EXPR(VAL))                                 \
     COL_PAIRWISE(N##_col_sqdev, T, double, SQDEV_EXPR(VAL))                               \
     COL_MINMAX(N##_col_min, T, VAL, ISNAN, FLAG, <, FIELD)                                \
     COL_MINMAX(N##_col_max, T, VAL, ISNAN, FLAG, >, FIELD)                                \
-    COL_ARG(N##_col_argmin, T, VAL, ISNAN, <, FIELD)                                      \
-    COL_ARG(N##_col_argmax, T, VAL, ISNAN, >, FIELD)
+    COL_ARG(N##_col_argmin, T, VAL, ISNAN, FLAG, <, FIELD)                                \
+    COL_ARG(N##_col_argmax, T, VAL, ISNAN, FLAG, >, FIELD)
 
 /* Integers and bool: int64 sums and products, wrapping (in uint64_t, where
  * wrapping is defined). */
-#define INT_KERNELS(N, T, VAL)                                                            \
-    COMMON_KERNELS(N, T, VAL, NO_NAN, T, i)                                               \
+#define INT_KERNELS(N, T, VAL, IDX)                                                       \
+    COMMON_KERNELS(N, T, VAL, NO_NAN, T, IDX, i)                                          \
     LOOP_KERNEL(N##_sum, T, uint64_t, 0, ADD_WRAP_##N, u)                                 \
     LOOP_KERNEL(N##_prod, T, uint64_t, 1, MUL_WRAP_##N, u)                                \
     COL_LOOP(N##_col_sum, T, uint64_t, 0, ADD_WRAP_##N, u)                                \
@@ -468,16 +520,16 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
 
 /* Floats: pairwise sums and plain products in the type itself. */
 #define FLOAT_KERNELS(N, T, FLAG)                                                         \
-    COMMON_KERNELS(N, T, AS_IS, IS_NAN, FLAG, f)                                          \
+    COMMON_KERNELS(N, T, AS_IS, IS_NAN, FLAG, FLAG, f)                                    \
     PAIRWISE_KERNEL(N##_sum, T, T, x)                                                     \
     LOOP_KERNEL(N##_prod, T, T, 1, MUL, f)                                                \
     COL_PAIRWISE(N##_col_sum, T, T, x)                                                    \
     COL_LOOP(N##_col_prod, T, T, 1, MUL, f)
 
-INT_KERNELS(boolean, uint8_t, AS_BOOL)
-INT_KERNELS(uint8, uint8_t, AS_IS)
-INT_KERNELS(int32, int32_t, AS_IS)
-INT_KERNELS(int64, int64_t, AS_IS)
+INT_KERNELS(boolean, uint8_t, AS_BOOL, int32_t)
+INT_KERNELS(uint8, uint8_t, AS_IS, int32_t)
+INT_KERNELS(int32, int32_t, AS_IS, int32_t)
+INT_KERNELS(int64, int64_t, AS_IS, int64_t)
 FLOAT_KERNELS(float32, float, int32_t)
 FLOAT_KERNELS(float64, double, int64_t)
 
