@@ -17,10 +17,9 @@
  * (`omp simd`, lanes of running results, branch-free selects) and compiled
  * for AVX2 as well as the baseline (CPU_KERNEL), since NumPy's own loops
  * use AVX2 and AVX-512 where the CPU has them. min/max keep a vector of
- * running minima plus NaN flags; argmin/argmax keep running bests with the
- * index of the first element that set each (the first best overall is the
- * smallest index among the lanes holding the best value), so one pass
- * reads each element once.
+ * running minima plus NaN flags; argmin/argmax take the min/max (and
+ * whether there is a NaN) of a chunk, then look for its first occurrence,
+ * rereading the chunk from the cache and stopping there.
  *
  * Numerics, as NumPy:
  * - float sums are pairwise in the input type within a chunk (blocks of 128
@@ -45,15 +44,9 @@
 #include <string.h>
 
 /* CHUNK: elements per partial (and per task). BLOCK: NumPy's pairwise block.
- * LANE_BYTES, ARG_LANE_BYTES: the running minima of a vector min/max, and
- * of argmin/argmax. COLS: columns a column kernel takes at once. */
-enum {
-    CHUNK = 1 << 16,
-    BLOCK = 128,
-    LANE_BYTES = 256,
-    ARG_LANE_BYTES = 128,
-    COLS = 2048,
-};
+ * LANE_BYTES: the running minima of a vector min/max. COLS: columns a
+ * column kernel takes at once. */
+enum { CHUNK = 1 << 16, BLOCK = 128, LANE_BYTES = 256, COLS = 2048 };
 
 /* Accumulators per column of a column kernel (8-byte elements): the result,
  * 8 in a pairwise block, and one per level of the pairwise recursion above
@@ -209,71 +202,46 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         p->nan = seen;                                                                    \
     }
 
-/* argmin/argmax of a contiguous run, n >= 1 (n <= CHUNK, so an index fits
- * IDX): lanes of running bests, each with the index of the first element
- * that set it, branch-free so the compiler vectorises them; the first best
- * overall is then the smallest index among the lanes holding the best
- * value. A NaN anywhere is found by the flags; the run is then scanned for
- * the first one. */
-#define LANES_ARG(NAME, T, VAL, ISNAN, FLAG, IDX, BETTER)                                 \
-    CPU_KERNEL static int64_t NAME(const T *a, int64_t n, int *has_nan)                   \
+/* The index of the first x of a[0, n) for which FOUND (of x and `value`)
+ * holds, which there is: LANE_BYTES at a time, each group tested with
+ * vector compares, then the element within the group. */
+#define LANES_FIND(NAME, T, VAL, FLAG, FOUND)                                             \
+    CPU_KERNEL static int64_t NAME(const T *a, int64_t n, T value)                        \
     {                                                                                     \
-        enum { LANES = ARG_LANE_BYTES / sizeof(T) };                                      \
-        T m[LANES];                                                                       \
-        IDX at[LANES];                                                                    \
-        FLAG f[LANES];                                                                    \
-        for (int k = 0; k < LANES; k++) {                                                 \
-            m[k] = VAL(a[0]);                                                             \
-            at[k] = 0;                                                                    \
-            f[k] = 0;                                                                     \
-        }                                                                                 \
+        (void)value;                                                                      \
+        enum { LANES = LANE_BYTES / sizeof(T) };                                          \
         int64_t i = 0;                                                                    \
         for (; i + LANES <= n; i += LANES) {                                              \
-            _Pragma("omp simd")                                                           \
+            FLAG hit = 0; /* of the element's width: no narrowing of the masks */         \
+            _Pragma("omp simd reduction(|: hit)")                                         \
             for (int k = 0; k < LANES; k++) {                                             \
                 T x = VAL(a[i + k]);                                                      \
-                IDX take = -(IDX)(x BETTER m[k]); /* all ones or 0 */                     \
-                at[k] = (at[k] & ~take) | ((IDX)(i + k) & take);                          \
-                m[k] = x BETTER m[k] ? x : m[k];                                          \
-                f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                       \
+                hit |= (FLAG)(FOUND);                                                     \
             }                                                                             \
+            if (hit)                                                                      \
+                break;                                                                    \
         }                                                                                 \
-        T best = m[0];                                                                    \
-        int seen = 0;                                                                     \
-        for (int k = 0; k < LANES; k++) {                                                 \
-            best = m[k] BETTER best ? m[k] : best;                                        \
-            seen |= f[k] != 0;                                                            \
-        }                                                                                 \
-        int64_t best_at = n;                                                              \
-        for (int k = 0; k < LANES; k++)                                                   \
-            best_at = m[k] == best && at[k] < best_at ? at[k] : best_at;                  \
-        for (; i < n; i++) {                                                              \
+        for (;; i++) {                                                                    \
             T x = VAL(a[i]);                                                              \
-            if (x BETTER best) {                                                          \
-                best = x;                                                                 \
-                best_at = i;                                                              \
-            }                                                                             \
-            seen |= ISNAN(x);                                                             \
+            if (FOUND)                                                                    \
+                return i;                                                                 \
         }                                                                                 \
-        *has_nan = seen;                                                                  \
-        if (seen) {                                                                       \
-            best_at = 0;                                                                  \
-            while (!ISNAN(VAL(a[best_at])))                                               \
-                best_at++;                                                                \
-        }                                                                                 \
-        return best_at;                                                                   \
     }
 
 /* argmin/argmax: the first best element, or the first NaN. */
-#define ARG_KERNEL(NAME, T, VAL, ISNAN, BETTER, FIELD, LANES_FN)                          \
+#define ARG_KERNEL(NAME, T, VAL, ISNAN, BETTER, FIELD, LANES_FN, FIND_FN, FIND_NAN)       \
     static void NAME(const char *in, int64_t n, int64_t s, double c, partial *p)          \
     {                                                                                     \
         (void)c;                                                                          \
         const T *a = (const T *)in;                                                       \
         p->nan = 0;                                                                       \
         if (s == 1) {                                                                     \
+            /* Two passes: the best value (or that there is a NaN), then    \
+             * where it first is, which rereads the start of the run from   \
+             * the cache. */                                                \
             int seen;                                                                     \
-            p->index = LANES_FN(a, n, &seen);                                             \
+            T best = LANES_FN(a, n, &seen);                                               \
+            p->index = seen ? FIND_NAN(a, n, best) : FIND_FN(a, n, best);                 \
             p->FIELD = VAL(a[p->index]);                                                  \
             p->nan = seen;                                                                \
             return;                                                                       \
@@ -470,7 +438,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     }
 
 #define IS_NAN(x) ((x) != (x))
-#define NO_NAN(x) 0
+#define NO_NAN(x) ((void)(x), 0)
 #define AS_IS(x) (x)
 #define AS_BOOL(x) ((uint8_t)((x) != 0))
 
@@ -482,17 +450,17 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
  * squared deviations, min, max, argmin, argmax; row and column kernels. */
 #define DSUM_EXPR(VAL) ((double)VAL(x))
 #define SQDEV_EXPR(VAL) (((double)VAL(x) - c) * ((double)VAL(x) - c))
-#define COMMON_KERNELS(N, T, VAL, ISNAN, FLAG, IDX, FIELD)                                \
+#define COMMON_KERNELS(N, T, VAL, ISNAN, FLAG, FIELD)                                     \
     PAIRWISE_KERNEL(N##_dsum, T, double, DSUM_EXPR(VAL))                                  \
     PAIRWISE_KERNEL(N##_sqdev, T, double, SQDEV_EXPR(VAL))                                \
     LANES_MINMAX(N##_lanes_min, T, VAL, ISNAN, FLAG, <)                                   \
     LANES_MINMAX(N##_lanes_max, T, VAL, ISNAN, FLAG, >)                                   \
     MINMAX_KERNEL(N##_min, T, VAL, ISNAN, <, FIELD, N##_lanes_min)                        \
     MINMAX_KERNEL(N##_max, T, VAL, ISNAN, >, FIELD, N##_lanes_max)                        \
-    LANES_ARG(N##_lanes_argmin, T, VAL, ISNAN, FLAG, IDX, <)                              \
-    LANES_ARG(N##_lanes_argmax, T, VAL, ISNAN, FLAG, IDX, >)                              \
-    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_argmin)                     \
-    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_argmax)                     \
+    LANES_FIND(N##_find, T, VAL, FLAG, x == value)                                        \
+    LANES_FIND(N##_find_nan, T, VAL, FLAG, ISNAN(x))                                      \
+    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_min, N##_find, N##_find_nan) \
+    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_max, N##_find, N##_find_nan) \
     COL_PAIRWISE(N##_col_dsum, T, double, DSUM_EXPR(VAL))                                 \
     COL_PAIRWISE(N##_col_sqdev, T, double, SQDEV_EXPR(VAL))                               \
     COL_MINMAX(N##_col_min, T, VAL, ISNAN, FLAG, <, FIELD)                                \
@@ -502,8 +470,8 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
 
 /* Integers and bool: int64 sums and products, wrapping (in uint64_t, where
  * wrapping is defined). */
-#define INT_KERNELS(N, T, VAL, IDX)                                                       \
-    COMMON_KERNELS(N, T, VAL, NO_NAN, T, IDX, i)                                          \
+#define INT_KERNELS(N, T, VAL)                                                            \
+    COMMON_KERNELS(N, T, VAL, NO_NAN, T, i)                                               \
     LOOP_KERNEL(N##_sum, T, uint64_t, 0, ADD_WRAP_##N, u)                                 \
     LOOP_KERNEL(N##_prod, T, uint64_t, 1, MUL_WRAP_##N, u)                                \
     COL_LOOP(N##_col_sum, T, uint64_t, 0, ADD_WRAP_##N, u)                                \
@@ -520,16 +488,16 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
 
 /* Floats: pairwise sums and plain products in the type itself. */
 #define FLOAT_KERNELS(N, T, FLAG)                                                         \
-    COMMON_KERNELS(N, T, AS_IS, IS_NAN, FLAG, FLAG, f)                                    \
+    COMMON_KERNELS(N, T, AS_IS, IS_NAN, FLAG, f)                                          \
     PAIRWISE_KERNEL(N##_sum, T, T, x)                                                     \
     LOOP_KERNEL(N##_prod, T, T, 1, MUL, f)                                                \
     COL_PAIRWISE(N##_col_sum, T, T, x)                                                    \
     COL_LOOP(N##_col_prod, T, T, 1, MUL, f)
 
-INT_KERNELS(boolean, uint8_t, AS_BOOL, int32_t)
-INT_KERNELS(uint8, uint8_t, AS_IS, int32_t)
-INT_KERNELS(int32, int32_t, AS_IS, int32_t)
-INT_KERNELS(int64, int64_t, AS_IS, int64_t)
+INT_KERNELS(boolean, uint8_t, AS_BOOL)
+INT_KERNELS(uint8, uint8_t, AS_IS)
+INT_KERNELS(int32, int32_t, AS_IS)
+INT_KERNELS(int64, int64_t, AS_IS)
 FLOAT_KERNELS(float32, float, int32_t)
 FLOAT_KERNELS(float64, double, int64_t)
 
