@@ -2,7 +2,8 @@
  * computed here (double accumulation): every reduction for every dtype, on
  * contiguous, transposed, reversed-step and broadcast inputs, over all axes
  * and each axis (negative too), with and without keepdims; 0-d and empty
- * arrays; sums of 10^8 float32 ones; argmin/argmax ties and NaN; var/std
+ * arrays; sums of 10^8 float32 ones; argmin/argmax ties and NaN (in every
+ * lane of the CPU's vector kernels); var/std
  * with ddof; stable sort/argsort with NaN last; cumsum along each axis; and
  * every error path. The arrays are big enough (>= 100003 elements) for the
  * threaded and chunked paths of the CPU backend. */
@@ -640,6 +641,74 @@ static void test_reduce_ties_and_nan(gk_device device)
     }
 }
 
+/* min, max, argmin and argmax where ties and NaNs fall in every lane of
+ * the CPU's vector kernels: values from {0, 1, 2} (so the best value recurs
+ * in many lanes, later lanes often holding earlier indices), zeros of both
+ * signs, and for floats a NaN in about one row in three, anywhere (the
+ * first element, inside the vector part, in the tail past the last full
+ * group of lanes). Rows of every length around the lane counts, rows of
+ * columns (the column kernels), a transposed view and rows past a chunk.
+ * The GPU kernels have no lanes: the CPU only, to keep the suite short. */
+static void test_reduce_ties_in_lanes(gk_device device)
+{
+    if (device.kind != GK_DEVICE_CPU)
+        return;
+    /* Bool takes values from {0, 1}. */
+    const int64_t lengths[] = {1, 7, 16, 17, 31, 33, 63, 65, 129, 1000};
+    for (int d = 0; d < GK_DTYPE_COUNT; d++) {
+        gk_dtype t = all_dtypes[d];
+        bool is_float = t == GK_FLOAT32 || t == GK_FLOAT64;
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            /* 96 rows of `length`, and the same as columns. */
+            int64_t rows = 48, length = lengths[l], n = rows * length;
+            double *v = malloc(sizeof *v * (size_t)n);
+            for (int64_t i = 0; v && i < n; i++) {
+                uint64_t h = mix((uint64_t)i + 1000 * (uint64_t)length);
+                v[i] = (double)(h % (t == GK_BOOL ? 2 : 3));
+                if (is_float && v[i] == 0 && h % 7 == 0)
+                    v[i] = -0.0;
+            }
+            for (int64_t r = 0; v && is_float && r < rows; r += 3)
+                v[r * length + (int64_t)(mix((uint64_t)r) % (uint64_t)length)] = NAN;
+            gk_array *a = from_values(device, t, 2, (int64_t[]){rows, length}, v);
+            gk_array *columns = NULL;
+            CHECK_OK(gk_transpose(a, NULL, &columns));
+            double *cv = columns ? test_values(columns) : NULL;
+            for (int op = GK_MIN; op <= GK_ARGMAX && v && cv; op++) {
+                check_one((gk_reduction)op, a, v, 1, false, 0, "rows of ties");
+                check_one((gk_reduction)op, a, v, 0, false, 0, "columns of ties");
+                check_one((gk_reduction)op, columns, cv, 0, false, 0, "transposed ties");
+                check_one((gk_reduction)op, columns, cv, 1, false, 0, "transposed ties");
+            }
+            free(cv);
+            gk_array_free(columns);
+            gk_array_free(a);
+            free(v);
+        }
+        /* One row past a chunk, its best value in every chunk and lane. */
+        int64_t n = 3 * BACKEND_CHUNK + 77;
+        double *v = malloc(sizeof *v * (size_t)n);
+        for (int64_t i = 0; v && i < n; i++)
+            v[i] = t == GK_BOOL ? 1 : (double)(1 + mix((uint64_t)i) % 2);
+        for (int64_t i = BACKEND_CHUNK + 5; v && i < n && t != GK_BOOL; i += 4099)
+            v[i] = 3; /* argmax's best */
+        for (int64_t i = 2 * BACKEND_CHUNK - 3; v && i < n; i += 3001)
+            v[i] = 0; /* argmin's */
+        gk_array *a = v ? from_values(device, t, 1, &n, v) : NULL;
+        for (int op = GK_MIN; op <= GK_ARGMAX && a; op++)
+            check_one((gk_reduction)op, a, v, GK_ALL_AXES, false, 0, "chunks of ties");
+        if (a && is_float) {
+            gk_array_free(a);
+            v[n - 2] = NAN; /* in the last chunk's tail */
+            a = from_values(device, t, 1, &n, v);
+            for (int op = GK_MIN; op <= GK_ARGMAX && a; op++)
+                check_one((gk_reduction)op, a, v, GK_ALL_AXES, false, 0, "a NaN in the tail");
+        }
+        gk_array_free(a);
+        free(v);
+    }
+}
+
 static void test_reduce_numerics(gk_device device)
 {
     gk_array *a = NULL, *r = NULL;
@@ -1089,6 +1158,7 @@ int main(void)
     FOR_EACH_DEVICE(test_reduce_empty);
     FOR_EACH_DEVICE(test_reduce_numerics);
     FOR_EACH_DEVICE(test_reduce_ties_and_nan);
+    FOR_EACH_DEVICE(test_reduce_ties_in_lanes);
     FOR_EACH_DEVICE(test_reduce_layouts);
     FOR_EACH_DEVICE(test_reduce_long_rows);
     FOR_EACH_DEVICE(test_reduce_layout_independent);

@@ -19,6 +19,20 @@ typedef void (*cpu_inner_loop)(int64_t n, char *const *data, const int64_t *stri
 void cpu_for_each(const gk_loop *loop, const gk_operand *operands, int count,
                   cpu_inner_loop inner, const void *context);
 
+/* Marks a kernel that is compiled twice, for AVX2 and for the baseline
+ * instruction set, the loader picking one by the CPU it runs on (an ifunc):
+ * the library stays portable while a reduction reads memory as fast as
+ * NumPy's AVX2 and AVX-512 loops. Helpers it calls are inlined into each
+ * copy; a kernel calling another marked one goes through the ifunc. */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define CPU_KERNEL __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef CPU_KERNEL
+#define CPU_KERNEL
+#endif
+
 /* Sort rows at least this long (4 times as long for 8-byte values) are
  * radix sorted, which puts -0.0 before 0.0 in plain sorts; shorter rows
  * keep them in input order. The GPU sort (gpu/sort.c) follows the same

@@ -3,26 +3,34 @@
 
 #include "ext/openmp.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
+
+/* Ranges a thread claims at a time, per thread of the team: small enough
+ * that a thread the OS runs late (another program on its core) leaves its
+ * share to the others, large enough that claiming costs nothing. */
+enum { CLAIMS_PER_THREAD = 4 };
 
 typedef struct team_loop {
     const gk_openmp *omp;
-    int64_t tasks;
+    int64_t tasks, grain;
+    atomic_int_fast64_t next; /* the first task no thread has claimed */
     cpu_range_fn fn;
     void *context;
 } team_loop;
 
-/* Runs on every thread of the team: this thread's share of the tasks, the
- * first tasks % threads threads taking one more. */
-static void run_share(void *data)
+/* Runs on every thread of the team: claims ranges of `grain` tasks until
+ * none are left. */
+static void run_claims(void *data)
 {
-    const team_loop *loop = data;
-    int64_t threads = loop->omp->num_threads(), me = loop->omp->thread_num();
-    int64_t base = loop->tasks / threads, extra = loop->tasks % threads;
-    int64_t first = me * base + (me < extra ? me : extra);
-    int64_t end = first + base + (me < extra ? 1 : 0);
-    if (first < end)
+    team_loop *loop = data;
+    for (;;) {
+        int64_t first = atomic_fetch_add(&loop->next, loop->grain);
+        if (first >= loop->tasks)
+            return;
+        int64_t end = loop->tasks - first < loop->grain ? loop->tasks : first + loop->grain;
         loop->fn(loop->context, first, end);
+    }
 }
 
 void cpu_parallel(int64_t tasks, bool parallel, cpu_range_fn fn, void *context)
@@ -30,14 +38,17 @@ void cpu_parallel(int64_t tasks, bool parallel, cpu_range_fn fn, void *context)
     if (tasks <= 0)
         return;
     const gk_openmp *omp = parallel && tasks > 1 ? gk_openmp_open(NULL) : NULL;
-    if (!omp || omp->max_threads() <= 1) {
+    int64_t threads = omp ? omp->max_threads() : 1;
+    if (threads <= 1) {
         fn(context, 0, tasks);
         return;
     }
-    team_loop loop = {omp, tasks, fn, context};
     /* A team no larger than the tasks: the rest would only wake and wait. */
-    int64_t max = omp->max_threads();
-    omp->parallel(run_share, &loop, (unsigned)(tasks < max ? tasks : max), 0);
+    if (threads > tasks)
+        threads = tasks;
+    int64_t claims = threads * CLAIMS_PER_THREAD;
+    team_loop loop = {omp, tasks, (tasks + claims - 1) / claims, 0, fn, context};
+    omp->parallel(run_claims, &loop, (unsigned)threads, 0);
 }
 
 int cpu_threads(void)

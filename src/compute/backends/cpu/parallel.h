@@ -1,7 +1,8 @@
-/* The CPU backend's one way to use threads: a loop over tasks split into
- * one contiguous range per thread (OpenMP's static schedule), on OpenMP's
- * runtime loaded at the first parallel loop (ext/openmp.c). Without that
- * runtime every loop runs on the calling thread. */
+/* The CPU backend's one way to use threads: a loop over tasks whose
+ * threads claim contiguous ranges of tasks, a few per thread, until none
+ * are left (OpenMP's dynamic schedule), on OpenMP's runtime loaded at the
+ * first parallel loop (ext/openmp.c). Without that runtime every loop runs
+ * on the calling thread. */
 #ifndef GK_COMPUTE_CPU_PARALLEL_H
 #define GK_COMPUTE_CPU_PARALLEL_H
 
@@ -14,9 +15,9 @@ typedef void (*cpu_range_fn)(void *context, int64_t first, int64_t end);
 /* Runs fn over tasks [0, tasks). When `parallel` is false, or there is one
  * thread, or one task, it is one call fn(context, 0, tasks) on this thread
  * and loads nothing: a loop too small for threads pays no runtime at all.
- * Otherwise each thread of a team gets one range, in order of thread
- * number, and the call returns when all are done. Which thread does a
- * task must not change a result. */
+ * Otherwise the threads of a team call fn for ranges they claim in turn,
+ * and the call returns when all tasks are done. Which thread does a task,
+ * and how the tasks are cut into ranges, must not change a result. */
 void cpu_parallel(int64_t tasks, bool parallel, cpu_range_fn fn, void *context);
 
 /* The threads a parallel loop uses (OMP_NUM_THREADS, else the CPUs this

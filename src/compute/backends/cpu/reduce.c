@@ -13,6 +13,14 @@
  * up to COLS at a time by column kernels, which walk memory row-major and
  * give every column the very operations its row kernel would.
  *
+ * Speed: the contiguous and column loops are written for the vectoriser
+ * (`omp simd`, lanes of running results, branch-free selects) and compiled
+ * for AVX2 as well as the baseline (CPU_KERNEL), since NumPy's own loops
+ * use AVX2 and AVX-512 where the CPU has them. min/max keep a vector of
+ * running minima plus NaN flags; argmin/argmax take the min/max (and
+ * whether there is a NaN) of a chunk, then look for its first occurrence,
+ * rereading the chunk from the cache and stopping there.
+ *
  * Numerics, as NumPy:
  * - float sums are pairwise in the input type within a chunk (blocks of 128
  *   with 8 accumulators, halves above), and the chunks' sums are added in
@@ -36,9 +44,9 @@
 #include <string.h>
 
 /* CHUNK: elements per partial (and per task). BLOCK: NumPy's pairwise block.
- * LANES: running minima of a vector min/max. ARG_BLOCK: argmin/argmax's
- * blocks. COLS: columns a column kernel takes at once. */
-enum { CHUNK = 1 << 16, BLOCK = 128, LANES = 16, ARG_BLOCK = 1024, COLS = 2048 };
+ * LANE_BYTES: the running minima of a vector min/max. COLS: columns a
+ * column kernel takes at once. */
+enum { CHUNK = 1 << 16, BLOCK = 128, LANE_BYTES = 256, COLS = 2048 };
 
 /* Accumulators per column of a column kernel (8-byte elements): the result,
  * 8 in a pairwise block, and one per level of the pairwise recursion above
@@ -63,7 +71,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
  * (NumPy's pairwise_sum). S is the literal 1 in the contiguous variant so
  * that the block loop vectorises. */
 #define PAIRWISE(NAME, T, ACC, EXPR, S)                                                   \
-    static ACC NAME(const T *p, int64_t n, int64_t s, double c)                           \
+    CPU_KERNEL static ACC NAME(const T *p, int64_t n, int64_t s, double c)                \
     {                                                                                     \
         (void)s;                                                                          \
         (void)c;                                                                          \
@@ -132,12 +140,15 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         p->FIELD = acc;                                                                   \
     }
 
-/* min (BETTER <) or max (>) of a contiguous run, n >= 1: LANES running
- * minima the compiler turns into vector min/max, NaNs noted on the side in
- * FLAG lanes of the element's width. */
+/* min (BETTER <) or max (>) of a contiguous run, n >= 1: running minima in
+ * LANE_BYTES of lanes (8 AVX2 registers: enough independent chains to
+ * keep up with memory) that the compiler turns into vector min/max, NaNs
+ * noted on the side in FLAG lanes of the element's width (all ones for a
+ * NaN, so the flag is the comparison's own mask). */
 #define LANES_MINMAX(NAME, T, VAL, ISNAN, FLAG, BETTER)                                   \
-    static T NAME(const T *a, int64_t n, int *has_nan)                                    \
+    CPU_KERNEL static T NAME(const T *a, int64_t n, int *has_nan)                         \
     {                                                                                     \
+        enum { LANES = LANE_BYTES / sizeof(T) };                                          \
         T m[LANES];                                                                       \
         FLAG f[LANES];                                                                    \
         T first = VAL(a[0]);                                                              \
@@ -147,10 +158,11 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         }                                                                                 \
         int64_t i = 0;                                                                    \
         for (; i + LANES <= n; i += LANES) {                                              \
+            _Pragma("omp simd")                                                           \
             for (int k = 0; k < LANES; k++) {                                             \
                 T x = VAL(a[i + k]);                                                      \
                 m[k] = x BETTER m[k] ? x : m[k];                                          \
-                f[k] = ISNAN(x) ? 1 : f[k];                                               \
+                f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                       \
             }                                                                             \
         }                                                                                 \
         T best = m[0];                                                                    \
@@ -190,40 +202,48 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         p->nan = seen;                                                                    \
     }
 
-/* argmin/argmax: the first best element, or the first NaN. Contiguous runs
- * go by blocks: the vector min/max of each block, then a scan of the one
- * block that holds the winner (or the first NaN). */
-#define ARG_KERNEL(NAME, T, VAL, ISNAN, BETTER, FIELD, LANES_FN)                          \
+/* The index of the first x of a[0, n) for which FOUND (of x and `value`)
+ * holds, which there is: LANE_BYTES at a time, each group tested with
+ * vector compares, then the element within the group. */
+#define LANES_FIND(NAME, T, VAL, FLAG, FOUND)                                             \
+    CPU_KERNEL static int64_t NAME(const T *a, int64_t n, T value)                        \
+    {                                                                                     \
+        (void)value;                                                                      \
+        enum { LANES = LANE_BYTES / sizeof(T) };                                          \
+        int64_t i = 0;                                                                    \
+        for (; i + LANES <= n; i += LANES) {                                              \
+            FLAG hit = 0; /* of the element's width: no narrowing of the masks */         \
+            _Pragma("omp simd reduction(|: hit)")                                         \
+            for (int k = 0; k < LANES; k++) {                                             \
+                T x = VAL(a[i + k]);                                                      \
+                hit |= (FLAG)(FOUND);                                                     \
+            }                                                                             \
+            if (hit)                                                                      \
+                break;                                                                    \
+        }                                                                                 \
+        for (;; i++) {                                                                    \
+            T x = VAL(a[i]);                                                              \
+            if (FOUND)                                                                    \
+                return i;                                                                 \
+        }                                                                                 \
+    }
+
+/* argmin/argmax: the first best element, or the first NaN. */
+#define ARG_KERNEL(NAME, T, VAL, ISNAN, BETTER, FIELD, LANES_FN, FIND_FN, FIND_NAN)       \
     static void NAME(const char *in, int64_t n, int64_t s, double c, partial *p)          \
     {                                                                                     \
         (void)c;                                                                          \
         const T *a = (const T *)in;                                                       \
         p->nan = 0;                                                                       \
         if (s == 1) {                                                                     \
-            T best = VAL(a[0]);                                                           \
-            int64_t block = 0;                                                            \
-            for (int64_t b = 0; b < n; b += ARG_BLOCK) {                                  \
-                int seen;                                                                 \
-                T m = LANES_FN(a + b, n - b < ARG_BLOCK ? n - b : ARG_BLOCK, &seen);      \
-                if (seen) {                                                               \
-                    int64_t i = b;                                                        \
-                    while (!ISNAN(VAL(a[i])))                                             \
-                        i++;                                                              \
-                    p->FIELD = VAL(a[i]);                                                 \
-                    p->index = i;                                                         \
-                    p->nan = 1;                                                           \
-                    return;                                                               \
-                }                                                                         \
-                if (b == 0 || m BETTER best) {                                            \
-                    best = m;                                                             \
-                    block = b;                                                            \
-                }                                                                         \
-            }                                                                             \
-            int64_t i = block;                                                            \
-            while (VAL(a[i]) != best)                                                     \
-                i++;                                                                      \
-            p->FIELD = best;                                                              \
-            p->index = i;                                                                 \
+            /* Two passes: the best value (or that there is a NaN), then    \
+             * where it first is, which rereads the start of the run from   \
+             * the cache. */                                                \
+            int seen;                                                                     \
+            T best = LANES_FN(a, n, &seen);                                               \
+            p->index = seen ? FIND_NAN(a, n, best) : FIND_FN(a, n, best);                 \
+            p->FIELD = VAL(a[p->index]);                                                  \
+            p->nan = seen;                                                                \
             return;                                                                       \
         }                                                                                 \
         T best = VAL(a[0]);                                                               \
@@ -258,8 +278,8 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
  * scratch for the accumulators: COL_WORK * w elements of 8 bytes. */
 
 #define COL_PAIRWISE(NAME, T, ACC, EXPR)                                                  \
-    static void NAME##_rec(const T *p, int64_t n, int64_t s, int64_t w, const double *cs, \
-                           ACC *res, ACC *work)                                           \
+    CPU_KERNEL static void NAME##_rec(const T *p, int64_t n, int64_t s, int64_t w,        \
+                                      const double *cs, ACC *res, ACC *work)              \
     {                                                                                     \
         if (n < 8) {                                                                      \
             _Pragma("omp simd")                                                           \
@@ -335,8 +355,8 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     }
 
 #define COL_LOOP(NAME, T, ACC, INIT, STEP, FIELD)                                         \
-    static void NAME(const char *in, int64_t n, int64_t s, int64_t w, const double *cs,   \
-                     partial *p, void *work)                                              \
+    CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, int64_t w,          \
+                                const double *cs, partial *p, void *work)                 \
     {                                                                                     \
         (void)cs;                                                                         \
         const T *a = (const T *)in;                                                       \
@@ -356,8 +376,8 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     }
 
 #define COL_MINMAX(NAME, T, VAL, ISNAN, FLAG, BETTER, FIELD)                              \
-    static void NAME(const char *in, int64_t n, int64_t s, int64_t w, const double *cs,   \
-                     partial *p, void *work)                                              \
+    CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, int64_t w,          \
+                                const double *cs, partial *p, void *work)                 \
     {                                                                                     \
         (void)cs;                                                                         \
         const T *a = (const T *)in;                                                       \
@@ -373,7 +393,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
             for (int64_t j = 0; j < w; j++) {                                             \
                 T x = VAL(row[j]);                                                        \
                 m[j] = x BETTER m[j] ? x : m[j];                                          \
-                f[j] = ISNAN(x) ? 1 : f[j];                                               \
+                f[j] |= ISNAN(x);                                                         \
             }                                                                             \
         }                                                                                 \
         for (int64_t j = 0; j < w; j++) {                                                 \
@@ -382,15 +402,18 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         }                                                                                 \
     }
 
-#define COL_ARG(NAME, T, VAL, ISNAN, BETTER, FIELD)                                       \
-    static void NAME(const char *in, int64_t n, int64_t s, int64_t w, const double *cs,   \
-                     partial *p, void *work)                                              \
+/* The first best element of each column, or its first NaN: a column
+ * takes row i's element when that is better than its best so far or a NaN,
+ * unless it already holds a NaN; branch-free, so the rows vectorise. */
+#define COL_ARG(NAME, T, VAL, ISNAN, FLAG, BETTER, FIELD)                                 \
+    CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, int64_t w,          \
+                                const double *cs, partial *p, void *work)                 \
     {                                                                                     \
         (void)cs;                                                                         \
         const T *a = (const T *)in;                                                       \
         T *best = (T *)work;                                                              \
         int64_t *at = (int64_t *)((char *)work + w * 8);                                  \
-        int *nan = (int *)((char *)work + 2 * w * 8);                                     \
+        FLAG *nan = (FLAG *)((char *)work + 2 * w * 8);                                   \
         for (int64_t j = 0; j < w; j++) {                                                 \
             best[j] = VAL(a[j]);                                                          \
             at[j] = 0;                                                                    \
@@ -398,29 +421,24 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         }                                                                                 \
         for (int64_t i = 1; i < n; i++) {                                                 \
             const T *row = a + i * s;                                                     \
+            _Pragma("omp simd")                                                           \
             for (int64_t j = 0; j < w; j++) {                                             \
                 T x = VAL(row[j]);                                                        \
-                if (nan[j])                                                               \
-                    continue;                                                             \
-                if (x BETTER best[j]) {                                                   \
-                    best[j] = x;                                                          \
-                    at[j] = i;                                                            \
-                } else if (ISNAN(x)) {                                                    \
-                    best[j] = x;                                                          \
-                    at[j] = i;                                                            \
-                    nan[j] = 1;                                                           \
-                }                                                                         \
+                FLAG take = (nan[j] == 0) & ((x BETTER best[j]) | ISNAN(x));              \
+                best[j] = take ? x : best[j];                                             \
+                at[j] = take ? i : at[j];                                                 \
+                nan[j] |= ISNAN(x);                                                       \
             }                                                                             \
         }                                                                                 \
         for (int64_t j = 0; j < w; j++) {                                                 \
             p[j].FIELD = best[j];                                                         \
             p[j].index = at[j];                                                           \
-            p[j].nan = nan[j];                                                            \
+            p[j].nan = nan[j] != 0;                                                       \
         }                                                                                 \
     }
 
 #define IS_NAN(x) ((x) != (x))
-#define NO_NAN(x) 0
+#define NO_NAN(x) ((void)(x), 0)
 #define AS_IS(x) (x)
 #define AS_BOOL(x) ((uint8_t)((x) != 0))
 
@@ -439,14 +457,16 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     LANES_MINMAX(N##_lanes_max, T, VAL, ISNAN, FLAG, >)                                   \
     MINMAX_KERNEL(N##_min, T, VAL, ISNAN, <, FIELD, N##_lanes_min)                        \
     MINMAX_KERNEL(N##_max, T, VAL, ISNAN, >, FIELD, N##_lanes_max)                        \
-    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_min)                        \
-    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_max)                        \
+    LANES_FIND(N##_find, T, VAL, FLAG, x == value)                                        \
+    LANES_FIND(N##_find_nan, T, VAL, FLAG, ISNAN(x))                                      \
+    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_min, N##_find, N##_find_nan) \
+    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_max, N##_find, N##_find_nan) \
     COL_PAIRWISE(N##_col_dsum, T, double, DSUM_EXPR(VAL))                                 \
     COL_PAIRWISE(N##_col_sqdev, T, double, SQDEV_EXPR(VAL))                               \
     COL_MINMAX(N##_col_min, T, VAL, ISNAN, FLAG, <, FIELD)                                \
     COL_MINMAX(N##_col_max, T, VAL, ISNAN, FLAG, >, FIELD)                                \
-    COL_ARG(N##_col_argmin, T, VAL, ISNAN, <, FIELD)                                      \
-    COL_ARG(N##_col_argmax, T, VAL, ISNAN, >, FIELD)
+    COL_ARG(N##_col_argmin, T, VAL, ISNAN, FLAG, <, FIELD)                                \
+    COL_ARG(N##_col_argmax, T, VAL, ISNAN, FLAG, >, FIELD)
 
 /* Integers and bool: int64 sums and products, wrapping (in uint64_t, where
  * wrapping is defined). */
