@@ -2,6 +2,7 @@
 #include "fuzz.h"
 
 #include "core/files.h"
+#include "probe/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,4 +127,12 @@ gk_snapshot *fuzz_snapshot(void)
     gpus[0].processes = process;
     gpus[0].process_count = 1;
     return snapshot;
+}
+
+void fuzz_write_json(const gk_snapshot *snapshot, const gk_cuda_view *view)
+{
+    json_t *json = gk_json_snapshot(snapshot, view, true);
+    char *text = json ? json_dumps(json, 0) : NULL;
+    free(text);
+    json_decref(json);
 }

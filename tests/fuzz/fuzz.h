@@ -7,6 +7,7 @@
 #define GK_FUZZ_H
 
 #include <gpukit/probe.h>
+#include <gpukit/visible.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,5 +37,9 @@ void fuzz_write_file(const char *dir, const char *name, const void *data, size_t
  * devices, one lost, UUIDs that share a prefix. Free with
  * gk_snapshot_destroy(). */
 gk_snapshot *fuzz_snapshot(void);
+
+/* Writes `snapshot` as `gpukit ls --json` would under `view`, and drops the
+ * text: what a parsed snapshot goes through on its way to the user. */
+void fuzz_write_json(const gk_snapshot *snapshot, const gk_cuda_view *view);
 
 #endif

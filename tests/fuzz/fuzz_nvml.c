@@ -10,7 +10,6 @@
 
 #include "ext/nvml.h"
 #include "probe/backend.h"
-#include "probe/json.h"
 
 #include <gpukit/visible.h>
 
@@ -296,10 +295,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         gk_cuda_view view;
         gk_cuda_view_resolve(snapshot, "0,1,GPU-1", "PCI_BUS_ID", &view);
         gk_cuda_view_resolve(snapshot, NULL, NULL, &view);
-        json_t *json = gk_json_snapshot(snapshot, &view, true);
-        char *text = json ? json_dumps(json, 0) : NULL;
-        free(text);
-        json_decref(json);
+        fuzz_write_json(snapshot, &view);
     }
     gk_snapshot_destroy(snapshot);
     return 0;

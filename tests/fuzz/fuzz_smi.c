@@ -5,7 +5,6 @@
 #include "fuzz.h"
 
 #include "probe/backend.h"
-#include "probe/json.h"
 
 #include <gpukit/visible.h>
 
@@ -34,10 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         gk_cuda_view view;
         gk_cuda_view_resolve(snapshot, NULL, NULL, &view);
-        json_t *json = gk_json_snapshot(snapshot, &view, true);
-        char *text = json ? json_dumps(json, 0) : NULL;
-        free(text);
-        json_decref(json);
+        fuzz_write_json(snapshot, &view);
     }
     gk_snapshot_destroy(snapshot);
     free(copy);

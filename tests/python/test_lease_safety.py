@@ -85,6 +85,17 @@ def leases_json(env, uid=None):
     return json.loads(result.stdout)
 
 
+def job_lease(env, job):
+    """The lease of a started `gpukit run` job, once `leases` lists it."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and job.poll() is None:
+        mine = [entry for entry in leases_json(env) if entry["pid"] == job.pid]
+        if mine:
+            return mine
+        time.sleep(0.05)
+    raise AssertionError(f"the job's lease never showed up: {job.poll()} {job.stderr}")
+
+
 def picked_uuid(env, uid=None):
     args = ["pick", "--format", "uuid"]
     result = run(args, env) if uid is None else gpukit_as(uid, args, env)
@@ -449,12 +460,7 @@ def test_nobody_else_can_remove_a_live_lease(tmp_path, shared):
                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 20
-        mine = []
-        while not mine and time.monotonic() < deadline and job.poll() is None:
-            mine = [entry for entry in leases_json(env) if entry["pid"] == job.pid]
-            time.sleep(0.05)
-        assert mine, f"the job's lease never showed up: {job.poll()} {job.stderr}"
+        mine = job_lease(env, job)
         lease = leases / mine[0]["file"]
         st = os.lstat(lease)
         assert (st.st_uid, stat.S_IMODE(st.st_mode), st.st_nlink) == (NOBODY, 0o644, 1)
@@ -530,12 +536,7 @@ def test_locks_of_readers_cannot_keep_an_ended_lease_alive(tmp_path):
                            stderr=subprocess.PIPE, text=True)
     reader = None
     try:
-        deadline = time.monotonic() + 20
-        mine = []
-        while not mine and time.monotonic() < deadline and job.poll() is None:
-            mine = [entry for entry in leases_json(env) if entry["pid"] == job.pid]
-            time.sleep(0.05)
-        assert mine, f"the job's lease never showed up: {job.poll()} {job.stderr}"
+        mine = job_lease(env, job)
         reader = subprocess.Popen([sys.executable, "-c", READ_LOCKER, str(leases / mine[0]["file"])],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert reader.stdout.readline() == "flocked\n"
