@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from conftest import EXIT_OK, FAKE_NVML, ls_json
 
 GPUSTAT = Path(sys.executable).with_name("gpustat")
@@ -48,8 +46,8 @@ def compare(ours, theirs, where):
             assert got == want, f"{where}.{key}: {got!r} but gpustat writes {want!r}"
 
 
-@pytest.mark.skipif(not GPUSTAT.exists(), reason="gpustat is not installed in the test venv")
 def test_every_gpustat_key_has_gpustat_value_and_unit(gk, tmp_path):
+    assert GPUSTAT.exists(), f"{GPUSTAT} is missing: tools/check installs gpustat into the venv"
     # Live processes, since gpustat leaves out pids that do not exist here.
     sleepers = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
     try:
