@@ -949,7 +949,19 @@ static bool reduce_columns(const task *t, int64_t outputs, int threads)
     if (last < 0 || t->in->strides[last] != 1 || j->stride == 1 || j->count < 2 ||
         outer->shape[last] < 8)
         return false;
-    int64_t columns = outer->shape[last], groups = outputs / columns, width = COLS;
+    /* Outer axes before it that continue its columns in memory, for input
+     * and output alike (axis 0 of a C-order 3-d array), widen the rows:
+     * longer runs of memory per row, fewer and fuller tiles. */
+    int64_t columns = outer->shape[last];
+    int64_t out_last = t->out->strides[last];
+    for (int d = last - 1; d >= 0; d--) {
+        if (outer->shape[d] == 1)
+            continue;
+        if (t->in->strides[d] != columns || t->out->strides[d] != columns * out_last)
+            break;
+        columns *= outer->shape[d];
+    }
+    int64_t groups = outputs / columns, width = COLS;
     /* Narrower tiles when there are too few for the threads (same results). */
     while (width > 64 && groups * ((columns + width - 1) / width) < 2 * (int64_t)threads)
         width /= 2;
