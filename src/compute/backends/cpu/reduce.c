@@ -461,10 +461,14 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
             _Pragma("omp simd")                                                           \
             for (int64_t j = 0; j < w; j++) {                                             \
                 T x0 = VAL(r0[j]), x1 = VAL(r1[j]), x2 = VAL(r2[j]), x3 = VAL(r3[j]);     \
-                T b01 = x1 BETTER x0 ? x1 : x0, b23 = x3 BETTER x2 ? x3 : x2;             \
-                T b = b23 BETTER b01 ? b23 : b01;                                         \
-                m[j] = b BETTER m[j] ? b : m[j];                                          \
-                f[j] |= (FLAG)(ISNAN(x0) | ISNAN(x1) | ISNAN(x2) | ISNAN(x3));            \
+                T b = m[j];                                                               \
+                b = x0 BETTER b ? x0 : b;                                                 \
+                b = x1 BETTER b ? x1 : b;                                                 \
+                b = x2 BETTER b ? x2 : b;                                                 \
+                b = x3 BETTER b ? x3 : b;                                                 \
+                m[j] = b;                                                                 \
+                f[j] |= (FLAG)ISNAN(x0) | (FLAG)ISNAN(x1) | (FLAG)ISNAN(x2) |             \
+                        (FLAG)ISNAN(x3);                                                  \
             }                                                                             \
         }                                                                                 \
         for (; i < n; i++) {                                                              \
