@@ -10,8 +10,11 @@
  * Threads take either whole rows (many outputs) or the chunks of the rows
  * (few outputs with long rows: the sum of one big array). Rows that lie
  * side by side in memory (a leading axis of a C-order array) are reduced
- * up to COLS at a time by column kernels, which walk memory row-major and
- * give every column the very operations its row kernel would.
+ * up to COLS at a time by column kernels, which stream memory row after
+ * row into a row of running results, as NumPy does. They give every column
+ * the very operations its row kernel would, except float sum and mean
+ * (below), which are blocked rather than pairwise so that their working
+ * set stays in the L1 cache.
  *
  * Speed: the contiguous and column loops are written for the vectoriser
  * (`omp simd`, lanes of running results, branch-free selects) and compiled
@@ -24,7 +27,11 @@
  * Numerics, as NumPy:
  * - float sums are pairwise in the input type within a chunk (blocks of 128
  *   with 8 accumulators, halves above), and the chunks' sums are added in
- *   double: the sum of 10^8 float32 ones is exact;
+ *   double: the sum of 10^8 float32 ones is exact. Columns (COL_BLOCKSUM)
+ *   add blocks of 128 rows in order in the input type and the blocks in
+ *   double: also exact for ones, and more accurate than NumPy's plain
+ *   running sum, but not always bit-identical to the same numbers summed
+ *   as a contiguous row;
  * - integer and bool sums and products are int64 and wrap on overflow;
  * - float products multiply in order in the type, chunks combined in double;
  * - mean of integers and bool sums in double (pairwise); mean of a float
@@ -271,9 +278,11 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
 /* --- column kernels: w adjacent rows at once ---
  * Rows whose elements are `s` apart while neighbouring rows are adjacent in
  * memory (a reduction along a leading axis of a C-order array) are reduced
- * up to COLS at a time, walking memory row after row. Each column gets
+ * up to COLS at a time, walking memory row after row, four rows per pass
+ * over the running results where that keeps the order. Each column gets
  * exactly the operations the row kernels above would do (the same pairwise
- * tree, the same order), so a result never depends on the memory layout.
+ * tree, the same order), so the result does not depend on the memory
+ * layout, except the float sums of COL_BLOCKSUM.
  * `cs` holds a shift per column (var's means); `work` is the thread's
  * scratch for the accumulators: COL_WORK * w elements of 8 bytes. */
 
@@ -354,6 +363,52 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
             p[j].f = (double)res[j];                                                      \
     }
 
+/* Float sums of w columns, streamed row by row as NumPy does, but in two
+ * levels: BLOCK rows are added in order in the type itself into a block
+ * row (four rows per pass over it, so it is loaded and stored once per
+ * four rows), and each block row is then added into a running row of
+ * doubles. The working set is w elements of T and w doubles, which stays
+ * in the L1 cache while the rows stream through, and the error is that of
+ * a sum of BLOCK elements in the type plus a double sum of the blocks:
+ * the sum of 10^8 float32 ones is exact. */
+#define COL_BLOCKSUM(NAME, T)                                                             \
+    CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, int64_t w,          \
+                                const double *cs, partial *p, void *work)                 \
+    {                                                                                     \
+        (void)cs;                                                                         \
+        const T *a = (const T *)in;                                                       \
+        double *total = (double *)work;                                                   \
+        T *block = (T *)(total + w);                                                      \
+        _Pragma("omp simd")                                                               \
+        for (int64_t j = 0; j < w; j++)                                                   \
+            total[j] = 0;                                                                 \
+        for (int64_t start = 0; start < n; start += BLOCK) {                              \
+            int64_t rows = n - start < BLOCK ? n - start : BLOCK;                         \
+            const T *r = a + start * s;                                                   \
+            _Pragma("omp simd")                                                           \
+            for (int64_t j = 0; j < w; j++)                                               \
+                block[j] = r[j];                                                          \
+            int64_t i = 1;                                                                \
+            for (; i + 4 <= rows; i += 4) {                                               \
+                const T *r0 = r + i * s, *r1 = r0 + s, *r2 = r1 + s, *r3 = r2 + s;        \
+                _Pragma("omp simd")                                                       \
+                for (int64_t j = 0; j < w; j++)                                           \
+                    block[j] = (((block[j] + r0[j]) + r1[j]) + r2[j]) + r3[j];            \
+            }                                                                             \
+            for (; i < rows; i++) {                                                       \
+                const T *ri = r + i * s;                                                  \
+                _Pragma("omp simd")                                                       \
+                for (int64_t j = 0; j < w; j++)                                           \
+                    block[j] += ri[j];                                                    \
+            }                                                                             \
+            _Pragma("omp simd")                                                           \
+            for (int64_t j = 0; j < w; j++)                                               \
+                total[j] += (double)block[j];                                             \
+        }                                                                                 \
+        for (int64_t j = 0; j < w; j++)                                                   \
+            p[j].f = total[j];                                                            \
+    }
+
 #define COL_LOOP(NAME, T, ACC, INIT, STEP, FIELD)                                         \
     CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, int64_t w,          \
                                 const double *cs, partial *p, void *work)                 \
@@ -363,7 +418,20 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         ACC *acc = (ACC *)work;                                                           \
         for (int64_t j = 0; j < w; j++)                                                   \
             acc[j] = (INIT);                                                              \
-        for (int64_t i = 0; i < n; i++) {                                                 \
+        int64_t i = 0;                                                                    \
+        for (; i + 4 <= n; i += 4) { /* four rows per pass over acc, in order */          \
+            const T *r0 = a + i * s, *r1 = r0 + s, *r2 = r1 + s, *r3 = r2 + s;            \
+            _Pragma("omp simd")                                                           \
+            for (int64_t j = 0; j < w; j++) {                                             \
+                ACC v = acc[j];                                                           \
+                STEP(v, r0[j]);                                                           \
+                STEP(v, r1[j]);                                                           \
+                STEP(v, r2[j]);                                                           \
+                STEP(v, r3[j]);                                                           \
+                acc[j] = v;                                                               \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
             const T *row = a + i * s;                                                     \
             _Pragma("omp simd")                                                           \
             for (int64_t j = 0; j < w; j++) {                                             \
@@ -387,7 +455,23 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
             m[j] = VAL(a[j]);                                                             \
             f[j] = 0;                                                                     \
         }                                                                                 \
-        for (int64_t i = 0; i < n; i++) {                                                 \
+        int64_t i = 0;                                                                    \
+        for (; i + 4 <= n; i += 4) { /* four rows per pass over m and f */                \
+            const T *r0 = a + i * s, *r1 = r0 + s, *r2 = r1 + s, *r3 = r2 + s;            \
+            _Pragma("omp simd")                                                           \
+            for (int64_t j = 0; j < w; j++) {                                             \
+                T x0 = VAL(r0[j]), x1 = VAL(r1[j]), x2 = VAL(r2[j]), x3 = VAL(r3[j]);     \
+                T b = m[j];                                                               \
+                b = x0 BETTER b ? x0 : b;                                                 \
+                b = x1 BETTER b ? x1 : b;                                                 \
+                b = x2 BETTER b ? x2 : b;                                                 \
+                b = x3 BETTER b ? x3 : b;                                                 \
+                m[j] = b;                                                                 \
+                f[j] |= (FLAG)ISNAN(x0) | (FLAG)ISNAN(x1) | (FLAG)ISNAN(x2) |             \
+                        (FLAG)ISNAN(x3);                                                  \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
             const T *row = a + i * s;                                                     \
             _Pragma("omp simd")                                                           \
             for (int64_t j = 0; j < w; j++) {                                             \
@@ -491,7 +575,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     COMMON_KERNELS(N, T, AS_IS, IS_NAN, FLAG, f)                                          \
     PAIRWISE_KERNEL(N##_sum, T, T, x)                                                     \
     LOOP_KERNEL(N##_prod, T, T, 1, MUL, f)                                                \
-    COL_PAIRWISE(N##_col_sum, T, T, x)                                                    \
+    COL_BLOCKSUM(N##_col_sum, T)                                                          \
     COL_LOOP(N##_col_prod, T, T, 1, MUL, f)
 
 INT_KERNELS(boolean, uint8_t, AS_BOOL)
@@ -869,7 +953,19 @@ static bool reduce_columns(const task *t, int64_t outputs, int threads)
     if (last < 0 || t->in->strides[last] != 1 || j->stride == 1 || j->count < 2 ||
         outer->shape[last] < 8)
         return false;
-    int64_t columns = outer->shape[last], groups = outputs / columns, width = COLS;
+    /* Outer axes before it that continue its columns in memory, for input
+     * and output alike (axis 0 of a C-order 3-d array), widen the rows:
+     * longer runs of memory per row, fewer and fuller tiles. */
+    int64_t columns = outer->shape[last];
+    int64_t out_last = t->out->strides[last];
+    for (int d = last - 1; d >= 0; d--) {
+        if (outer->shape[d] == 1)
+            continue;
+        if (t->in->strides[d] != columns || t->out->strides[d] != columns * out_last)
+            break;
+        columns *= outer->shape[d];
+    }
+    int64_t groups = outputs / columns, width = COLS;
     /* Narrower tiles when there are too few for the threads (same results). */
     while (width > 64 && groups * ((columns + width - 1) / width) < 2 * (int64_t)threads)
         width /= 2;
