@@ -165,3 +165,25 @@ gk_status gk_write_new_file(const char *path, const void *data, size_t size, mod
         return gk_fail(GK_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     return GK_OK;
 }
+
+char *gk_read_stream(FILE *in, size_t *size)
+{
+    size_t capacity = 16384, used = 0, n;
+    char *text = malloc(capacity);
+    while (text && (n = fread(text + used, 1, capacity - 1 - used, in)) > 0) {
+        used += n;
+        if (used == capacity - 1) {
+            capacity *= 2;
+            char *bigger = realloc(text, capacity);
+            if (!bigger)
+                free(text);
+            text = bigger;
+        }
+    }
+    if (!text)
+        return NULL;
+    text[used] = '\0';
+    if (size)
+        *size = used;
+    return text;
+}

@@ -5,6 +5,7 @@
 #include <gpukit/status.h>
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* "a/b" as a new string (NULL when out of memory); a trailing "/" on `a` is
@@ -32,5 +33,10 @@ gk_status gk_remove_tree(const char *path);
 /* Writes `size` bytes to a new file `path` (mode `mode`, refusing to follow
  * or replace anything already there) and flushes it to disk. */
 gk_status gk_write_new_file(const char *path, const void *data, size_t size, mode_t mode);
+
+/* Everything left in `in` (read to its end; files like /proc/locks have no
+ * size to go by) as a NUL-terminated buffer to free(), its length in *size
+ * when size is not NULL; NULL when out of memory. Does not close `in`. */
+char *gk_read_stream(FILE *in, size_t *size);
 
 #endif

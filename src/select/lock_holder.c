@@ -3,6 +3,7 @@
  * directory's lock can say whom to ask (or kill). */
 #include "select/lease_dir.h"
 
+#include "core/files.h"
 #include "core/users.h"
 
 #include <ctype.h>
@@ -156,22 +157,8 @@ static char *read_proc_locks(void)
     FILE *in = fopen("/proc/locks", "re");
     if (!in)
         return NULL;
-    size_t capacity = 16384, used = 0;
-    char *text = malloc(capacity);
-    size_t n;
-    while (text && (n = fread(text + used, 1, capacity - 1 - used, in)) > 0) {
-        used += n;
-        if (used == capacity - 1) {
-            capacity *= 2;
-            char *bigger = realloc(text, capacity);
-            if (!bigger)
-                free(text);
-            text = bigger;
-        }
-    }
+    char *text = gk_read_stream(in, NULL);
     fclose(in);
-    if (text)
-        text[used] = '\0';
     return text;
 }
 

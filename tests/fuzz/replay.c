@@ -4,9 +4,12 @@
  * so a missing corpus cannot pass unnoticed. */
 #include "fuzz.h"
 
+#include "core/files.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static int replay_file(const char *path)
@@ -16,24 +19,19 @@ static int replay_file(const char *path)
         perror(path);
         return -1;
     }
-    size_t capacity = 4096, size = 0;
-    uint8_t *data = malloc(capacity);
-    size_t n;
-    while (data && (n = fread(data + size, 1, capacity - size, file)) > 0) {
-        size += n;
-        if (size == capacity) {
-            capacity *= 2;
-            uint8_t *bigger = realloc(data, capacity);
-            if (!bigger)
-                free(data);
-            data = bigger;
-        }
-    }
+    size_t size = 0;
+    char *text = gk_read_stream(file, &size);
     fclose(file);
+    /* The target gets exactly the file's bytes in a block of that size, as
+     * libFuzzer gives them, so ASan sees a read past their end. */
+    uint8_t *data = text ? malloc(size ? size : 1) : NULL;
     if (!data) {
+        free(text);
         fprintf(stderr, "%s: out of memory\n", path);
         return -1;
     }
+    memcpy(data, text, size);
+    free(text);
     LLVMFuzzerTestOneInput(data, size);
     free(data);
     return 0;
