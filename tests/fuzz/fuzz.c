@@ -136,3 +136,9 @@ void fuzz_write_json(const gk_snapshot *snapshot, const gk_cuda_view *view)
     free(text);
     json_decref(json);
 }
+
+void fuzz_check_text(const char *text, size_t size)
+{
+    if (strnlen(text, size) == size)
+        abort();
+}

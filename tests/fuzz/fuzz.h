@@ -38,6 +38,12 @@ void fuzz_write_file(const char *dir, const char *name, const void *data, size_t
  * gk_snapshot_destroy(). */
 gk_snapshot *fuzz_snapshot(void);
 
+/* Aborts unless the char array `text` of `size` bytes holds a string that
+ * ends inside it: a parser must never leave a field unterminated.
+ * FUZZ_CHECK_TEXT(field) passes an array field with its size. */
+void fuzz_check_text(const char *text, size_t size);
+#define FUZZ_CHECK_TEXT(field) fuzz_check_text((field), sizeof(field))
+
 /* Writes `snapshot` as `gpukit ls --json` would under `view`, and drops the
  * text: what a parsed snapshot goes through on its way to the user. */
 void fuzz_write_json(const gk_snapshot *snapshot, const gk_cuda_view *view);

@@ -229,12 +229,6 @@ static nvmlReturn_t processes(nvmlDevice_t device, unsigned int *count, void *en
     return ret;
 }
 
-static void check_text(const char *text, size_t size)
-{
-    if (strnlen(text, size) == size)
-        abort();
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     input = data;
@@ -279,17 +273,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (gk_nvml_read_devices(&lib, snapshot) == GK_OK &&
         gk_nvml_read_processes(&lib, snapshot) == GK_OK) {
-        check_text(snapshot->driver_version, sizeof snapshot->driver_version);
-        check_text(snapshot->nvml_version, sizeof snapshot->nvml_version);
+        FUZZ_CHECK_TEXT(snapshot->driver_version);
+        FUZZ_CHECK_TEXT(snapshot->nvml_version);
         for (size_t i = 0; i < snapshot->gpu_count; i++) {
             const gk_gpu *gpu = &snapshot->gpus[i];
-            check_text(gpu->name, sizeof gpu->name);
-            check_text(gpu->uuid, sizeof gpu->uuid);
-            check_text(gpu->pci_bus_id, sizeof gpu->pci_bus_id);
-            check_text(gpu->error, sizeof gpu->error);
+            FUZZ_CHECK_TEXT(gpu->name);
+            FUZZ_CHECK_TEXT(gpu->uuid);
+            FUZZ_CHECK_TEXT(gpu->pci_bus_id);
+            FUZZ_CHECK_TEXT(gpu->error);
             for (size_t m = 0; m < gpu->mig_count; m++) {
-                check_text(gpu->mig_devices[m].name, sizeof gpu->mig_devices[m].name);
-                check_text(gpu->mig_devices[m].uuid, sizeof gpu->mig_devices[m].uuid);
+                FUZZ_CHECK_TEXT(gpu->mig_devices[m].name);
+                FUZZ_CHECK_TEXT(gpu->mig_devices[m].uuid);
             }
         }
         gk_cuda_view view;

@@ -52,12 +52,6 @@ static void make_tree(void)
     setenv("GPUKIT_BUMBLEBEE_SOCKET", socket_path, 1);
 }
 
-static void check_text(const char *text, size_t size)
-{
-    if (strnlen(text, size) == size)
-        abort();
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!dgpu[0])
@@ -80,12 +74,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gk_optimus optimus;
     if (gk_optimus_detect(&optimus) != GK_OK)
         abort();
-    check_text(optimus.igpu_vendor, sizeof optimus.igpu_vendor);
-    check_text(optimus.pci_bus_id, sizeof optimus.pci_bus_id);
-    check_text(optimus.driver, sizeof optimus.driver);
-    check_text(optimus.runtime_d3, sizeof optimus.runtime_d3);
-    check_text(optimus.video_memory, sizeof optimus.video_memory);
-    check_text(optimus.detail, sizeof optimus.detail);
+    FUZZ_CHECK_TEXT(optimus.igpu_vendor);
+    FUZZ_CHECK_TEXT(optimus.pci_bus_id);
+    FUZZ_CHECK_TEXT(optimus.driver);
+    FUZZ_CHECK_TEXT(optimus.runtime_d3);
+    FUZZ_CHECK_TEXT(optimus.video_memory);
+    FUZZ_CHECK_TEXT(optimus.detail);
     gk_offload_kind_name(optimus.kind);
     gk_power_state_name(optimus.power);
     gk_snapshot *snapshot;

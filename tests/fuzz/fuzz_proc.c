@@ -13,9 +13,9 @@
 
 static void check_process(const gk_process *process)
 {
-    if (strnlen(process->user, sizeof process->user) == sizeof process->user ||
-        strnlen(process->command, sizeof process->command) == sizeof process->command ||
-        process->cmdline_len > sizeof process->cmdline ||
+    FUZZ_CHECK_TEXT(process->user);
+    FUZZ_CHECK_TEXT(process->command);
+    if (process->cmdline_len > sizeof process->cmdline ||
         (process->cmdline_len && process->cmdline[process->cmdline_len - 1] != '\0'))
         abort();
 }
@@ -58,8 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         gk_cpu_parse_cpuinfo(cpuinfo, &cpu);
         fclose(cpuinfo);
-        if (strnlen(cpu.model, sizeof cpu.model) == sizeof cpu.model)
-            abort();
+        FUZZ_CHECK_TEXT(cpu.model);
         break;
     }
     }

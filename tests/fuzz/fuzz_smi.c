@@ -26,10 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         gk_smi_parse_processes(parts[1], exit_status, snapshot) == GK_OK) {
         for (size_t i = 0; i < snapshot->gpu_count; i++) {
             const gk_gpu *gpu = &snapshot->gpus[i];
-            if (strnlen(gpu->name, sizeof gpu->name) == sizeof gpu->name ||
-                strnlen(gpu->uuid, sizeof gpu->uuid) == sizeof gpu->uuid ||
-                strnlen(gpu->pci_bus_id, sizeof gpu->pci_bus_id) == sizeof gpu->pci_bus_id)
-                abort();
+            FUZZ_CHECK_TEXT(gpu->name);
+            FUZZ_CHECK_TEXT(gpu->uuid);
+            FUZZ_CHECK_TEXT(gpu->pci_bus_id);
         }
         gk_cuda_view view;
         gk_cuda_view_resolve(snapshot, NULL, NULL, &view);
