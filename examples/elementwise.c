@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 
     /* x: 7 float32 values from -3 to 3, made directly on the device. */
     gk_array *x, *t, *one, *y;
-    check(gk_linspace(device, GK_FLOAT32, -3, 3, 7, &x), "gk_linspace");
+    check(gk_linspace(device, GK_FLOAT32, -3, 3, 7, true, &x), "gk_linspace");
     printf("x = ");
     check(gk_array_print(stdout, x), "gk_array_print");
 

@@ -402,11 +402,19 @@ static PyObject *inplace(PyObject *self, PyObject *other, gk_op op)
         GKPY_RUN(release, gk_binary_into(op, x, o.array, x));
     } else {
         GKPY_RUN(release, gk_binary(op, x, o.array, &result));
-        if (status == GK_OK && kind_of(gk_array_dtype(result)) <= kind_of(mine))
+        gk_dtype got = result ? gk_array_dtype(result) : mine;
+        if (status == GK_OK && kind_of(got) <= kind_of(mine))
             GKPY_RUN(release, gk_assign(x, result));
-        else if (status == GK_OK)
-            GKPY_RUN(release, gk_binary_into(op, x, o.array, x)); /* for its error message */
         gk_array_free(result);
+        if (status == GK_OK && kind_of(got) > kind_of(mine)) {
+            /* NumPy's UFuncTypeError, a TypeError, for the same case. */
+            PyErr_Format(PyExc_TypeError,
+                         "%s in place: the %s result cannot be stored in the %s array "
+                         "(NumPy's same_kind rule); compute a new array instead of in place",
+                         gk_op_name(op), gk_dtype_name(got), gk_dtype_name(mine));
+            operand_clear(&o);
+            return NULL;
+        }
     }
     operand_clear(&o);
     return status == GK_OK ? Py_NewRef(self) : gkpy_raise_op(state, status, op, promoted);
@@ -570,6 +578,9 @@ typedef struct index_item {
     Py_ssize_t start, stop, step; /* INDEX_INT: start is the index */
     PyObject *array; /* INDEX_ARRAY: an integer or bool Array (a reference) */
     int axes;        /* the axes of x it indexes: 1, or a bool mask's ndim */
+    bool new_axis;   /* a 0-d bool (NumPy's rule): a mask of one element over a
+                        new axis of length 1, so x[True] is x[None] and
+                        x[False] is empty */
 } index_item;
 
 #define MAX_INDEX_ITEMS 64
@@ -592,15 +603,19 @@ static int parse_index_array(gkpy_state *state, gk_device device, PyObject *key,
         Py_DECREF(array);
         return -1;
     }
-    if (dtype == GK_BOOL && gk_array_ndim(a) == 0) {
-        PyErr_SetString(PyExc_IndexError, "a 0-d bool index is not supported; use x[None] or "
-                        "a 1-element mask");
+    item->new_axis = dtype == GK_BOOL && gk_array_ndim(a) == 0;
+    if (item->new_axis) {
+        gk_array *one = NULL;
+        int64_t length = 1;
+        gk_status status = gk_reshape(a, 1, &length, &one);
         Py_DECREF(array);
-        return -1;
+        array = status == GK_OK ? gkpy_array_wrap(state, one) : gkpy_raise(state, status);
+        if (!array)
+            return -1;
     }
     item->kind = INDEX_ARRAY;
     item->array = array;
-    item->axes = dtype == GK_BOOL ? gk_array_ndim(a) : 1;
+    item->axes = dtype == GK_BOOL && !item->new_axis ? gk_array_ndim(a) : 1;
     return 0;
 }
 
@@ -609,6 +624,7 @@ static int parse_index_item(gkpy_state *state, gk_device device, PyObject *key,
 {
     item->array = NULL;
     item->axes = 1;
+    item->new_axis = false;
     if (key == Py_None) {
         item->kind = INDEX_NEWAXIS;
         return 0;
@@ -621,11 +637,8 @@ static int parse_index_item(gkpy_state *state, gk_device device, PyObject *key,
         item->kind = INDEX_SLICE;
         return PySlice_Unpack(key, &item->start, &item->stop, &item->step);
     }
-    if (PyBool_Check(key)) {
-        PyErr_SetString(PyExc_IndexError, "a bool (True/False) is not an index; use a bool "
-                        "array as a mask");
-        return -1;
-    }
+    if (PyBool_Check(key))
+        return parse_index_array(state, device, key, item);
     if (is_ours(key) && (gk_array_ndim(array_of(key)) > 0 ||
                          gk_array_dtype(array_of(key)) == GK_BOOL ||
                          gk_dtype_is_float(gk_array_dtype(array_of(key)))))
@@ -690,7 +703,7 @@ static int parse_index(gkpy_state *state, const gk_array *x, PyObject *key, inde
     *consumed = 0;
     for (Py_ssize_t i = 0; i < *count; i++) {
         if (items[i].kind == INDEX_INT || items[i].kind == INDEX_SLICE ||
-            items[i].kind == INDEX_ARRAY)
+            (items[i].kind == INDEX_ARRAY && !items[i].new_axis))
             *consumed += items[i].axes;
         if (items[i].kind == INDEX_ELLIPSIS) {
             if (ellipsis) {
@@ -756,6 +769,11 @@ static gk_array *basic_view(gkpy_state *state, const gk_array *x, index_item *it
             break;
         case INDEX_ARRAY:
             first_axis[i] = out_ndim;
+            if (item->new_axis) {
+                out_shape[out_ndim++] = 1;
+                reshape = true;
+                break;
+            }
             for (int k = 0; k < item->axes; k++, axis++)
                 out_shape[out_ndim++] = shape[axis];
             break;
@@ -1125,6 +1143,32 @@ static PyObject *array_to(PyObject *self, PyObject *const *args, Py_ssize_t narg
                         copy ? 1 : -1);
 }
 
+PyDoc_STRVAR(to_device_doc,
+"to_device($self, device, /, *, stream=None)\n"
+"--\n\n"
+"The array on `device` (the array API standard's name for x.to(device)):\n"
+"itself when it is there already, else a copy. gpukit copies between\n"
+"devices synchronously, so `stream` must be None.");
+
+static PyObject *array_to_device(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
+{
+    static const char *const names[] = {"device", "stream"};
+    PyObject *v[2];
+    if (gkpy_parse_args("to_device", args, nargs, kwnames, names, 2, 1, 1, 1, v) < 0)
+        return NULL;
+    if (v[1] && v[1] != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "to_device(): gpukit copies between devices "
+                                          "synchronously; pass stream=None");
+        return NULL;
+    }
+    gkpy_state *state = state_of(self);
+    gk_device device;
+    if (gkpy_device_from_object(state, v[0], &device) < 0)
+        return NULL;
+    return gkpy_asarray(state, self, NULL, &device, -1);
+}
+
 PyDoc_STRVAR(cpu_doc,
 "cpu($self, /)\n"
 "--\n\n"
@@ -1360,6 +1404,7 @@ static PyMethodDef array_methods[] = {
     {"item", array_item_method, METH_NOARGS, item_doc},
     {"tolist", array_tolist, METH_NOARGS, tolist_doc},
     {"to", FASTCALL_KW(array_to), to_doc},
+    {"to_device", FASTCALL_KW(array_to_device), to_device_doc},
     {"cpu", array_cpu, METH_NOARGS, cpu_doc},
     {"astype", FASTCALL_KW(array_astype), astype_doc},
     {"copy", array_copy, METH_NOARGS, copy_doc},

@@ -85,7 +85,7 @@ static int check_export(const gk_array *a, int flags)
                      refused);
         return -1;
     }
-    if ((flags & PyBUF_WRITABLE) && gkpy_is_broadcast(a)) {
+    if ((flags & PyBUF_WRITABLE) && !gk_array_is_writable(a)) {
         PyErr_SetString(PyExc_BufferError,
                         "the array is a broadcast view (stride 0), which cannot be written; "
                         "a writable buffer was asked for");
@@ -124,7 +124,7 @@ int gkpy_array_getbuffer(PyObject *self, Py_buffer *view, int flags)
     view->buf = gk_array_data(a);
     view->obj = Py_NewRef(self);
     view->len = (Py_ssize_t)gk_array_nbytes(a);
-    view->readonly = gkpy_is_broadcast(a);
+    view->readonly = !gk_array_is_writable(a);
     view->itemsize = itemsize;
     view->format = (flags & PyBUF_FORMAT) ? (char *)buffer_format(gk_array_dtype(a)) : NULL;
     if (flags & PyBUF_ND) {

@@ -834,10 +834,8 @@ static PyObject *py_linspace(PyObject *module, PyObject *const *args, Py_ssize_t
     gk_device device;
     if (endpoint < 0 || dtype_and_device(state, v[3], v[4], GK_FLOAT32, &dtype, &device) < 0)
         return NULL;
-    if (!endpoint && num > 0)
-        stop = start + (stop - start) * (double)(num - 1) / (double)num; /* the last kept value */
     gk_array *array = NULL;
-    gk_status status = gk_linspace(device, dtype, start, stop, num, &array);
+    gk_status status = gk_linspace(device, dtype, start, stop, num, endpoint, &array);
     return gkpy_array_result(state, status, array);
 }
 

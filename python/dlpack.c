@@ -308,7 +308,7 @@ static PyObject *new_capsule(gk_array *exported, const export_plan *plan)
         managed->deleter = versioned_deleter;
         /* Broadcast views are read-only, as in the buffer protocol. */
         managed->flags = (plan->copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0) |
-                         (gkpy_is_broadcast(exported) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
+                         (!gk_array_is_writable(exported) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
         managed->dl_tensor = tensor;
         capsule = PyCapsule_New(managed, VERSIONED_NAME, versioned_capsule_destructor);
         if (!capsule)

@@ -276,7 +276,7 @@ int gkpy_isdtype(gkpy_state *state, gk_dtype dtype, PyObject *kind)
 }
 
 PyDoc_STRVAR(isdtype_doc,
-"isdtype(dtype, kind, /)\n"
+"isdtype(dtype, kind)\n"
 "--\n\n"
 "Whether `dtype` is of `kind`: a dtype (the same one), a kind name or a\n"
 "tuple of those (any of them). The kinds: 'bool', 'signed integer',\n"
@@ -284,18 +284,18 @@ PyDoc_STRVAR(isdtype_doc,
 "floating' (no gpukit dtype) and 'numeric' (every dtype but bool).\n"
 "TypeError for what is not a dtype, ValueError for an unknown kind name.");
 
-static PyObject *py_isdtype(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *py_isdtype(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
 {
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "isdtype() takes 2 positional arguments (%zd given)",
-                     nargs);
+    static const char *const names[] = {"dtype", "kind"};
+    PyObject *v[2];
+    if (gkpy_parse_args("isdtype", args, nargs, kwnames, names, 2, 0, 2, 2, v) < 0)
         return NULL;
-    }
     gkpy_state *state = gkpy_state_of_module(module);
     gk_dtype dtype;
-    if (gkpy_dtype_from_object(state, args[0], &dtype) < 0)
+    if (gkpy_dtype_from_object(state, v[0], &dtype) < 0)
         return NULL;
-    int found = gkpy_isdtype(state, dtype, args[1]);
+    int found = gkpy_isdtype(state, dtype, v[1]);
     return found < 0 ? NULL : PyBool_FromLong(found);
 }
 
@@ -526,7 +526,8 @@ static PyMethodDef dtype_functions[] = {
     {"can_cast", FASTCALL(py_can_cast), can_cast_doc},
     {"finfo", py_finfo, METH_O, finfo_doc},
     {"iinfo", py_iinfo, METH_O, iinfo_doc},
-    {"isdtype", FASTCALL(py_isdtype), isdtype_doc},
+    {"isdtype", (PyCFunction)(void (*)(void))py_isdtype, METH_FASTCALL | METH_KEYWORDS,
+     isdtype_doc},
     {"result_type", FASTCALL(py_result_type), result_type_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -31,6 +31,9 @@ PyObject *gkpy_raise(gkpy_state *state, gk_status status)
     case GK_ERR_OUT_OF_RANGE:
         type = PyExc_IndexError;
         break;
+    case GK_ERR_UNSUPPORTED_DTYPE:
+        type = PyExc_TypeError;
+        break;
     case GK_ERR_NOT_FOUND:
     case GK_ERR_DRIVER:
     default:

@@ -32,11 +32,8 @@ static void info_dealloc(PyObject *self)
     Py_DECREF(type); /* instances of heap types hold their type */
 }
 
-/* The device= argument of default_dtypes() and dtypes(): checked, since a
- * misspelt name must not pass silently, and otherwise unused: every
- * device has every dtype. (libgpukit refuses float64 work on an OpenCL
- * device without double precision, but has no call that says so before
- * trying; until it has one, float64 is listed there too.) */
+/* The device= argument of default_dtypes(): checked, since a misspelt
+ * name must not pass silently; the defaults are the same everywhere. */
 static int check_device(gkpy_state *state, PyObject *object)
 {
     gk_device device;
@@ -47,14 +44,15 @@ PyDoc_STRVAR(capabilities_doc,
 "capabilities($self, /)\n"
 "--\n\n"
 "What gpukit supports of the standard's optional parts: 'boolean\n"
-"indexing' (no), 'data-dependent shapes' (no) and 'max dimensions'.");
+"indexing' (x[mask]: yes), 'data-dependent shapes' (unique_*, nonzero:\n"
+"yes) and 'max dimensions'.");
 
 static PyObject *info_capabilities(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    return Py_BuildValue("{s:O,s:O,s:i}", "boolean indexing", Py_False,
-                         "data-dependent shapes", Py_False, "max dimensions", GK_MAX_DIMS);
+    return Py_BuildValue("{s:O,s:O,s:i}", "boolean indexing", Py_True,
+                         "data-dependent shapes", Py_True, "max dimensions", GK_MAX_DIMS);
 }
 
 PyDoc_STRVAR(default_device_doc,
@@ -73,12 +71,15 @@ static PyObject *info_default_device(PyObject *self, PyObject *unused)
 PyDoc_STRVAR(devices_doc,
 "devices($self, /)\n"
 "--\n\n"
-"Every device there is (gpukit.devices()).");
+"Every device there is, as a tuple (gpukit.devices() is the same as a list).");
 
 static PyObject *info_devices(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return gkpy_device_list(state_of(self));
+    PyObject *list = gkpy_device_list(state_of(self));
+    PyObject *tuple = list ? PyList_AsTuple(list) : NULL;
+    Py_XDECREF(list);
+    return tuple;
 }
 
 PyDoc_STRVAR(default_dtypes_doc,
@@ -108,8 +109,10 @@ PyDoc_STRVAR(dtypes_doc,
 "dtypes($self, /, *, device=None, kind=None)\n"
 "--\n\n"
 "The dtypes arrays on `device` (None: the default device) can have, as a\n"
-"dict from name to dtype; with `kind`, only those isdtype(dtype, kind)\n"
-"accepts (a kind name such as 'integral', a dtype, or a tuple of those).");
+"dict from name to dtype: every dtype, but float64 only where the device\n"
+"has double precision (some OpenCL devices lack it). With `kind`, only\n"
+"those isdtype(dtype, kind) accepts (a kind name such as 'integral', a\n"
+"dtype, or a tuple of those).");
 
 static PyObject *info_dtypes(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
@@ -117,13 +120,19 @@ static PyObject *info_dtypes(PyObject *self, PyObject *const *args, Py_ssize_t n
     static const char *const names[] = {"device", "kind"};
     PyObject *v[2];
     gkpy_state *state = state_of(self);
+    gk_device device;
     if (gkpy_parse_args("dtypes", args, nargs, kwnames, names, 2, 0, 0, 0, v) < 0 ||
-        check_device(state, v[0]) < 0)
+        gkpy_device_from_object(state, v[0], &device) < 0)
         return NULL;
     PyObject *kind = v[1] == Py_None ? NULL : v[1];
     PyObject *result = PyDict_New();
     for (size_t i = 0; result && i < sizeof listed / sizeof listed[0]; i++) {
-        int wanted = kind ? gkpy_isdtype(state, listed[i], kind) : 1;
+        bool has;
+        gk_status status = gk_device_has_dtype(device, listed[i], &has);
+        int wanted = status != GK_OK ? -1 : has && kind ? gkpy_isdtype(state, listed[i], kind)
+                                                        : has;
+        if (status != GK_OK)
+            gkpy_raise(state, status);
         if (wanted < 0 || (wanted && PyDict_SetItemString(result, gk_dtype_name(listed[i]),
                                                           state->dtypes[listed[i]]) < 0))
             Py_CLEAR(result);

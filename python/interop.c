@@ -68,14 +68,6 @@ int gkpy_unsupported_kind(char kind, Py_ssize_t size, const char *where)
     return -1;
 }
 
-bool gkpy_is_broadcast(const gk_array *a)
-{
-    for (int i = 0; i < gk_array_ndim(a); i++)
-        if (gk_array_shape(a)[i] > 1 && gk_array_strides(a)[i] == 0)
-            return true;
-    return false;
-}
-
 gk_status gkpy_settle_import(gk_array **wrapped, bool must_copy, int copy)
 {
     if (!must_copy && copy != 1)

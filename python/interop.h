@@ -50,9 +50,6 @@ gk_status gkpy_synchronize(gk_device device);
 int gkpy_dtype_of_kind(char kind, Py_ssize_t size);
 /* TypeError naming a dtype gpukit does not have ("float16 (where)"); -1. */
 int gkpy_unsupported_kind(char kind, Py_ssize_t size, const char *where);
-/* Whether `a` is a broadcast view (stride 0 along an axis longer than 1),
- * which is exported read-only: gpukit itself refuses to write one. */
-bool gkpy_is_broadcast(const gk_array *a);
 /* After a zero-copy import: with `must_copy` (read-only memory) or copy=1,
  * `wrapped` becomes a copy of itself (the producer's memory is then let go
  * at once). */

@@ -359,7 +359,7 @@ static PyObject *fn_broadcast_arrays(PyObject *module, PyObject *const *args, Py
     int ndim;
     int64_t shape[GK_MAX_DIMS];
     gk_status status = gk_broadcast_shape((int)nargs, ndims, shapes, &ndim, shape);
-    PyObject *result = status == GK_OK ? PyList_New(nargs) : gkpy_raise(state, status);
+    PyObject *result = status == GK_OK ? PyTuple_New(nargs) : gkpy_raise(state, status);
     for (Py_ssize_t i = 0; i < nargs && result; i++) {
         gk_array *view = NULL;
         status = gk_broadcast_to(array_of(held[i]), ndim, shape, &view);
@@ -367,7 +367,7 @@ static PyObject *fn_broadcast_arrays(PyObject *module, PyObject *const *args, Py
         if (!item)
             Py_CLEAR(result);
         else
-            PyList_SET_ITEM(result, i, item);
+            PyTuple_SET_ITEM(result, i, item);
     }
     for (Py_ssize_t i = 0; i < nargs; i++)
         Py_DECREF(held[i]);
@@ -786,7 +786,7 @@ static PyMethodDef manipulate_functions[] = {
      "expand_dims(x, /, axis=0)\n--\n\nA view of x with new axes of length 1 at axis (an int "
      "or a tuple of positions in the result)."},
     {"broadcast_arrays", FASTCALL(fn_broadcast_arrays),
-     "broadcast_arrays(*arrays)\n--\n\nViews of the arrays broadcast to one shape."},
+     "broadcast_arrays(*arrays)\n--\n\nViews of the arrays broadcast to one shape, as a tuple."},
     {"broadcast_shapes", FASTCALL(fn_broadcast_shapes),
      "broadcast_shapes(*shapes)\n--\n\nThe shape the given shapes broadcast to."},
     {"tile", FASTCALL(fn_tile),

@@ -67,6 +67,11 @@ typedef enum gk_dtype {
 size_t gk_dtype_size(gk_dtype dtype);
 const char *gk_dtype_name(gk_dtype dtype); /* "float32" */
 gk_status gk_dtype_parse(const char *name, gk_dtype *dtype);
+/* Whether arrays of `dtype` can be made and computed on `device`: every
+ * dtype on the CPU and CUDA GPUs; not float64 on OpenCL devices without
+ * double precision. Fails (GK_ERR_NOT_FOUND ...) when the device is not
+ * there. */
+gk_status gk_device_has_dtype(gk_device device, gk_dtype dtype, bool *has);
 bool gk_dtype_is_float(gk_dtype dtype);
 bool gk_dtype_is_integer(gk_dtype dtype);  /* signed or unsigned, not bool */
 bool gk_dtype_is_unsigned(gk_dtype dtype); /* uint8 ... uint64 */
@@ -91,6 +96,9 @@ typedef struct gk_array gk_array;
 int gk_array_ndim(const gk_array *a);
 const int64_t *gk_array_shape(const gk_array *a);
 const int64_t *gk_array_strides(const gk_array *a); /* in elements, may be 0 or negative */
+/* Whether writes into a are allowed: not for views of a broadcast
+ * (gk_broadcast_to), where one element stands for many. */
+bool gk_array_is_writable(const gk_array *a);
 gk_dtype gk_array_dtype(const gk_array *a);
 gk_device gk_array_device(const gk_array *a);
 int64_t gk_array_size(const gk_array *a);  /* number of elements */
@@ -112,9 +120,10 @@ gk_status gk_scalar(gk_device device, gk_dtype dtype, double value, gk_array **o
 /* start, start+step, ... while < stop (> stop for a negative step). */
 gk_status gk_arange(gk_device device, gk_dtype dtype, double start, double stop, double step,
                     gk_array **out);
-/* num values from start to stop, both included. */
+/* num evenly spaced values from start to stop: stop included (exactly) when
+ * `endpoint`, else the values are the first num of num + 1 with it. */
 gk_status gk_linspace(gk_device device, gk_dtype dtype, double start, double stop, int64_t num,
-                      gk_array **out);
+                      bool endpoint, gk_array **out);
 gk_status gk_eye(gk_device device, gk_dtype dtype, int64_t n, gk_array **out);
 /* Copies `data` (C order, size * element size bytes) to a new array. */
 gk_status gk_from_host(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
@@ -181,6 +190,8 @@ gk_status gk_transpose(const gk_array *a, const int *axes, gk_array **out);
  * indices; step may be negative, never 0. */
 gk_status gk_slice(const gk_array *a, int axis, int64_t start, int64_t stop, int64_t step,
                    gk_array **out);
+/* A view of a with `shape` (NumPy's rules); read-only (gk_array_is_writable)
+ * when it stretches an axis, and so are views of it. */
 gk_status gk_broadcast_to(const gk_array *a, int ndim, const int64_t *shape, gk_array **out);
 /* The array itself (a new handle) when already contiguous, else a copy. */
 gk_status gk_contiguous(const gk_array *a, gk_array **out);

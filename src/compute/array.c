@@ -437,16 +437,22 @@ bool gk_operands_conflict(const gk_operand *in, const gk_operand *out, const gk_
     return false;
 }
 
+bool gk_array_is_writable(const gk_array *a)
+{
+    bool stretched = false; /* an axis of length > 1 over one element */
+    for (int i = 0; i < a->ndim; i++)
+        stretched |= a->shape[i] > 1 && a->strides[i] == 0;
+    return !a->read_only && !stretched;
+}
+
 gk_status gk_check_writable(const gk_array *out, const char *what)
 {
-    for (int i = 0; i < out->ndim; i++) {
-        if (out->shape[i] > 1 && out->strides[i] == 0) {
-            char text[160];
-            return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                           "%s: the output (shape %s) is a broadcast view (stride 0 on axis %d) "
-                           "and cannot be written; write into a copy",
-                           what, gk_shape_text(out->ndim, out->shape, text, sizeof text), i);
-        }
+    if (!gk_array_is_writable(out)) {
+        char text[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "%s: the output (shape %s) is a view of a broadcast array, whose "
+                       "elements stand for many, and cannot be written; write into a copy",
+                       what, gk_shape_text(out->ndim, out->shape, text, sizeof text));
     }
     return GK_OK;
 }
@@ -548,6 +554,8 @@ gk_status gk_broadcast_to(const gk_array *a, int ndim, const int64_t *shape, gk_
     (*out)->ndim = ndim;
     copy_shape((*out)->shape, shape, ndim);
     memcpy((*out)->strides, operand.strides, sizeof operand.strides);
+    for (int i = 0; i < ndim; i++)
+        (*out)->read_only |= shape[i] > 1 && operand.strides[i] == 0;
     return GK_OK;
 }
 

@@ -29,6 +29,10 @@ struct gk_array {
     int ndim;
     int64_t shape[GK_MAX_DIMS];
     int64_t strides[GK_MAX_DIMS]; /* elements */
+    /* A view of a broadcast (gk_broadcast_to stretched an axis), and views
+     * of it: one element stands for many, so writes are refused, as NumPy
+     * makes broadcast_to's result read-only. */
+    bool read_only;
 };
 
 /* A new handle on the same memory, shape and strides (for views to adjust). */

@@ -32,6 +32,9 @@ typedef struct gk_backend {
     gk_status (*check)(gk_device device);
     gk_status (*describe)(gk_device device, char *buf, size_t size);
     gk_status (*memory)(gk_device device, uint64_t *free_bytes, uint64_t *total_bytes);
+    /* Whether arrays of `dtype` can live and compute on the device (float64
+     * needs double precision, which some OpenCL devices lack). */
+    gk_status (*has_dtype)(gk_device device, gk_dtype dtype, bool *has);
     /* At least 64-byte aligned; bytes may be 0 (a valid, unique pointer). */
     gk_status (*alloc)(gk_device device, size_t bytes, void **data);
     void (*release)(gk_device device, void *data, size_t bytes);

@@ -4,13 +4,8 @@
  * - tensordot: the contracted axes of a moved last and of b first, each
  *   side reshaped to a matrix (a copy where the strides do not allow a
  *   view), one product, the result reshaped to a's free axes then b's.
- *   Floating results go through gk_matmul (the device's GEMM). Integer
- *   and bool ones are the promoted dtype's own arithmetic, as NumPy's:
- *   products in that dtype (wrapping; and for bool), summed in 64 bits and
- *   converted back (wrapping again, which is the same modulo 2^bits; for
- *   bool, nonzero), a block of a's rows at a time so the (rows, k, n)
- *   products stay below BLOCK elements. No BLAS multiplies integers, and
- *   gk_matmul's float64 would round products of wide integers.
+ *   The product is gk_matmul's (the device's GEMM for floats, the dtype's
+ *   own arithmetic for integers and bool).
  * - vecdot: the operands broadcast, multiplied and summed along the axis
  *   (the same dtype rules), so no conjugation: real dtypes only. */
 #include "compute/array_impl.h"
@@ -18,9 +13,6 @@
 #include "core/error.h"
 
 #include <string.h>
-
-/* Elements of one block's products in an integer tensordot. */
-enum { BLOCK = 1 << 22 };
 
 /* The sum along `axis` of `products` (the promoted dtype), in that dtype:
  * integer sums run in 64 bits and convert back. */
@@ -34,39 +26,6 @@ static gk_status sum_as(const gk_array *products, int axis, gk_dtype dtype, gk_a
         return status;
     }
     *out = status == GK_OK ? sums : NULL;
-    return status;
-}
-
-/* c (m x n, the promoted integer or bool dtype, contiguous) = a2 @ b2 by
- * blocks of rows (see the top). */
-static gk_status integer_matmul(const gk_array *a2, const gk_array *b2, gk_array *c)
-{
-    int64_t m = a2->shape[0], k = a2->shape[1], n = b2->shape[1];
-    int64_t per_row = k * n > 0 ? k * n : 1;
-    int64_t rows = BLOCK / per_row > 0 ? BLOCK / per_row : 1;
-    gk_array *columns = NULL;
-    gk_status status = gk_reshape(b2, 3, (int64_t[]){1, k, n}, &columns);
-    for (int64_t r = 0; r < m && status == GK_OK; r += rows) {
-        int64_t end = r + rows < m ? r + rows : m;
-        gk_array *block = NULL, *lines = NULL, *products = NULL, *sums = NULL, *target = NULL;
-        status = gk_slice(a2, 0, r, end, 1, &block);
-        if (status == GK_OK)
-            status = gk_reshape(block, 3, (int64_t[]){end - r, k, 1}, &lines);
-        if (status == GK_OK)
-            status = gk_binary(GK_MUL, lines, columns, &products);
-        if (status == GK_OK)
-            status = sum_as(products, 1, c->dtype, &sums);
-        if (status == GK_OK)
-            status = gk_slice(c, 0, r, end, 1, &target);
-        if (status == GK_OK)
-            status = gk_assign(target, sums);
-        gk_array_free(block);
-        gk_array_free(lines);
-        gk_array_free(products);
-        gk_array_free(sums);
-        gk_array_free(target);
-    }
-    gk_array_free(columns);
     return status;
 }
 
@@ -149,7 +108,6 @@ gk_status gk_tensordot(const gk_array *a, const gk_array *b, int naxes, const in
             n *= b->shape[i];
         }
 
-    gk_dtype dtype = gk_promote_types(a->dtype, b->dtype);
     gk_array *at = NULL, *bt = NULL, *a2 = NULL, *b2 = NULL, *c = NULL;
     status = a->ndim > 0 ? gk_transpose(a, a_order, &at) : gk_array_view(a, &at);
     if (status == GK_OK)
@@ -158,13 +116,8 @@ gk_status gk_tensordot(const gk_array *a, const gk_array *b, int naxes, const in
         status = gk_reshape(at, 2, (int64_t[]){m, k}, &a2);
     if (status == GK_OK)
         status = gk_reshape(bt, 2, (int64_t[]){k, n}, &b2);
-    if (status == GK_OK && gk_dtype_is_float(dtype)) {
+    if (status == GK_OK)
         status = gk_matmul(a2, b2, &c);
-    } else if (status == GK_OK) {
-        status = gk_empty(gk_array_device(a), dtype, 2, (int64_t[]){m, n}, &c);
-        if (status == GK_OK)
-            status = integer_matmul(a2, b2, c);
-    }
     if (status == GK_OK)
         status = gk_reshape(c, out_ndim, shape, out);
     gk_array_free(at);

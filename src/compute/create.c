@@ -70,16 +70,19 @@ gk_status gk_arange(gk_device device, gk_dtype dtype, double start, double stop,
 }
 
 gk_status gk_linspace(gk_device device, gk_dtype dtype, double start, double stop, int64_t num,
-                      gk_array **out)
+                      bool endpoint, gk_array **out)
 {
     *out = NULL;
     if (num < 0)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "linspace: num is %lld; it must be 0 or more",
                        (long long)num);
-    double step = num > 1 ? (stop - start) / (double)(num - 1) : 0;
+    /* One step for both endpoints, so that without it the values are
+     * exactly those of num + 1 with it. */
+    int64_t intervals = endpoint ? num - 1 : num;
+    double step = intervals > 0 ? (stop - start) / (double)intervals : 0;
     gk_status status = sequence(device, dtype, num, start, step, out);
     /* The last value is stop exactly, as NumPy makes it. */
-    if (status == GK_OK && num > 1) {
+    if (status == GK_OK && endpoint && num > 1) {
         gk_array *last;
         status = gk_slice(*out, 0, num - 1, num, 1, &last);
         if (status == GK_OK) {

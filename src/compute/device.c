@@ -155,6 +155,16 @@ gk_status gk_device_memory(gk_device device, uint64_t *free_bytes, uint64_t *tot
                : status;
 }
 
+gk_status gk_device_has_dtype(gk_device device, gk_dtype dtype, bool *has)
+{
+    *has = false;
+    if ((unsigned)dtype >= GK_DTYPE_COUNT)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "gk_device_has_dtype: %d is not a dtype",
+                       (int)dtype);
+    gk_status status = gk_device_check(device);
+    return status == GK_OK ? gk_backend_of(device.kind)->has_dtype(device, dtype, has) : status;
+}
+
 gk_status gk_device_synchronize(gk_device device)
 {
     gk_status status = gk_device_check(device);

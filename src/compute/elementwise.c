@@ -313,7 +313,7 @@ static gk_status binary_types(gk_op op, gk_dtype promoted, const gk_array *a,
 {
     if (!gk_op_accepts(op, promoted)) {
         char da[200], db[200];
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: not defined for %s operands (%s and %s); %s",
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE, "%s: not defined for %s operands (%s and %s); %s",
                        gk_op_name(op), gk_dtype_name(promoted), describe(a, da, sizeof da),
                        describe(b, db, sizeof db), refusal_hint(op, promoted));
     }
@@ -479,7 +479,7 @@ static gk_status unary_plan(gk_op op, const gk_array *a, const char *what, gk_dt
                        gk_op_name(op));
     if (!gk_op_accepts(op, a->dtype)) {
         char da[200];
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: not defined for %s (%s); %s",
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE, "%s: not defined for %s (%s); %s",
                        gk_op_name(op), gk_dtype_name(a->dtype), describe(a, da, sizeof da),
                        refusal_hint(op, a->dtype));
     }

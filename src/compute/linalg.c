@@ -2,13 +2,12 @@
  * GEMM), and SVD, QR, solve and inverse through LAPACKE on the host
  * (loaded on first use: ext/blas.h).
  *
- * Dtypes: results are floating. Two operands of different dtypes are
- * promoted as everywhere (gk_promote_types: float32 @ float64 is float64,
- * int16 @ float32 is float32, int64 @ float32 is float64), and
- * when the promoted dtype is an integer or bool one (integers only) the
- * operands are converted to float64 and the result is float64 - NumPy would
- * keep int64 for matmul, but no BLAS multiplies integers, and float64 is
- * exact for every product and sum below 2^53.
+ * Dtypes: matmul and dot give the promoted dtype (gk_promote_types:
+ * float32 @ float64 is float64, int16 @ float32 is float32, int64 @ uint32
+ * is int64), as the array API standard and NumPy do. Floating products go
+ * to the backend's GEMM; integer and bool ones are the dtype's own
+ * arithmetic (integer_matmul). The factorizations give float64 for integer
+ * input.
  *
  * Devices: matmul and dot run where the operands are. The factorizations
  * (svd, qr, solve, inv) copy the matrix to the host, call LAPACK there and
@@ -27,12 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The dtype the computation and result have (see the comment at the top). */
-static gk_dtype result_dtype(gk_dtype a, gk_dtype b)
-{
-    gk_dtype promoted = gk_promote_types(a, b);
-    return gk_dtype_is_float(promoted) ? promoted : GK_FLOAT64;
-}
+/* Elements of one block of products in an integer matmul. */
+enum { BLOCK = 1 << 22 };
 
 /* a as a contiguous array of `dtype` on its device: a itself (a new handle)
  * when it already is one, else a converted copy. */
@@ -116,6 +111,62 @@ static gk_status run_batches(const gk_array *a, int a_nb, const gk_array *b, int
     return GK_OK;
 }
 
+/* c = a @ b for integer and bool dtypes, as NumPy computes them: products
+ * in the dtype (wrapping; `and` for bool), summed in 64 bits and converted
+ * back (the same modulo 2^bits; nonzero for bool). No BLAS multiplies
+ * integers, and a float64 GEMM would round products of wide integers.
+ * a is (*a_batch, m, k), b (*b_batch, k, n) and c the contiguous (*batch,
+ * m, n). Both operands are broadcast to the whole batch of B matrices; the
+ * products a[:, rows, :, None] * b[:, None, :, :] are made a block of rows
+ * at a time, so that they stay below BLOCK elements. */
+static gk_status integer_matmul(const gk_array *a, const gk_array *b, gk_array *c)
+{
+    int nb = c->ndim - 2;
+    int64_t m = c->shape[nb], n = c->shape[nb + 1], k = a->shape[a->ndim - 1];
+    int64_t batch = 1, a_shape[GK_MAX_DIMS], b_shape[GK_MAX_DIMS];
+    for (int i = 0; i < nb; i++) {
+        batch *= c->shape[i];
+        a_shape[i] = b_shape[i] = c->shape[i];
+    }
+    a_shape[nb] = m, a_shape[nb + 1] = k;
+    b_shape[nb] = k, b_shape[nb + 1] = n;
+    int64_t per_row = batch * k * n > 0 ? batch * k * n : 1;
+    int64_t rows = BLOCK / per_row > 0 ? BLOCK / per_row : 1;
+    gk_array *wide_a = NULL, *wide_b = NULL, *lines = NULL, *columns = NULL, *c3 = NULL;
+    gk_status status = gk_broadcast_to(a, nb + 2, a_shape, &wide_a);
+    if (status == GK_OK)
+        status = gk_broadcast_to(b, nb + 2, b_shape, &wide_b);
+    if (status == GK_OK)
+        status = gk_reshape(wide_a, 4, (int64_t[]){batch, m, k, 1}, &lines);
+    if (status == GK_OK)
+        status = gk_reshape(wide_b, 4, (int64_t[]){batch, 1, k, n}, &columns);
+    if (status == GK_OK)
+        status = gk_reshape(c, 3, (int64_t[]){batch, m, n}, &c3);
+    for (int64_t r = 0; r < m && status == GK_OK; r += rows) {
+        int64_t end = r + rows < m ? r + rows : m;
+        gk_array *block = NULL, *products = NULL, *sums = NULL, *target = NULL;
+        status = gk_slice(lines, 1, r, end, 1, &block);
+        if (status == GK_OK)
+            status = gk_binary(GK_MUL, block, columns, &products);
+        if (status == GK_OK)
+            status = gk_reduce(GK_SUM, products, 2, false, &sums);
+        if (status == GK_OK)
+            status = gk_slice(c3, 1, r, end, 1, &target);
+        if (status == GK_OK)
+            status = gk_assign(target, sums); /* converts back to c's dtype */
+        gk_array_free(block);
+        gk_array_free(products);
+        gk_array_free(sums);
+        gk_array_free(target);
+    }
+    gk_array_free(wide_a);
+    gk_array_free(wide_b);
+    gk_array_free(lines);
+    gk_array_free(columns);
+    gk_array_free(c3);
+    return status;
+}
+
 /* The shapes of a call as text, for messages: "(2, 3) @ (4, 5)". */
 static const char *pair_text(const gk_array *a, const char *op, const gk_array *b, char *buf,
                              size_t size)
@@ -171,7 +222,7 @@ gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out)
         shape[ndim++] = m;
     if (b->ndim > 1)
         shape[ndim++] = n;
-    gk_dtype dtype = result_dtype(a->dtype, b->dtype);
+    gk_dtype dtype = gk_promote_types(a->dtype, b->dtype);
     if (gk_shape_size(ndim, shape) < 0)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "matmul: %s: the result has too many elements",
                        shapes);
@@ -184,8 +235,27 @@ gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out)
     status = dense_as(a, dtype, &da);
     if (status == GK_OK)
         status = dense_as(b, dtype, &db);
-    if (status == GK_OK)
+    if (status == GK_OK && gk_dtype_is_float(dtype)) {
         status = run_batches(da, a_nb, db, b_nb, *out, nb, shape, m, n, k);
+    } else if (status == GK_OK) {
+        /* With the axes a 1-d operand lacks, as a view of each. */
+        gk_array *a2 = NULL, *b2 = NULL, *c2 = NULL;
+        int64_t c_shape[GK_MAX_DIMS];
+        memcpy(c_shape, shape, sizeof(int64_t) * (size_t)nb);
+        c_shape[nb] = m, c_shape[nb + 1] = n;
+        status = gk_reshape(da, a->ndim == 1 ? 2 : a->ndim, a->ndim == 1 ? (int64_t[]){1, k}
+                                                                          : a->shape, &a2);
+        if (status == GK_OK)
+            status = gk_reshape(db, b->ndim == 1 ? 2 : b->ndim,
+                                b->ndim == 1 ? (int64_t[]){k, 1} : b->shape, &b2);
+        if (status == GK_OK)
+            status = gk_reshape(*out, nb + 2, c_shape, &c2);
+        if (status == GK_OK)
+            status = integer_matmul(a2, b2, c2);
+        gk_array_free(a2);
+        gk_array_free(b2);
+        gk_array_free(c2);
+    }
     gk_array_free(da);
     gk_array_free(db);
     if (status != GK_OK) {
@@ -266,6 +336,14 @@ gk_status gk_dot(const gk_array *a, const gk_array *b, gk_array **out)
 }
 
 /* --- factorizations on the host --- */
+
+/* The dtype a factorization computes and returns in: the promoted floating
+ * dtype, float64 for integers and bool (LAPACK has only floats). */
+static gk_dtype factor_dtype(gk_dtype a, gk_dtype b)
+{
+    gk_dtype promoted = gk_promote_types(a, b);
+    return gk_dtype_is_float(promoted) ? promoted : GK_FLOAT64;
+}
 
 /* The elements of a in C order, as `dtype` (float32 or float64), in new
  * host memory (free it); at least one element long so LAPACK always gets a
@@ -364,7 +442,7 @@ gk_status gk_svd(const gk_array *a, gk_array **u, gk_array **s, gk_array **vt)
     status = gk_lapacke_open("svd", &lapacke);
     if (status != GK_OK)
         return status;
-    gk_dtype dtype = result_dtype(a->dtype, a->dtype);
+    gk_dtype dtype = factor_dtype(a->dtype, a->dtype);
     size_t size = gk_dtype_size(dtype);
     lapack_int m = (lapack_int)a->shape[0], n = (lapack_int)a->shape[1];
     lapack_int k = m < n ? m : n;
@@ -445,7 +523,7 @@ gk_status gk_qr(const gk_array *a, gk_array **q, gk_array **r)
     status = gk_lapacke_open("qr", &lapacke);
     if (status != GK_OK)
         return status;
-    gk_dtype dtype = result_dtype(a->dtype, a->dtype);
+    gk_dtype dtype = factor_dtype(a->dtype, a->dtype);
     size_t size = gk_dtype_size(dtype);
     lapack_int m = (lapack_int)a->shape[0], n = (lapack_int)a->shape[1];
     lapack_int k = m < n ? m : n;
@@ -530,7 +608,7 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
     status = gk_lapacke_open("solve", &lapacke);
     if (status != GK_OK)
         return status;
-    gk_dtype dtype = result_dtype(a->dtype, b->dtype);
+    gk_dtype dtype = factor_dtype(a->dtype, b->dtype);
     lapack_int n = (lapack_int)a->shape[0];
     lapack_int nrhs = b->ndim == 2 ? (lapack_int)b->shape[1] : 1;
     void *ha = NULL, *hb = NULL;
@@ -570,7 +648,7 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
     status = gk_lapacke_open("inv", &lapacke);
     if (status != GK_OK)
         return status;
-    gk_dtype dtype = result_dtype(a->dtype, a->dtype);
+    gk_dtype dtype = factor_dtype(a->dtype, a->dtype);
     lapack_int n = (lapack_int)a->shape[0];
     void *host = NULL;
     lapack_int *pivots = NULL;

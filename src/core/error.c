@@ -43,6 +43,7 @@ const char *gk_status_string(gk_status status)
     case GK_ERR_EXISTS: return "already exists";
     case GK_ERR_CANCELLED: return "cancelled";
     case GK_ERR_OUT_OF_RANGE: return "index out of range";
+    case GK_ERR_UNSUPPORTED_DTYPE: return "dtype not supported";
     }
     return "unknown status";
 }

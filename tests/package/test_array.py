@@ -246,10 +246,9 @@ def test_inplace_operators(device, dtype):
             operand = gk.asarray(other, device=device) if isinstance(other, np.ndarray) else other
             compute, result = result_dtype(name, dtype, other_dtype)
             if refused(name, dtype, other_dtype) or kind(result) > kind(dtype):
-                # NumPy's same_kind rule: int32 += 1.5 and int32 /= 2 are errors;
-                # an op not defined for the dtype (bool -= bool) a TypeError
-                with pytest.raises(TypeError if refused(name, dtype, other_dtype)
-                                   else ValueError):
+                # NumPy's same_kind rule: int32 += 1.5 and int32 /= 2 are TypeErrors
+                # (NumPy's UFuncTypeError); so is an op not defined for the dtype
+                with pytest.raises(TypeError):
                     x = iop(x, operand)
                 np.testing.assert_array_equal(host(before), na)  # untouched
                 continue
@@ -271,8 +270,10 @@ def test_inplace_on_views_and_with_lists(device):
     x[1::2] -= [1, 2, 3]  # int64 elements, int32 result (NumPy's same_kind)
     assert x.tolist() == [1, -1, 1, -2, 1, -3]
     assert x.dtype == "int32"
-    with pytest.raises(ValueError):
-        x += 1.5  # would need float32
+    with pytest.raises(TypeError, match="same_kind"):
+        x += 1.5  # would need float64
+    with pytest.raises(TypeError, match="same_kind"):
+        x //= 1.5
     with pytest.raises(ValueError):
         x += gk.ones((2, 6), dtype="int32", device=device)  # would change the shape
     m = gk.asarray(np.eye(3, dtype=np.float32) * 2, device=device)
@@ -319,6 +320,31 @@ def test_matmul(device):
         2 @ a
     with pytest.raises(ValueError):
         a @ a
+
+
+@pytest.mark.parametrize("a_dtype,b_dtype", [("int64", "uint32"), ("int8", "int8"),
+                                             ("uint8", "int16"), ("bool", "bool"),
+                                             ("int32", "float32")])
+def test_matmul_keeps_the_promoted_dtype(device, a_dtype, b_dtype):
+    """Integer and bool products are the dtype's own arithmetic (wrapping
+    like NumPy's), over batches and 1-d operands, not float64."""
+    rng = np.random.default_rng(5)
+    def draw(shape, dtype):
+        if dtype == "bool":
+            return rng.random(shape) < 0.5
+        info = np.iinfo(dtype) if dtype[0] in "iu" else None
+        low, high = (max(info.min, -200), min(info.max, 200)) if info else (-5, 5)
+        return rng.integers(low, high, shape).astype(dtype)
+    for sa, sb in [((3, 4), (4, 5)), ((2, 3, 4), (4,)), ((4,), (2, 4, 3)),
+                   ((5, 1, 3, 4), (2, 4, 6)), ((3,), (3,)), ((0, 3), (3, 2)), ((3, 0), (0, 2))]:
+        na, nb = draw(sa, a_dtype), draw(sb, b_dtype)
+        result = gk.asarray(na, device=device) @ gk.asarray(nb, device=device)
+        expected = na @ nb
+        assert str(result.dtype) == str(expected.dtype), (sa, sb)
+        np.testing.assert_allclose(host(result), expected, rtol=1e-6)
+    big = np.array([[2**40, 3], [5, 7]], dtype=np.int64)  # beyond float64's exact integers
+    assert np.array_equal(host(gk.asarray(big, device=device) @ gk.asarray(big, device=device)),
+                          big @ big)
 
 
 # --- indexing -------------------------------------------------------------------
@@ -422,10 +448,40 @@ def test_full_integer_index_gives_0d_array(device):
     assert z[()].item() == 5 and z[...].shape == () and z[None].shape == (1,)
 
 
+def test_0d_bool_index_is_a_new_axis_and_a_mask(device):
+    """NumPy's rule: x[True] is x[None], x[False] is empty along a new axis,
+    anywhere in a tuple; assignment through it too."""
+    nx = np.arange(6).reshape(2, 3)
+    for key in [True, False, np.True_, (0, True), (Ellipsis, False), (True, slice(1, None)),
+                (None, True, 1)]:
+        for form in (key, gk.asarray(key, device=device) if isinstance(key, bool) else key):
+            x = gk.asarray(nx, device=device)
+            assert np.array_equal(host(x[form]), nx[key]), key
+            assert x[form].shape == nx[key].shape, key
+            y, ny = gk.asarray(nx, device=device), nx.copy()
+            y[form] = 9
+            ny[key] = 9
+            assert np.array_equal(host(y), ny), key
+    z = gk.asarray(2.5, device=device)
+    assert z[True].shape == (1,) and z[False].shape == (0,)
+
+
+def test_to_device(device):
+    x = gk.asarray([1.5, 2.5], device=device)
+    assert x.to_device(device) is x
+    y = x.to_device("cpu")
+    assert str(y.device) == "cpu" and y.tolist() == [1.5, 2.5]
+    assert x.to_device(device, stream=None) is x
+    with pytest.raises(ValueError, match="stream"):
+        x.to_device(device, stream=1)
+    with pytest.raises(ValueError):
+        x.to_device("nowhere:7")
+
+
 def test_index_errors(device):
     x = gk.zeros((3, 4), device=device)
     for key in [3, -4, (0, 4), (0, -5), (0, 0, 0), (Ellipsis, Ellipsis), 1.5, "a",
-                True, [0, 4], ([0], [-5]), gk.asarray([True, False], device=device),
+                [0, 4], ([0], [-5]), gk.asarray([True, False], device=device),
                 gk.asarray(1.0, device=device), gk.asarray([0.5], device=device),
                 np.array([0, 9])]:
         with pytest.raises(IndexError):

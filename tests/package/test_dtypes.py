@@ -307,6 +307,13 @@ def test_isdtype_every_kind():
     assert not gpukit.isdtype(gpukit.int8, ())
 
 
+def test_isdtype_takes_keywords():
+    assert gpukit.isdtype(dtype=gpukit.int8, kind="integral")
+    assert not gpukit.isdtype(gpukit.int8, kind="real floating")
+    with pytest.raises(TypeError):
+        gpukit.isdtype(gpukit.int8)
+
+
 def test_isdtype_errors():
     with pytest.raises(ValueError, match="unknown kind 'integer'"):
         gpukit.isdtype(gpukit.int8, "integer")
@@ -323,6 +330,29 @@ def test_isdtype_errors():
 
 
 # --- __array_namespace_info__ ---------------------------------------------------
+
+@pytest.mark.skipif(not any(str(d).startswith("opencl") for d in gpukit.devices()),
+                    reason="needs an OpenCL device (PoCL in CI)")
+def test_a_device_without_float64_says_so(py):
+    """An OpenCL device without double precision (GPUKIT_OPENCL_FP64=0 makes
+    PoCL one): dtypes(device=) leaves float64 out, and float64 work there is
+    a TypeError naming the device and the fix, before anything runs."""
+    py("""
+        import gpukit, pytest
+        opencl = next(d for d in gpukit.devices() if str(d).startswith("opencl"))
+        info = gpukit.__array_namespace_info__()
+        assert "float64" not in info.dtypes(device=opencl)
+        assert "float32" in info.dtypes(device=opencl)
+        assert "float64" in info.dtypes(device="cpu")
+        assert list(info.dtypes(device=opencl, kind="real floating")) == ["float32"]
+        for make in [lambda: gpukit.zeros(3, dtype="float64", device=opencl),
+                     lambda: gpukit.asarray([1, 2], device=opencl) / 2,
+                     lambda: gpukit.mean(gpukit.asarray([1, 2], device=opencl))]:
+            with pytest.raises(TypeError, match="float64.*float32"):
+                make()
+        assert gpukit.asarray([1.5], device=opencl).tolist() == [1.5]  # float32 lives there
+    """, GPUKIT_OPENCL_FP64="0")
+
 
 def test_namespace_info_dtypes():
     x = gpukit.zeros(2)
@@ -354,14 +384,15 @@ def test_namespace_info_defaults_and_devices():
         assert info.default_dtypes(device=device) == defaults
     assert info.default_dtypes() == {"real floating": gpukit.float32, "integral": gpukit.int64,
                                      "indexing": gpukit.int64}
-    assert info.devices() == gpukit.devices()
+    assert isinstance(info.devices(), tuple)  # the standard's type; gpukit.devices() is a list
+    assert list(info.devices()) == gpukit.devices()
     assert info.default_device() == gpukit.default_device()
     with gpukit.device(gpukit.devices()[-1]):
         assert info.default_device() == gpukit.devices()[-1]
     capabilities = info.capabilities()
     assert capabilities["max dimensions"] == 8
-    assert capabilities["boolean indexing"] is False
-    assert capabilities["data-dependent shapes"] is False
+    assert capabilities["boolean indexing"] is True  # x[mask]
+    assert capabilities["data-dependent shapes"] is True  # unique_*, nonzero
     with pytest.raises(TypeError):
         gpukit.__array_namespace_info__(1)
     with pytest.raises(TypeError):

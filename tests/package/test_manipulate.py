@@ -112,8 +112,28 @@ def test_broadcasting_functions(device):
         gk.broadcast_shapes((2, 3), (4,))
     na, nb = sample("int64", (3, 1)), sample("int64", (4,))
     arrays = gk.broadcast_arrays(on(na, device), on(nb, device))
+    assert isinstance(arrays, tuple)  # the standard's 2025.12 return type
     for x, expected in zip(arrays, np.broadcast_arrays(na, nb)):
         same(x, expected)
+
+
+def test_broadcast_views_refuse_writes(device):
+    """A broadcast view's elements stand for many: writing it, or any view
+    of it, is a ValueError (NumPy makes it read-only), and nothing changes."""
+    base = on(np.array([1.0, 2.0]), device)
+    x = gk.broadcast_to(base, (3, 2))
+    for write in [lambda: x.__setitem__(0, 5), lambda: x.__setitem__((1, 1), 5),
+                  lambda: x[::2].__setitem__(Ellipsis, 5), lambda: x.__iadd__(1),
+                  lambda: x.T.__setitem__(0, 5)]:
+        with pytest.raises(ValueError, match="broadcast"):
+            write()
+    assert host(base).tolist() == [1.0, 2.0]
+    copy = gk.asarray(x, copy=True)
+    copy[0] = 5  # a copy is writable
+    assert host(copy)[0].tolist() == [5.0, 5.0]
+    one = gk.broadcast_to(base, (1, 2))  # nothing stretched: a plain view
+    one[0, 0] = 7
+    assert host(base).tolist() == [7.0, 2.0]
 
 
 # --- copies -----------------------------------------------------------------

@@ -110,14 +110,25 @@ static void test_creation(gk_device device)
     gk_array_free(a);
     CHECK_FAILS(gk_arange(device, GK_FLOAT32, 0, 1, 0, &a), GK_ERR_INVALID_ARGUMENT, "step");
 
-    CHECK_OK(gk_linspace(device, GK_FLOAT64, 0, 1, 5, &a));
+    CHECK_OK(gk_linspace(device, GK_FLOAT64, 0, 1, 5, true, &a));
     CHECK_VALUES(a, ((double[]){0, 0.25, 0.5, 0.75, 1}), 5, 0);
     gk_array_free(a);
-    CHECK_OK(gk_linspace(device, GK_FLOAT32, 0, 0.3, 4, &a));
+    CHECK_OK(gk_linspace(device, GK_FLOAT32, 0, 0.3, 4, true, &a));
     double last;
     CHECK_OK(gk_item(a, (int64_t[]){-1}, &last));
     CHECK(last == (double)0.3f, "linspace ends at stop exactly: %.9g", last);
     gk_array_free(a);
+    /* Without the endpoint: exactly the first num values of num + 1 with it. */
+    gk_array *with = NULL;
+    CHECK_OK(gk_linspace(device, GK_FLOAT64, -1.0e17, 3.3e16 / 7, 9, false, &a));
+    CHECK_OK(gk_linspace(device, GK_FLOAT64, -1.0e17, 3.3e16 / 7, 10, true, &with));
+    double without_values[9], with_values[10];
+    CHECK_OK(gk_to_host(a, without_values, sizeof without_values));
+    CHECK_OK(gk_to_host(with, with_values, sizeof with_values));
+    CHECK(memcmp(without_values, with_values, sizeof without_values) == 0,
+          "endpoint=false is the head of num + 1 values");
+    gk_array_free(a);
+    gk_array_free(with);
 
     CHECK_OK(gk_eye(device, GK_FLOAT32, 3, &a));
     CHECK_VALUES(a, ((double[]){1, 0, 0, 0, 1, 0, 0, 0, 1}), 9, 0);
@@ -284,7 +295,7 @@ static void test_copies(gk_device device)
     /* A broadcast view cannot be written. */
     gk_array *stretched;
     CHECK_OK(gk_broadcast_to(head, 2, (int64_t[]){3, 5}, &stretched));
-    CHECK_FAILS(gk_assign(stretched, head), GK_ERR_INVALID_ARGUMENT, "broadcast view");
+    CHECK_FAILS(gk_assign(stretched, head), GK_ERR_INVALID_ARGUMENT, "view of a broadcast array");
     gk_array_free(stretched);
     gk_array_free(head);
     gk_array_free(tail);
@@ -416,11 +427,27 @@ static void test_wrap(gk_device device)
     CHECK(released == 4 && a == NULL, "nothing released on failure (%d)", released);
 }
 
+/* Every device here has every dtype (PoCL has double precision; the Python
+ * tests try a device without it); a dtype that is none fails. */
+static void test_device_dtypes(gk_device device)
+{
+    for (int d = 0; d < GK_DTYPE_COUNT; d++) {
+        bool has = false;
+        CHECK_OK(gk_device_has_dtype(device, (gk_dtype)d, &has));
+        CHECK(has, "%s on this device", gk_dtype_name((gk_dtype)d));
+    }
+    bool has = true;
+    CHECK_FAILS(gk_device_has_dtype(device, (gk_dtype)GK_DTYPE_COUNT, &has),
+                GK_ERR_INVALID_ARGUMENT, "is not a dtype");
+    CHECK(!has, "false on failure");
+}
+
 int main(void)
 {
     test_device_names();
     test_dtypes();
     FOR_EACH_DEVICE(test_creation);
+    FOR_EACH_DEVICE(test_device_dtypes);
     FOR_EACH_DEVICE(test_views);
     FOR_EACH_DEVICE(test_copies);
     FOR_EACH_DEVICE(test_wrap);

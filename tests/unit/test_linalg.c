@@ -356,8 +356,8 @@ static void test_matmul_empty_and_dtypes(gk_device device)
     gk_array_free(b);
     gk_array_free(c);
 
-    /* Mixed dtypes promote as everywhere (gk_promote_types); integers
-     * compute in float64 (exactly). */
+    /* Mixed dtypes promote as everywhere (gk_promote_types); integers and
+     * bool keep the promoted dtype (its own arithmetic). */
     double va[6] = {1, 2, 3, 4, 5, 6}, vb[6] = {7, 8, 9, 10, 11, 12};
     double expected[4];
     naive_matmul(va, vb, expected, 2, 3, 2);
@@ -365,8 +365,9 @@ static void test_matmul_empty_and_dtypes(gk_device device)
         gk_dtype a, b, result;
     } cases[] = {
         {GK_FLOAT32, GK_FLOAT64, GK_FLOAT64}, {GK_FLOAT64, GK_FLOAT32, GK_FLOAT64},
-        {GK_INT32, GK_INT32, GK_FLOAT64},     {GK_INT64, GK_FLOAT32, GK_FLOAT64},
-        {GK_INT16, GK_FLOAT32, GK_FLOAT32},   {GK_UINT8, GK_BOOL, GK_FLOAT64},
+        {GK_INT32, GK_INT32, GK_INT32},       {GK_INT64, GK_FLOAT32, GK_FLOAT64},
+        {GK_INT16, GK_FLOAT32, GK_FLOAT32},   {GK_UINT8, GK_BOOL, GK_UINT8},
+        {GK_INT64, GK_UINT32, GK_INT64},      {GK_INT8, GK_UINT8, GK_INT16},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double vbool[6] = {1, 0, 1, 1, 0, 1};
@@ -1066,6 +1067,46 @@ static void test_print(gk_device device)
     }
 }
 
+/* Integer products wrap in their dtype like NumPy's (int8: 100 * 2 + 100 * 1
+ * is 300, which is 44 modulo 256), and stay exact beyond float64's 2^53. */
+static void test_matmul_integer_arithmetic(gk_device device)
+{
+    gk_array *a = make(device, GK_INT8, 2, (int64_t[]){1, 2}, (double[]){100, 100});
+    gk_array *b = make(device, GK_INT8, 2, (int64_t[]){2, 1}, (double[]){2, 1});
+    gk_array *c = NULL;
+    CHECK_OK(gk_matmul(a, b, &c));
+    if (c)
+        CHECK_VALUES(c, ((double[]){44}), 1, 0);
+    gk_array_free(a);
+    gk_array_free(b);
+    gk_array_free(c);
+    int64_t big[4] = {(int64_t)1 << 40, 3, 5, 7}, got[4] = {0};
+    /* 2^80 + 15 wraps to 15 */
+    int64_t want[4] = {15, ((int64_t)3 << 40) + 21, ((int64_t)5 << 40) + 35, 64};
+    gk_array *m = NULL, *p = NULL;
+    CHECK_OK(gk_from_host(device, GK_INT64, 2, (int64_t[]){2, 2}, big, &m));
+    CHECK_OK(gk_matmul(m, m, &p));
+    if (p) {
+        CHECK_OK(gk_to_host(p, got, sizeof got));
+        for (int i = 0; i < 4; i++)
+            CHECK(got[i] == want[i], "int64 element %d: %lld, expected %lld", i,
+                  (long long)got[i], (long long)want[i]);
+    }
+    gk_array_free(m);
+    gk_array_free(p);
+    /* A batch broadcast against a 1-d vector. */
+    a = counting(device, GK_INT32, 3, (int64_t[]){2, 2, 3});
+    b = make(device, GK_INT32, 1, (int64_t[]){3}, (double[]){1, -1, 2});
+    CHECK_OK(gk_matmul(a, b, &c));
+    if (c) {
+        CHECK(gk_array_ndim(c) == 2 && gk_array_dtype(c) == GK_INT32, "(2, 2) int32");
+        CHECK_VALUES(c, ((double[]){3, 9, 15, 21}), 4, 0);
+    }
+    gk_array_free(a);
+    gk_array_free(b);
+    gk_array_free(c);
+}
+
 int main(void)
 {
     FOR_EACH_DEVICE(test_matmul_2d);
@@ -1073,6 +1114,7 @@ int main(void)
     FOR_EACH_DEVICE(test_matmul_vectors);
     FOR_EACH_DEVICE(test_matmul_strided);
     FOR_EACH_DEVICE(test_matmul_empty_and_dtypes);
+    FOR_EACH_DEVICE(test_matmul_integer_arithmetic);
     FOR_EACH_DEVICE(test_matmul_errors);
     FOR_EACH_DEVICE(test_dot);
     FOR_EACH_DEVICE(test_svd);

@@ -27,6 +27,15 @@ static gk_status gpu_memory(gk_device device, uint64_t *free_bytes, uint64_t *to
     return gk_gpu_driver_of(device)->memory(device, free_bytes, total_bytes);
 }
 
+static gk_status gpu_has_dtype(gk_device device, gk_dtype dtype, bool *has)
+{
+    const gk_gpu_info *info;
+    gk_status status = gk_gpu_info_of(device, &info);
+    if (status == GK_OK)
+        *has = dtype != GK_FLOAT64 || info->fp64;
+    return status;
+}
+
 static gk_status gpu_upload(gk_device device, void *data, const void *host, size_t bytes)
 {
     return gk_gpu_driver_of(device)->upload(device, data, host, bytes);
@@ -45,11 +54,11 @@ static gk_status gpu_synchronize(gk_device device)
 #define GPU_BACKEND(KIND, NAME, COUNT)                                                    \
     {                                                                                    \
         .kind = KIND, .name = NAME, .count = COUNT, .check = gpu_check,                  \
-        .describe = gpu_describe, .memory = gpu_memory, .alloc = gk_gpu_alloc,           \
-        .release = gk_gpu_release, .upload = gpu_upload, .download = gpu_download,       \
-        .synchronize = gpu_synchronize, .convert = gpu_convert, .fill = gpu_fill,        \
-        .sequence = gpu_sequence, .elementwise = gpu_elementwise, .where = gpu_where,    \
-        .reduce = gpu_reduce, .scan = gpu_scan, .sort = gpu_sort,                    \
+        .describe = gpu_describe, .memory = gpu_memory, .has_dtype = gpu_has_dtype,      \
+        .alloc = gk_gpu_alloc, .release = gk_gpu_release, .upload = gpu_upload,         \
+        .download = gpu_download, .synchronize = gpu_synchronize, .convert = gpu_convert, \
+        .fill = gpu_fill, .sequence = gpu_sequence, .elementwise = gpu_elementwise,      \
+        .where = gpu_where, .reduce = gpu_reduce, .scan = gpu_scan, .sort = gpu_sort,    \
         .random = gpu_random, .gather = gpu_gather, .scatter = gpu_scatter,              \
         .flatnonzero = gpu_flatnonzero, .searchsorted = gpu_searchsorted,                \
         .matmul = gpu_matmul,                                                            \

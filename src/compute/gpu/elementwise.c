@@ -77,7 +77,7 @@ static gk_status check_fp64(gk_device device, gk_dtype a, gk_dtype b, const char
     if (info->fp64)
         return GK_OK;
     char name[GK_DEVICE_NAME_MAX];
-    return gk_fail(GK_ERR_INVALID_ARGUMENT,
+    return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                    "%s: %s does not support float64 (no double precision): use float32 "
                    "arrays there, or another device",
                    what, gk_device_name(device, name, sizeof name));

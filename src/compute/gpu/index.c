@@ -114,7 +114,7 @@ gk_status gpu_searchsorted(gk_device device, const gk_loop *loop, const gk_opera
             return status;
         if (!info->fp64) {
             char name[GK_DEVICE_NAME_MAX];
-            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+            return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                            "searchsorted: %s does not support float64 (no double precision): "
                            "use float32 arrays there, or another device",
                            gk_device_name(device, name, sizeof name));

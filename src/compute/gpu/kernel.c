@@ -598,7 +598,7 @@ gk_status gk_elementwise_kernel(gk_device device, const char *inputs, const char
     for (int k = 0; k < total; k++) {
         if (shape.params[k].dtype == GK_FLOAT64 && !info->fp64) {
             char text[GK_DEVICE_NAME_MAX];
-            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+            return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                            "elementwise_kernel: '%s' is float64 but %s has no double precision; "
                            "use float32 or another device",
                            shape.params[k].name, gk_device_name(device, text, sizeof text));

@@ -253,7 +253,7 @@ gk_status gk_gpu_builtin_function(gk_device device, const char *family, gk_dtype
         return status;
     if (dtype == GK_FLOAT64 && !info->fp64) {
         char name[GK_DEVICE_NAME_MAX];
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                        "%s does not support float64 (no cl_khr_fp64): use float32 arrays "
                        "there, or another device",
                        gk_device_name(device, name, sizeof name));

@@ -89,11 +89,11 @@ static gk_status check_device(gk_device device, const char *what, gk_dtype dtype
         char name[GK_DEVICE_NAME_MAX];
         gk_device_name(device, name, sizeof name);
         if (dtype == GK_FLOAT64)
-            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+            return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                            "%s: %s does not support float64 (no cl_khr_fp64): use float32 "
                            "arrays there, or another device",
                            what, name);
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                        "%s of %s gives float64, which %s does not support (no cl_khr_fp64): "
                        "cast to float32 first (gk_cast), or use another device",
                        what, gk_dtype_name(dtype), name);

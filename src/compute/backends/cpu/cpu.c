@@ -37,6 +37,14 @@ static gk_status cpu_describe(gk_device device, char *buf, size_t size)
     return GK_OK;
 }
 
+static gk_status cpu_has_dtype(gk_device device, gk_dtype dtype, bool *has)
+{
+    (void)device;
+    (void)dtype;
+    *has = true;
+    return GK_OK;
+}
+
 static gk_status cpu_memory(gk_device device, uint64_t *free_bytes, uint64_t *total_bytes)
 {
     (void)device;
@@ -125,6 +133,7 @@ const gk_backend gk_cpu_backend = {
     .check = cpu_check,
     .describe = cpu_describe,
     .memory = cpu_memory,
+    .has_dtype = cpu_has_dtype,
     .alloc = cpu_alloc,
     .release = cpu_release,
     .upload = cpu_copy,

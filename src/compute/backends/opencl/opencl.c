@@ -445,6 +445,11 @@ static gk_status opencl_info(gk_device device, gk_gpu_info *info)
     info->max_local_bytes = device_number(cl, dev->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl_ulong));
     info->fp64 = has_word(extensions, "cl_khr_fp64") ||
                  device_number(cl, dev->id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(cl_ulong)) != 0;
+    /* GPUKIT_OPENCL_FP64=0 treats every OpenCL device as one without double
+     * precision (many integrated GPUs), to try float32-only code on any. */
+    const char *fp64 = getenv("GPUKIT_OPENCL_FP64");
+    if (fp64 && strcmp(fp64, "0") == 0)
+        info->fp64 = false;
     info->max_allocation =
         device_number(cl, dev->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(cl_ulong));
     free(extensions);
