@@ -113,6 +113,8 @@ static PyObject *scalar_object(gk_dtype dtype, const void *bytes)
     case GK_UINT64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)bytes);
     case GK_FLOAT32: return PyFloat_FromDouble(*(const float *)bytes);
     case GK_FLOAT64: return PyFloat_FromDouble(*(const double *)bytes);
+    case GK_FLOAT16:
+    case GK_BFLOAT16: return PyFloat_FromDouble(gk_dtype_load(dtype, bytes));
     }
     PyErr_Format(PyExc_SystemError, "invalid gk_dtype %d", (int)dtype);
     return NULL;

@@ -36,6 +36,8 @@ static const char *buffer_format(gk_dtype dtype)
     case GK_UINT64: return sizeof(long) == 8 ? "L" : "Q";
     case GK_FLOAT32: return "f";
     case GK_FLOAT64: return "d";
+    case GK_FLOAT16: return "e";
+    case GK_BFLOAT16: return NULL; /* the struct module has no bfloat16 */
     }
     return "B";
 }

@@ -25,6 +25,8 @@ static const char *typestr(gk_dtype dtype)
     case GK_UINT64: return "<u8";
     case GK_FLOAT32: return "<f4";
     case GK_FLOAT64: return "<f8";
+    case GK_FLOAT16: return "<f2";
+    case GK_BFLOAT16: return NULL; /* NumPy's typestrs have no bfloat16 */
     }
     return "|u1";
 }

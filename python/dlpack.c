@@ -141,6 +141,8 @@ static DLDataType dlpack_dtype(gk_dtype dtype)
     case GK_UINT64: return (DLDataType){kDLUInt, 64, 1};
     case GK_FLOAT32: return (DLDataType){kDLFloat, 32, 1};
     case GK_FLOAT64: return (DLDataType){kDLFloat, 64, 1};
+    case GK_FLOAT16: return (DLDataType){kDLFloat, 16, 1};
+    case GK_BFLOAT16: return (DLDataType){kDLBfloat, 16, 1};
     }
     return (DLDataType){kDLUInt, 8, 1};
 }

@@ -46,8 +46,12 @@ extern "C" {
 
 #define GK_MAX_DIMS 8
 
-/* The element types: every real dtype of the Python array API standard.
- * The values are stable (new ones are added at the end). */
+/* The element types: every real dtype of the Python array API standard,
+ * and the two 16-bit floats GPUs train in: float16 (IEEE binary16) and
+ * bfloat16 (float32's 8-bit exponent with 8 significant bits). Arithmetic
+ * on those two runs in float32, each result rounded once to the dtype
+ * (NumPy's float16 results); reductions accumulate in float32. The values
+ * are stable (new ones are added at the end). */
 typedef enum gk_dtype {
     GK_BOOL = 0,
     GK_UINT8,
@@ -60,9 +64,11 @@ typedef enum gk_dtype {
     GK_UINT16,
     GK_UINT32,
     GK_UINT64,
+    GK_FLOAT16,
+    GK_BFLOAT16,
 } gk_dtype;
 
-#define GK_DTYPE_COUNT 11
+#define GK_DTYPE_COUNT 13
 
 size_t gk_dtype_size(gk_dtype dtype);
 const char *gk_dtype_name(gk_dtype dtype); /* "float32" */
@@ -75,19 +81,30 @@ gk_status gk_device_has_dtype(gk_device device, gk_dtype dtype, bool *has);
 bool gk_dtype_is_float(gk_dtype dtype);
 bool gk_dtype_is_integer(gk_dtype dtype);  /* signed or unsigned, not bool */
 bool gk_dtype_is_unsigned(gk_dtype dtype); /* uint8 ... uint64 */
+/* float16 and bfloat16: stored in 16 bits, computed in float32. */
+bool gk_dtype_is_half(gk_dtype dtype);
+/* One element of `dtype` at `bytes` as a double (exact but for int64 and
+ * uint64 beyond 2^53). */
+double gk_dtype_load(gk_dtype dtype, const void *bytes);
+/* value converted to dtype as a cast does (rounded to nearest even, NaN to
+ * 0 and saturated for integers), written as one element into `bytes`. */
+void gk_dtype_store(gk_dtype dtype, double value, void *bytes);
 /* The dtype two arrays promote to (NumPy 2's result_type, which is the
  * array API standard's table where the standard has one): bool < integers
  * < floats; signed and unsigned integers meet in the smallest signed type
  * holding both (int8 + uint8 is int16), and int64 with uint64 is float64;
  * an integer with a float is the smallest float holding the integer
- * (int16 + float32 is float32, int32 + float32 is float64). */
+ * (int16 + float32 is float32, int32 + float32 is float64, int8 + float16
+ * is float16); float16 with bfloat16 is float32 (neither holds the other:
+ * float16 has more digits, bfloat16 a wider range). */
 gk_dtype gk_promote_types(gk_dtype a, gk_dtype b);
 /* Whether every value of `from` converts to `to` exactly (NumPy's "safe"
  * casting, the standard's can_cast). */
 bool gk_can_cast(gk_dtype from, gk_dtype to);
 /* The dtype integer and bool inputs compute in for true division and the
  * math functions (NumPy's choice: the smallest float holding the input,
- * float32 for bool and 8- and 16-bit integers, float64 for wider ones). */
+ * float16 for bool and 8-bit integers, float32 for 16-bit ones, float64
+ * for wider ones). */
 gk_dtype gk_float_for(gk_dtype dtype);
 
 typedef struct gk_array gk_array;

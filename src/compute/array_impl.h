@@ -82,10 +82,4 @@ gk_status gk_check_writable(const gk_array *out, const char *what);
  * elements in the same order. */
 bool gk_operands_conflict(const gk_operand *in, const gk_operand *out, const gk_loop *loop);
 
-/* One element of `dtype` at `bytes` as a double. */
-double gk_dtype_load(gk_dtype dtype, const void *bytes);
-
-/* value converted to dtype, written as one element into `bytes` (8 bytes). */
-void gk_dtype_store(gk_dtype dtype, double value, void *bytes);
-
 #endif

@@ -2,6 +2,7 @@
  * double as one element. */
 #include "compute/array_impl.h"
 
+#include "compute/half.h"
 #include "core/error.h"
 
 #include <stdint.h>
@@ -11,14 +12,16 @@ static const struct {
     const char *name;
     size_t size;
     char kind;  /* b(ool), i(nteger), u(nsigned), f(loat) */
-    int digits; /* integers: value bits (without the sign); floats: mantissa bits */
+    int digits; /* integers: value bits (without the sign); floats: significand bits */
+    int range;  /* floats: the largest exponent */
 } dtypes[GK_DTYPE_COUNT] = {
     [GK_BOOL] = {"bool", 1, 'b', 1},       [GK_INT8] = {"int8", 1, 'i', 7},
     [GK_INT16] = {"int16", 2, 'i', 15},    [GK_INT32] = {"int32", 4, 'i', 31},
     [GK_INT64] = {"int64", 8, 'i', 63},    [GK_UINT8] = {"uint8", 1, 'u', 8},
     [GK_UINT16] = {"uint16", 2, 'u', 16},  [GK_UINT32] = {"uint32", 4, 'u', 32},
-    [GK_UINT64] = {"uint64", 8, 'u', 64},  [GK_FLOAT32] = {"float32", 4, 'f', 24},
-    [GK_FLOAT64] = {"float64", 8, 'f', 53},
+    [GK_UINT64] = {"uint64", 8, 'u', 64},  [GK_FLOAT16] = {"float16", 2, 'f', 11, 15},
+    [GK_BFLOAT16] = {"bfloat16", 2, 'f', 8, 127}, [GK_FLOAT32] = {"float32", 4, 'f', 24, 127},
+    [GK_FLOAT64] = {"float64", 8, 'f', 53, 1023},
 };
 
 static bool valid(gk_dtype dtype)
@@ -51,6 +54,11 @@ bool gk_dtype_is_unsigned(gk_dtype dtype)
     return valid(dtype) && dtypes[dtype].kind == 'u';
 }
 
+bool gk_dtype_is_half(gk_dtype dtype)
+{
+    return dtype == GK_FLOAT16 || dtype == GK_BFLOAT16;
+}
+
 gk_status gk_dtype_parse(const char *name, gk_dtype *dtype)
 {
     for (int i = 0; i < GK_DTYPE_COUNT; i++) {
@@ -61,7 +69,7 @@ gk_status gk_dtype_parse(const char *name, gk_dtype *dtype)
     }
     return gk_fail(GK_ERR_INVALID_ARGUMENT,
                    "unknown dtype '%s': use bool, int8, int16, int32, int64, uint8, uint16, "
-                   "uint32, uint64, float32 or float64",
+                   "uint32, uint64, float16, bfloat16, float32 or float64",
                    name);
 }
 
@@ -88,10 +96,24 @@ bool gk_can_cast(gk_dtype from, gk_dtype to)
     case 'u': return kf == 'u' && df <= dt;
     case 'i': return (kf == 'u' || kf == 'i') && df <= dt;
     default:
-        /* Integers go to a float that holds them exactly, and to float64
-         * always (NumPy calls int64 -> float64 safe, though it rounds). */
-        return kf == 'f' ? df <= dt : to == GK_FLOAT64 || df < dt;
+        /* A float goes to one with as many digits and as wide a range;
+         * integers to a float that holds them exactly (uint8 to bfloat16),
+         * and to float64 always (NumPy calls int64 -> float64 safe, though
+         * it rounds). */
+        if (kf == 'f')
+            return df <= dt && dtypes[from].range <= dtypes[to].range;
+        return to == GK_FLOAT64 || df <= dt;
     }
+}
+
+/* The first of `candidates` (narrowest first) that both dtypes cast to
+ * safely; float64 when none is. */
+static gk_dtype first_holding(gk_dtype a, gk_dtype b, const gk_dtype *candidates, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (gk_can_cast(a, candidates[i]) && gk_can_cast(b, candidates[i]))
+            return candidates[i];
+    return GK_FLOAT64;
 }
 
 gk_dtype gk_promote_types(gk_dtype a, gk_dtype b)
@@ -100,20 +122,23 @@ gk_dtype gk_promote_types(gk_dtype a, gk_dtype b)
         return b;
     if (gk_can_cast(b, a))
         return a;
-    /* Neither holds the other: a signed and an unsigned integer, or an
-     * integer and a float too narrow for it. */
+    /* Neither holds the other: a signed and an unsigned integer, an
+     * integer and a float too narrow for it, or float16 and bfloat16. */
     if (gk_dtype_is_integer(a) && gk_dtype_is_integer(b)) {
         int digits = dtypes[a].digits > dtypes[b].digits ? dtypes[a].digits : dtypes[b].digits;
         return signed_with(digits);
     }
-    return GK_FLOAT64;
+    static const gk_dtype floats[] = {GK_FLOAT16, GK_BFLOAT16, GK_FLOAT32};
+    return first_holding(a, b, floats, 3);
 }
 
 gk_dtype gk_float_for(gk_dtype dtype)
 {
     if (gk_dtype_is_float(dtype))
         return dtype;
-    return gk_can_cast(dtype, GK_FLOAT32) ? GK_FLOAT32 : GK_FLOAT64;
+    /* NumPy's choice, which has no bfloat16. */
+    static const gk_dtype floats[] = {GK_FLOAT16, GK_FLOAT32};
+    return first_holding(dtype, dtype, floats, 2);
 }
 
 /* value clamped to [low, high], NaN to 0: converting an out-of-range double
@@ -139,6 +164,8 @@ void gk_dtype_store(gk_dtype dtype, double value, void *bytes)
     case GK_UINT64: *(uint64_t *)bytes = (uint64_t)clamp(value, 0, 1.8446744073709550e19); break;
     case GK_FLOAT32: *(float *)bytes = (float)value; break;
     case GK_FLOAT64: *(double *)bytes = value; break;
+    case GK_FLOAT16: *(uint16_t *)bytes = gk_float16_from_double(value); break;
+    case GK_BFLOAT16: *(uint16_t *)bytes = gk_bfloat16_from_double(value); break;
     }
 }
 
@@ -156,6 +183,8 @@ double gk_dtype_load(gk_dtype dtype, const void *bytes)
     case GK_UINT64: return (double)*(const uint64_t *)bytes;
     case GK_FLOAT32: return *(const float *)bytes;
     case GK_FLOAT64: return *(const double *)bytes;
+    case GK_FLOAT16: return gk_float16_to_float(*(const uint16_t *)bytes);
+    case GK_BFLOAT16: return gk_bfloat16_to_float(*(const uint16_t *)bytes);
     }
     return 0;
 }

@@ -214,6 +214,8 @@ static int integer_text(const void *data, gk_dtype dtype, int64_t i, char *buf, 
     case GK_UINT32: value = ((const uint32_t *)data)[i]; break;
     case GK_UINT64:
         return snprintf(buf, size, "%llu", (unsigned long long)((const uint64_t *)data)[i]);
+    case GK_FLOAT16:
+    case GK_BFLOAT16:
     case GK_FLOAT32:
     case GK_FLOAT64: break; /* not integers: printed by float_split */
     }

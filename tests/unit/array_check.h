@@ -77,6 +77,8 @@ static inline void test_store(gk_dtype t, double v, unsigned char *raw, int64_t 
     case GK_UINT64: ((uint64_t *)raw)[i] = (uint64_t)v; break;
     case GK_FLOAT32: ((float *)raw)[i] = (float)v; break;
     case GK_FLOAT64: ((double *)raw)[i] = v; break;
+    case GK_FLOAT16:
+    case GK_BFLOAT16: gk_dtype_store(t, v, (uint16_t *)raw + i); break;
     }
 }
 
@@ -107,6 +109,8 @@ static inline double *test_values(const gk_array *a)
         case GK_UINT64: values[i] = (double)((uint64_t *)raw)[i]; break;
         case GK_FLOAT32: values[i] = ((float *)raw)[i]; break;
         case GK_FLOAT64: values[i] = ((double *)raw)[i]; break;
+        case GK_FLOAT16:
+        case GK_BFLOAT16: values[i] = gk_dtype_load(gk_array_dtype(a), (uint16_t *)raw + i); break;
         }
     }
     free(raw);

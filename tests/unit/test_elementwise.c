@@ -101,6 +101,8 @@ static num load_num(gk_dtype t, const unsigned char *raw, int64_t k)
         break;
     }
     case GK_FLOAT64: memcpy(&v.f, at, 8); break;
+    case GK_FLOAT16:
+    case GK_BFLOAT16: v.f = gk_dtype_load(t, at); break;
     }
     return v;
 }
@@ -111,7 +113,9 @@ static void store_num(gk_dtype t, num v, unsigned char *raw, int64_t k)
     unsigned char *at = raw + (size_t)k * size;
     if (is_float(t)) {
         float f = (float)v.f;
-        if (t == GK_FLOAT32)
+        if (gk_dtype_is_half(t))
+            gk_dtype_store(t, v.f, at);
+        else if (t == GK_FLOAT32)
             memcpy(at, &f, 4);
         else
             memcpy(at, &v.f, 8);
@@ -221,13 +225,18 @@ static num random_num(gk_dtype t, int kind)
                             : (int64_t)(r % 3000);
         break;
     }
+    case GK_FLOAT16:
+    case GK_BFLOAT16:
     case GK_FLOAT32:
     case GK_FLOAT64: {
         static const double specials[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e30, -1e-30, 2};
         double unit = (double)(r % 1000001) / 1000000.0; /* [0, 1] */
         v.f = special ? specials[r % 8] : kind == SMALL ? 6 * unit - 3 : 16 * unit - 8;
-        if (t == GK_FLOAT32)
-            v.f = (float)v.f;
+        if (t != GK_FLOAT64) { /* rounded to the dtype */
+            unsigned char bytes[4];
+            gk_dtype_store(t, v.f, bytes);
+            v.f = gk_dtype_load(t, bytes);
+        }
         break;
     }
     }

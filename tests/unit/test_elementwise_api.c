@@ -145,6 +145,8 @@ static num load(gk_dtype t, const unsigned char *raw, int64_t k)
         break;
     }
     case GK_FLOAT64: memcpy(&v.f, at, 8); break;
+    case GK_FLOAT16:
+    case GK_BFLOAT16: v.f = gk_dtype_load(t, at); break;
     }
     return v;
 }
@@ -152,7 +154,9 @@ static num load(gk_dtype t, const unsigned char *raw, int64_t k)
 static void store(gk_dtype t, num v, unsigned char *raw, int64_t k)
 {
     unsigned char *at = raw + (size_t)k * gk_dtype_size(t);
-    if (t == GK_FLOAT32) {
+    if (gk_dtype_is_half(t)) {
+        gk_dtype_store(t, v.f, at);
+    } else if (t == GK_FLOAT32) {
         float f = (float)v.f;
         memcpy(at, &f, 4);
     } else if (t == GK_FLOAT64) {

@@ -501,7 +501,9 @@ static const char *c_type(gk_dtype dtype)
     case GK_INT16: return "gk_i16";
     case GK_INT32: return "gk_i32";
     case GK_INT64: return "gk_i64";
-    case GK_UINT16: return "gk_u16";
+    case GK_UINT16:
+    case GK_FLOAT16:
+    case GK_BFLOAT16: return "gk_u16"; /* the raw bits */
     case GK_UINT32: return "gk_u32";
     case GK_UINT64: return "gk_u64";
     case GK_FLOAT32: return "float";
