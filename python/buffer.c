@@ -106,6 +106,13 @@ int gkpy_array_getbuffer(PyObject *self, Py_buffer *view, int flags)
     const gk_array *a = array_of(self);
     if (check_export(a, flags) < 0)
         return -1;
+    if ((flags & PyBUF_FORMAT) && !buffer_format(gk_array_dtype(a))) {
+        PyErr_SetString(PyExc_BufferError,
+                        "the buffer protocol has no format for bfloat16 (nor has NumPy the "
+                        "dtype): convert with x.astype(gpukit.float32), or share the array "
+                        "through DLPack");
+        return -1;
+    }
     buffer_export *export = PyMem_Malloc(sizeof *export);
     if (!export) {
         PyErr_NoMemory();

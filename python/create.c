@@ -140,10 +140,7 @@ static int store_integer(PyObject *value, PyObject *integer, gk_dtype dtype, voi
 
 static void store_double(double value, gk_dtype dtype, void *bytes)
 {
-    if (dtype == GK_FLOAT32)
-        *(float *)bytes = (float)value;
-    else
-        *(double *)bytes = value;
+    gk_dtype_store(dtype, value, bytes); /* one rounding, as a cast */
 }
 
 int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)

@@ -58,6 +58,13 @@ static PyObject *array_cuda_array_interface(PyObject *self, void *closure)
                      device_text(device, name));
         return NULL;
     }
+    if (!typestr(gk_array_dtype(a))) {
+        PyErr_SetString(PyExc_AttributeError,
+                        "__cuda_array_interface__: its typestrs have no bfloat16; share the "
+                        "array through DLPack (__dlpack__), which has, or convert it with "
+                        "astype(float32)");
+        return NULL;
+    }
     /* The interface can name a stream the data is ready on; gpukit's own
      * stream is not for others to wait on, so the work is finished first
      * and the stream entry is None (no synchronisation needed). */

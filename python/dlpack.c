@@ -418,6 +418,7 @@ static int dlpack_dtype_of(DLDataType type, gk_dtype *dtype)
         case kDLUInt: found = gkpy_dtype_of_kind('u', type.bits / 8); break;
         case kDLInt: found = gkpy_dtype_of_kind('i', type.bits / 8); break;
         case kDLFloat: found = gkpy_dtype_of_kind('f', type.bits / 8); break;
+        case kDLBfloat: found = type.bits == 16 ? GK_BFLOAT16 : -1; break;
         }
     }
     if (found >= 0) {

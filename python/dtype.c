@@ -1,5 +1,5 @@
-/* gpukit.dtype: the element types (gpukit.bool, int8 ... uint64, float32,
- * float64), equal to their names and to NumPy's dtypes of the same name;
+/* gpukit.dtype: the element types (gpukit.bool, int8 ... uint64, float16,
+ * bfloat16, float32, float64), equal to their names and to NumPy's dtypes of the same name;
  * and the array API standard's data type functions: can_cast, finfo,
  * iinfo, isdtype, result_type (astype is in ops.c). The rules themselves
  * (promotion, safe casting) are libgpukit's; this file applies them to
@@ -459,8 +459,9 @@ static PyObject *info_tuple(PyTypeObject *type, PyObject **items, int count)
 PyDoc_STRVAR(finfo_doc,
 "finfo(type, /)\n"
 "--\n\n"
-"The limits of a floating-point dtype (float32, float64; or of an array's\n"
-"dtype): bits, eps, max, min, smallest_normal (Python floats) and dtype.\n"
+"The limits of a floating-point dtype (float16, bfloat16, float32, float64;\n"
+"or of an array's dtype): bits, eps, max, min, smallest_normal (Python\n"
+"floats) and dtype.\n"
 "ValueError for other dtypes (integers have iinfo()).");
 
 static PyObject *py_finfo(PyObject *module, PyObject *type)
@@ -471,17 +472,26 @@ static PyObject *py_finfo(PyObject *module, PyObject *type)
         return NULL;
     if (!gk_dtype_is_float(dtype)) {
         PyErr_Format(PyExc_ValueError,
-                     "finfo() takes a floating-point dtype (float32 or float64), not %s%s",
+                     "finfo() takes a floating-point dtype (float16, bfloat16, float32 or "
+                     "float64), not %s%s",
                      gk_dtype_name(dtype), dtype == GK_BOOL ? "" : "; integers have iinfo()");
         return NULL;
     }
-    bool single = dtype == GK_FLOAT32;
+    /* eps, max, smallest normal of each: 2^-digits, the largest finite
+     * value, 2^(1 - max exponent). */
+    double eps = DBL_EPSILON, max = DBL_MAX, tiny = DBL_MIN;
+    if (dtype == GK_FLOAT32)
+        eps = FLT_EPSILON, max = FLT_MAX, tiny = FLT_MIN;
+    else if (dtype == GK_FLOAT16)
+        eps = 0x1p-10, max = 65504.0, tiny = 0x1p-14;
+    else if (dtype == GK_BFLOAT16)
+        eps = 0x1p-7, max = 0x1.fep127, tiny = FLT_MIN;
     PyObject *items[] = {
         PyLong_FromSize_t(8 * gk_dtype_size(dtype)),
-        PyFloat_FromDouble(single ? FLT_EPSILON : DBL_EPSILON),
-        PyFloat_FromDouble(single ? FLT_MAX : DBL_MAX),
-        PyFloat_FromDouble(single ? -FLT_MAX : -DBL_MAX),
-        PyFloat_FromDouble(single ? FLT_MIN : DBL_MIN),
+        PyFloat_FromDouble(eps),
+        PyFloat_FromDouble(max),
+        PyFloat_FromDouble(-max),
+        PyFloat_FromDouble(tiny),
         gkpy_dtype_object(state, dtype),
     };
     return info_tuple(state->finfo_type, items, (int)(sizeof items / sizeof items[0]));

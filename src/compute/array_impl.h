@@ -35,6 +35,14 @@ struct gk_array {
     bool read_only;
 };
 
+/* The op families other than elementwise ops, conversions and indexing
+ * compute float16 and bfloat16 in float32 (reductions accumulate there):
+ * gk_widen_half gives a as float32 when it has one of those dtypes, else
+ * a new handle on a; gk_narrow_to replaces *result by its conversion to
+ * `dtype` when that differs (freeing it; *result NULL on failure). */
+gk_status gk_widen_half(const gk_array *a, gk_array **out);
+gk_status gk_narrow_to(gk_array **result, gk_dtype dtype);
+
 /* A new handle on the same memory, shape and strides (for views to adjust). */
 gk_status gk_array_view(const gk_array *a, gk_array **out);
 

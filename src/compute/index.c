@@ -416,8 +416,11 @@ gk_status gk_searchsorted(const gk_array *sorted, const gk_array *x, bool right,
     const gk_backend *backend = gk_array_backend(x);
     if (!backend->searchsorted)
         return unsupported(x, "searchsorted");
-    /* Both in their promoted dtype, so the comparisons are exact. */
+    /* Both in their promoted dtype, so the comparisons are exact (float32
+     * for the 16-bit floats, which hold them exactly). */
     gk_dtype dtype = gk_promote_types(sorted->dtype, x->dtype);
+    if (gk_dtype_is_half(dtype))
+        dtype = GK_FLOAT32;
     gk_array *s = NULL, *v = NULL;
     status = sorted->dtype == dtype ? gk_array_view(sorted, &s) : gk_copy_as(sorted, dtype, &s);
     if (status == GK_OK)

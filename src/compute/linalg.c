@@ -223,18 +223,20 @@ gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out)
     if (b->ndim > 1)
         shape[ndim++] = n;
     gk_dtype dtype = gk_promote_types(a->dtype, b->dtype);
+    /* float16 and bfloat16 products are summed in float32, then rounded. */
+    gk_dtype computed = gk_dtype_is_half(dtype) ? GK_FLOAT32 : dtype;
     if (gk_shape_size(ndim, shape) < 0)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "matmul: %s: the result has too many elements",
                        shapes);
     /* k == 0: sums of nothing, zeros. */
     status = k == 0 ? gk_zeros(gk_array_device(a), dtype, ndim, shape, out)
-                    : gk_empty(gk_array_device(a), dtype, ndim, shape, out);
+                    : gk_empty(gk_array_device(a), computed, ndim, shape, out);
     if (status != GK_OK || k == 0 || gk_array_size(*out) == 0)
-        return status;
+        return status == GK_OK ? gk_narrow_to(out, dtype) : status;
     gk_array *da = NULL, *db = NULL;
-    status = dense_as(a, dtype, &da);
+    status = dense_as(a, computed, &da);
     if (status == GK_OK)
-        status = dense_as(b, dtype, &db);
+        status = dense_as(b, computed, &db);
     if (status == GK_OK && gk_dtype_is_float(dtype)) {
         status = run_batches(da, a_nb, db, b_nb, *out, nb, shape, m, n, k);
     } else if (status == GK_OK) {
@@ -258,6 +260,8 @@ gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out)
     }
     gk_array_free(da);
     gk_array_free(db);
+    if (status == GK_OK)
+        status = gk_narrow_to(out, dtype);
     if (status != GK_OK) {
         gk_array_free(*out);
         *out = NULL;
@@ -414,6 +418,11 @@ static gk_status check_matrix(const gk_array *a, const char *what, bool square)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: a must be square, not %s", what, shape);
     if (a->shape[0] > INT_MAX || a->shape[1] > INT_MAX)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %s is too large for LAPACK", what, shape);
+    if (gk_dtype_is_half(a->dtype)) /* as NumPy: LAPACK has no 16-bit floats */
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "%s: %s matrices are not supported (LAPACK has no 16-bit floats); "
+                       "convert with astype(float32) first",
+                       what, gk_dtype_name(a->dtype));
     return GK_OK;
 }
 

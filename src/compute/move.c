@@ -22,6 +22,22 @@ gk_status gk_copy_as(const gk_array *a, gk_dtype dtype, gk_array **out)
     return status;
 }
 
+gk_status gk_widen_half(const gk_array *a, gk_array **out)
+{
+    return gk_dtype_is_half(a->dtype) ? gk_copy_as(a, GK_FLOAT32, out) : gk_array_view(a, out);
+}
+
+gk_status gk_narrow_to(gk_array **result, gk_dtype dtype)
+{
+    if (!*result || (*result)->dtype == dtype)
+        return GK_OK;
+    gk_array *narrow = NULL;
+    gk_status status = gk_copy_as(*result, dtype, &narrow);
+    gk_array_free(*result);
+    *result = narrow;
+    return status;
+}
+
 gk_status gk_copy(const gk_array *a, gk_array **out)
 {
     return gk_copy_as(a, a->dtype, out);

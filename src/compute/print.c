@@ -80,16 +80,26 @@ static void put_right(text *t, const char *s, size_t width)
 
 /* --- one element as text --- */
 
+/* v rounded to a floating dtype (as a cast), as a double again. */
+static double in_dtype(gk_dtype dtype, double v)
+{
+    if (dtype == GK_FLOAT64)
+        return v;
+    unsigned char bytes[8];
+    gk_dtype_store(dtype, v, bytes);
+    return gk_dtype_load(dtype, bytes);
+}
+
 /* The shortest significant digits of |x| (finite) that read back to x as
  * its dtype, without trailing zeros, and the decimal exponent of the first:
  * |x| = 0.d1d2... * 10^(exponent + 1). */
-static void shortest_digits(double x, bool single, char *digits, int *exponent)
+static void shortest_digits(double x, gk_dtype dtype, char *digits, int *exponent)
 {
     char buf[48];
     double magnitude = fabs(x);
-    for (int precision = 0; precision <= (single ? 8 : 16); precision++) {
+    for (int precision = 0; precision <= 16; precision++) {
         snprintf(buf, sizeof buf, "%.*e", precision, magnitude);
-        if (single ? strtof(buf, NULL) == (float)magnitude : strtod(buf, NULL) == magnitude)
+        if (in_dtype(dtype, strtod(buf, NULL)) == magnitude)
             break;
     }
     /* The digits before 'e' (whatever the locale's decimal point), then
@@ -137,11 +147,11 @@ typedef struct float_parts {
     int exponent;
 } float_parts;
 
-static void float_split(double x, bool single, bool scientific, float_parts *parts)
+static void float_split(double x, gk_dtype dtype, bool scientific, float_parts *parts)
 {
     char digits[48], buf[400];
     int exponent;
-    shortest_digits(x, single, digits, &exponent);
+    shortest_digits(x, dtype, digits, &exponent);
     int count = (int)strlen(digits);
     char *whole = parts->whole;
     size_t whole_size = sizeof parts->whole;
@@ -195,7 +205,19 @@ typedef struct formatter {
 
 static double float_at(const void *data, gk_dtype dtype, int64_t i)
 {
-    return dtype == GK_FLOAT32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
+    return gk_dtype_load(dtype, (const char *)data + (size_t)i * gk_dtype_size(dtype));
+}
+
+/* Where NumPy 2.3 turns to scientific form: 10^min(8, the dtype's decimal
+ * digits), which is finfo's precision. */
+static double scientific_from(gk_dtype dtype)
+{
+    switch (dtype) {
+    case GK_BFLOAT16: return 1e2;
+    case GK_FLOAT16: return 1e3;
+    case GK_FLOAT32: return 1e6;
+    default: return 1e8;
+    }
 }
 
 /* An integer or bool element in decimal; returns its length. uint64 values
@@ -230,10 +252,11 @@ static int max_int(int a, int b)
 /* FloatingFormat.fillFormat over the elements that will be shown. */
 static void fit_floats(formatter *f, const void *data, const int64_t *shown, int64_t count)
 {
-    bool single = f->dtype == GK_FLOAT32;
-    /* The choice of form, in the array's own precision as NumPy makes it;
-     * scientific from 10^min(8, decimal digits of the dtype) up: 1e6 for
-     * float32, 1e8 for float64 (NumPy >= 2.3). */
+    /* The choice of form, in the array's own precision as NumPy makes it
+     * (its constants and the ratio rounded to the dtype); scientific from
+     * 10^min(8, decimal digits of the dtype) up: 1e6 for float32, 1e8 for
+     * float64 (NumPy >= 2.3). */
+    gk_dtype dtype = f->dtype;
     double high = 0, low = INFINITY;
     bool any_finite = false, any_nonzero = false, negative_inf = false, any_nonfinite = false;
     for (int64_t j = 0; j < count; j++) {
@@ -251,13 +274,9 @@ static void fit_floats(formatter *f, const void *data, const int64_t *shown, int
         }
     }
     f->scientific = false;
-    if (any_nonzero) {
-        if (single)
-            f->scientific = (float)high >= 1e6f || (float)low < 1e-4f ||
-                            (float)high / (float)low > 1000.0f;
-        else
-            f->scientific = high >= 1e8 || low < 1e-4 || high / low > 1000.0;
-    }
+    if (any_nonzero)
+        f->scientific = high >= in_dtype(dtype, scientific_from(dtype)) ||
+                        low < in_dtype(dtype, 1e-4) || in_dtype(dtype, high / low) > 1000.0;
     f->pad_left = f->pad_right = f->precision = 0;
     f->exp_size = -1;
     if (any_finite) {
@@ -267,7 +286,7 @@ static void fit_floats(formatter *f, const void *data, const int64_t *shown, int
             if (!isfinite(x))
                 continue;
             float_parts parts;
-            float_split(x, single, f->scientific, &parts);
+            float_split(x, dtype, f->scientific, &parts);
             whole = max_int(whole, (int)strlen(parts.whole));
             fraction = max_int(fraction, (int)strlen(parts.fraction));
             int e = abs(parts.exponent);
@@ -334,7 +353,7 @@ static void put_element(text *t, const formatter *f, const void *data, int64_t i
         split_rounded(rounded, whole, sizeof parts.whole - 1, parts.fraction,
                       sizeof parts.fraction, &parts.exponent);
     } else {
-        float_split(x, f->dtype == GK_FLOAT32, false, &parts);
+        float_split(x, f->dtype, false, &parts);
     }
     put_right(t, parts.whole, (size_t)f->pad_left);
     put(t, ".", 1);

@@ -15,7 +15,7 @@ static gk_status random_array(gk_device device, gk_dtype dtype, int ndim, const 
     const char *what = normal ? "random_normal" : "random_uniform";
     if (!gk_dtype_is_float(dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "%s: dtype %s is not floating; random numbers are float32 or float64",
+                       "%s: dtype %s is not floating; random numbers are floating",
                        what, gk_dtype_name(dtype));
     if (normal && (!isfinite(a) || !isfinite(b) || b < 0))
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
@@ -24,6 +24,10 @@ static gk_status random_array(gk_device device, gk_dtype dtype, int ndim, const 
     if (!normal && (!isfinite(a) || !isfinite(b) || !(a <= b) || !isfinite(b - a)))
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "%s: low %g and high %g: both must be finite, low <= high", what, a, b);
+    if (gk_dtype_is_half(dtype)) { /* float32's numbers, rounded */
+        gk_status status = random_array(device, GK_FLOAT32, ndim, shape, seed, normal, a, b, out);
+        return status == GK_OK ? gk_narrow_to(out, dtype) : status;
+    }
     gk_status status = gk_empty(device, dtype, ndim, shape, out);
     if (status != GK_OK || gk_array_size(*out) == 0)
         return status;

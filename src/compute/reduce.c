@@ -88,6 +88,17 @@ static gk_status reduce(gk_reduction op, const gk_array *a, int axis, int64_t dd
     if (ddof < 0)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: ddof is %lld; it must be 0 or more", name,
                        (long long)ddof);
+    if (gk_dtype_is_half(a->dtype)) {
+        /* Accumulated in float32, the result rounded once to the dtype. */
+        gk_array *wide = NULL;
+        gk_status status = gk_widen_half(a, &wide);
+        if (status == GK_OK)
+            status = reduce(op, wide, axis, ddof, keepdims, out);
+        gk_array_free(wide);
+        if (status == GK_OK)
+            status = gk_narrow_to(out, result_dtype(op, a->dtype));
+        return status;
+    }
     char shape_text[160];
     bool all = axis == GK_ALL_AXES || (a->ndim == 0 && (axis == 0 || axis == -1));
     int ax = -1;

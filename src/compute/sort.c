@@ -24,6 +24,14 @@ static gk_status sort(const gk_array *a, bool want_indices, gk_array **out)
     *out = NULL;
     if ((unsigned)a->dtype >= GK_DTYPE_COUNT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", name, (int)a->dtype);
+    if (gk_dtype_is_half(a->dtype)) { /* sorted as float32: exact both ways */
+        gk_array *wide = NULL;
+        gk_status status = gk_widen_half(a, &wide);
+        if (status == GK_OK)
+            status = sort(wide, want_indices, out);
+        gk_array_free(wide);
+        return status == GK_OK && !want_indices ? gk_narrow_to(out, a->dtype) : status;
+    }
     gk_status status = gk_empty(gk_array_device(a), want_indices ? GK_INT64 : a->dtype, a->ndim,
                                 a->shape, out);
     int64_t size = gk_array_size(a);
@@ -63,6 +71,14 @@ static gk_status scan(gk_reduction op, const gk_array *a, int axis, gk_array **o
     const char *name = op == GK_SUM ? "cumsum" : "cumprod";
     if ((unsigned)a->dtype >= GK_DTYPE_COUNT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", name, (int)a->dtype);
+    if (gk_dtype_is_half(a->dtype)) { /* running sums in float32 */
+        gk_array *wide = NULL;
+        gk_status status = gk_widen_half(a, &wide);
+        if (status == GK_OK)
+            status = scan(op, wide, axis, out);
+        gk_array_free(wide);
+        return status == GK_OK ? gk_narrow_to(out, a->dtype) : status;
+    }
     gk_dtype dtype = gk_dtype_is_float(a->dtype)      ? a->dtype
                      : gk_dtype_is_unsigned(a->dtype) ? GK_UINT64
                                                       : GK_INT64;

@@ -1,5 +1,6 @@
 /* Copying with conversion between dtypes, filling, and sequences. */
 #include "compute/backends/cpu/cpu.h"
+#include "compute/half.h"
 
 #include <string.h>
 
@@ -107,15 +108,64 @@ COPY_LOOP(copy_2, uint16_t)
 COPY_LOOP(copy_4, uint32_t)
 COPY_LOOP(copy_8, uint64_t)
 
+/* --- float16 and bfloat16, through a block of float or double --- */
+
+enum { HALF_BLOCK = 512 };
+
+typedef struct half_conversion {
+    gk_dtype from, to;
+} half_conversion;
+
+/* From a 16-bit float: exact as float, then float's conversion to the
+ * target (its rounding, saturation and bool rules); float32 itself
+ * directly. To one: float32 by half.c's vector rounding, every other
+ * source exact as double first (integers up to 2^53, float64 itself) and
+ * rounded once from there, never through float (which would round twice). */
+static void convert_half(int64_t n, char *const *data, const int64_t *s, const void *context)
+{
+    const half_conversion *c = context;
+    for (int64_t done = 0; done < n; done += HALF_BLOCK) {
+        int64_t count = n - done < HALF_BLOCK ? n - done : HALF_BLOCK;
+        char *out = data[0] + done * s[0] * (int64_t)gk_dtype_size(c->to);
+        const char *in = data[1] + done * s[1] * (int64_t)gk_dtype_size(c->from);
+        if (gk_dtype_is_half(c->from)) {
+            float values[HALF_BLOCK];
+            cpu_half_to_float(c->from, (const uint16_t *)in, s[1], values, count);
+            if (gk_dtype_is_half(c->to)) {
+                cpu_half_from_float(c->to, values, (uint16_t *)out, s[0], count);
+            } else {
+                char *pointers[2] = {out, (char *)values};
+                convert_loops[GK_FLOAT32][c->to](count, pointers, (int64_t[]){s[0], 1}, NULL);
+            }
+        } else if (c->from == GK_FLOAT32) {
+            cpu_half_from_float(c->to, (const float *)in, (uint16_t *)out, s[0], count);
+        } else {
+            double values[HALF_BLOCK];
+            char *pointers[2] = {(char *)values, (char *)in};
+            convert_loops[c->from][GK_FLOAT64](count, pointers, (int64_t[]){1, s[1]}, NULL);
+            uint16_t *o = (uint16_t *)out;
+            for (int64_t i = 0; i < count; i++)
+                o[i * s[0]] = c->to == GK_FLOAT16 ? gk_float16_from_double(values[i])
+                                                  : gk_bfloat16_from_double(values[i]);
+        }
+    }
+}
+
 gk_status cpu_convert(gk_device device, const gk_loop *loop, const gk_operand *out,
                       const gk_operand *in)
 {
     (void)device;
     gk_operand operands[2] = {*out, *in};
-    cpu_inner_loop inner = convert_loops[in->dtype][out->dtype];
-    if (in->dtype == out->dtype || (in->dtype == GK_BOOL && out->dtype == GK_UINT8))
-        inner = cpu_loop_by_size(gk_dtype_size(out->dtype), copy_1, copy_2, copy_4, copy_8);
-    cpu_for_each(loop, operands, 2, inner, NULL);
+    if (in->dtype == out->dtype || (in->dtype == GK_BOOL && out->dtype == GK_UINT8)) {
+        cpu_for_each(loop, operands, 2,
+                     cpu_loop_by_size(gk_dtype_size(out->dtype), copy_1, copy_2, copy_4, copy_8),
+                     NULL);
+    } else if (gk_dtype_is_half(in->dtype) || gk_dtype_is_half(out->dtype)) {
+        half_conversion conversion = {in->dtype, out->dtype};
+        cpu_for_each(loop, operands, 2, convert_half, &conversion);
+    } else {
+        cpu_for_each(loop, operands, 2, convert_loops[in->dtype][out->dtype], NULL);
+    }
     return GK_OK;
 }
 
@@ -163,7 +213,11 @@ gk_status cpu_sequence(gk_device device, const gk_operand *out, int64_t count, d
             values[i] = start + (double)(done + i) * step;
         char *data[2] = {out->data + done * (int64_t)size, (char *)values};
         const int64_t strides[2] = {1, 1};
-        convert_loops[GK_FLOAT64][out->dtype](n, data, strides, NULL);
+        half_conversion to_half = {GK_FLOAT64, out->dtype};
+        if (gk_dtype_is_half(out->dtype))
+            convert_half(n, data, strides, &to_half);
+        else
+            convert_loops[GK_FLOAT64][out->dtype](n, data, strides, NULL);
     }
     return GK_OK;
 }

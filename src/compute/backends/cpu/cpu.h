@@ -48,6 +48,12 @@ static inline cpu_inner_loop cpu_loop_by_size(size_t size, cpu_inner_loop one,
  * rule so both give the same bytes. */
 #define CPU_RADIX_MIN 64
 
+/* n elements of a float16 or bfloat16 array, `stride` elements apart, as
+ * floats (exact), and floats rounded back into one (half.c). */
+void cpu_half_to_float(gk_dtype dtype, const uint16_t *in, int64_t stride, float *out, int64_t n);
+void cpu_half_from_float(gk_dtype dtype, const float *in, uint16_t *out, int64_t stride,
+                         int64_t n);
+
 /* Loops large enough to be worth threads (elements). */
 #define CPU_PARALLEL_MIN 32768
 

@@ -724,13 +724,76 @@ static const cpu_inner_loop loops[GK_OP_COUNT][GK_DTYPE_COUNT] = {
     /* positive, conj, real and imag are copies and fills the core makes */
 };
 
+/* --- float16 and bfloat16: float32's loop over blocks converted to float --- */
+
+enum { HALF_BLOCK = 512 };
+
+typedef struct half_loop {
+    cpu_inner_loop inner;  /* float32's loop */
+    const void *context;   /* and its context */
+    gk_dtype dtype;        /* of the inputs */
+    bool binary, gives_bool;
+} half_loop;
+
+/* The inputs of each block as floats, float32's loop into a float block
+ * (or straight into a bool output), the block rounded back: one rounding
+ * per result, as NumPy computes float16. */
+static void half_elementwise(int64_t n, char *const *data, const int64_t *s, const void *context)
+{
+    const half_loop *h = context;
+    float x[HALF_BLOCK], y[HALF_BLOCK], result[HALF_BLOCK];
+    for (int64_t done = 0; done < n; done += HALF_BLOCK) {
+        int64_t count = n - done < HALF_BLOCK ? n - done : HALF_BLOCK;
+        const uint16_t *xs = (const uint16_t *)data[1] + done * s[1];
+        cpu_half_to_float(h->dtype, xs, s[1], x, count);
+        if (h->binary)
+            cpu_half_to_float(h->dtype, (const uint16_t *)data[2] + done * s[2], s[2], y, count);
+        char *out = h->gives_bool ? data[0] + done * s[0] : (char *)result;
+        char *pointers[3] = {out, (char *)x, (char *)y};
+        int64_t strides[3] = {h->gives_bool ? s[0] : 1, 1, 1};
+        h->inner(count, pointers, strides, h->context);
+        if (!h->gives_bool)
+            cpu_half_from_float(h->dtype, result, (uint16_t *)data[0] + done * s[0], s[0], count);
+    }
+}
+
+/* nextafter steps by the 16-bit dtype's own spacing, so it works on the
+ * bit patterns (float32's step would round back to x): one up or down
+ * the pattern's magnitude, from +-0 to the smallest subnormal of y's sign;
+ * NaN if either is, y when they are equal. */
+static uint16_t half_nextafter(gk_dtype dtype, uint16_t x, uint16_t y)
+{
+    float fx, fy;
+    cpu_half_to_float(dtype, &x, 1, &fx, 1);
+    cpu_half_to_float(dtype, &y, 1, &fy, 1);
+    if (fx != fx)
+        return x;
+    if (fy != fy || fx == fy)
+        return y;
+    if (fx == 0)
+        return (uint16_t)((y & 0x8000) | 1);
+    return (fx < fy) == (fx > 0) ? (uint16_t)(x + 1) : (uint16_t)(x - 1);
+}
+
+static void half_nextafter_loop(int64_t n, char *const *data, const int64_t *s,
+                                const void *context)
+{
+    gk_dtype dtype = *(const gk_dtype *)context;
+    uint16_t *out = (uint16_t *)data[0];
+    const uint16_t *xs = (const uint16_t *)data[1], *ys = (const uint16_t *)data[2];
+    for (int64_t i = 0; i < n; i++)
+        out[i * s[0]] = half_nextafter(dtype, xs[i * s[1]], ys[i * s[2]]);
+}
+
 gk_status cpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const gk_operand *out,
                           const gk_operand *in)
 {
     (void)device;
     gk_dtype dtype = in[0].dtype;
+    bool half = gk_dtype_is_half(dtype);
+    gk_dtype computed = half ? GK_FLOAT32 : dtype;
     cpu_inner_loop inner =
-        (unsigned)op < GK_OP_COUNT && (unsigned)dtype < GK_DTYPE_COUNT ? loops[op][dtype] : NULL;
+        (unsigned)op < GK_OP_COUNT && (unsigned)dtype < GK_DTYPE_COUNT ? loops[op][computed] : NULL;
     bool binary = inner && gk_op_is_binary(op);
     gk_dtype want = inner && gk_op_gives_bool(op) ? GK_BOOL : dtype;
     if (!inner || out->dtype != want || (binary && in[1].dtype != dtype))
@@ -740,10 +803,16 @@ gk_status cpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const
                        binary ? gk_dtype_name(in[1].dtype) : "", gk_dtype_name(out->dtype));
     /* The math functions on vectors where the CPU and SLEEF allow (vecmath.c). */
     cpu_vector_function function;
-    cpu_inner_loop vector = cpu_vector_math(op, dtype, &function);
+    cpu_inner_loop vector = cpu_vector_math(op, computed, &function);
     gk_operand operands[3] = {*out, in[0], binary ? in[1] : in[0]};
-    cpu_for_each(loop, operands, binary ? 3 : 2, vector ? vector : inner,
-                 vector ? &function : NULL);
+    cpu_inner_loop chosen = vector ? vector : inner;
+    const void *context = vector ? &function : NULL;
+    half_loop through_float = {chosen, context, dtype, binary, want == GK_BOOL};
+    if (half) {
+        chosen = op == GK_NEXTAFTER ? half_nextafter_loop : half_elementwise;
+        context = op == GK_NEXTAFTER ? (const void *)&dtype : &through_float;
+    }
+    cpu_for_each(loop, operands, binary ? 3 : 2, chosen, context);
     return GK_OK;
 }
 
