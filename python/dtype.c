@@ -170,8 +170,9 @@ static PyMethodDef dtype_methods[] = {
 static PyType_Slot dtype_slots[] = {
     {Py_tp_doc, "An element type of gpukit arrays: gpukit.bool, int8, int16, int32, int64, uint8, "
                 "uint16, uint32, uint64, float32 or float64 (the array API standard's real "
-                "dtypes).\n\nEqual to its name and to NumPy's dtype of the same name: "
-                "gpukit.float32 == 'float32' == numpy.float32."},
+                "dtypes), float16 or bfloat16 (16-bit floats computed in float32).\n\nEqual "
+                "to its name and to NumPy's dtype of the same name: gpukit.float32 == "
+                "'float32' == numpy.float32."},
     {Py_tp_repr, dtype_repr},
     {Py_tp_str, dtype_str},
     {Py_tp_hash, dtype_hash},

@@ -93,6 +93,8 @@ uint8: Final[dtype]
 uint16: Final[dtype]
 uint32: Final[dtype]
 uint64: Final[dtype]
+float16: Final[dtype]
+bfloat16: Final[dtype]
 float32: Final[dtype]
 float64: Final[dtype]
 

@@ -67,7 +67,8 @@ def _seed_for(value):
 def uniform(shape=(), *, low=0.0, high=1.0, seed=None, dtype=None, device=None):
     """An array of shape (an int or a tuple) uniform in [low, high).
 
-    dtype: float32 (default) or float64. device: where to make it (default:
+    dtype: float32 (default), float64, float16 or bfloat16 (float32's numbers
+    rounded, so high itself can occur). device: where to make it (default:
     the current default device). seed: an int for reproducible numbers (the
     same on every device); None takes the next seed of the module's sequence.
     """
@@ -77,7 +78,8 @@ def uniform(shape=(), *, low=0.0, high=1.0, seed=None, dtype=None, device=None):
 def normal(shape=(), *, mean=0.0, std=1.0, seed=None, dtype=None, device=None):
     """An array of shape (an int or a tuple) from the normal distribution N(mean, std**2).
 
-    dtype: float32 (default) or float64. device: where to make it (default:
+    dtype: float32 (default), float64, float16 or bfloat16 (float32's numbers
+    rounded). device: where to make it (default:
     the current default device). seed: an int for reproducible numbers (the
     same on every device); None takes the next seed of the module's sequence.
     """
