@@ -62,6 +62,16 @@ static inline int test_devices(gk_device *devices, int max)
         CHECK(strstr(gk_last_error(), (text)) != NULL, "message: %s", gk_last_error()); \
     } while (0)
 
+/* x rounded once to the floating dtype t (as a cast), as a double again:
+ * for float16 and bfloat16, half.h's rounding, which
+ * tests/package/test_half.py checks against NumPy and an exact reference. */
+static inline double test_round(gk_dtype t, double x)
+{
+    unsigned char bytes[8];
+    gk_dtype_store(t, x, bytes);
+    return gk_dtype_load(t, bytes);
+}
+
 /* Writes `v` as element i of `raw`, an array of dtype t (C's conversions). */
 static inline void test_store(gk_dtype t, double v, unsigned char *raw, int64_t i)
 {

@@ -22,11 +22,6 @@ static const gk_op unary_ops[] = {
     GK_ATANH, GK_LOG1P, GK_EXPM1, GK_SIGMOID, GK_RELU};
 #define COUNT(array) ((int)(sizeof(array) / sizeof *(array)))
 
-static bool is_float(gk_dtype t)
-{
-    return t == GK_FLOAT32 || t == GK_FLOAT64;
-}
-
 static bool is_unsigned(gk_dtype t)
 {
     return t == GK_UINT8 || t == GK_UINT16 || t == GK_UINT32 || t == GK_UINT64;
@@ -49,11 +44,14 @@ static void int_range(gk_dtype t, double *low, double *high)
     }
 }
 
-/* NumPy's float for integer math: float32 up to 16 bits, float64 above. */
+/* NumPy's float for integer math: float16 for bool and 8 bits, float32
+ * for 16 bits, float64 above. */
 static gk_dtype math_float(gk_dtype t)
 {
-    if (is_float(t))
+    if (gk_dtype_is_float(t))
         return t;
+    if (t == GK_BOOL || t == GK_INT8 || t == GK_UINT8)
+        return GK_FLOAT16;
     return t == GK_INT32 || t == GK_INT64 || t == GK_UINT32 || t == GK_UINT64 ? GK_FLOAT64
                                                                                : GK_FLOAT32;
 }
@@ -111,7 +109,7 @@ static void store_num(gk_dtype t, num v, unsigned char *raw, int64_t k)
 {
     size_t size = gk_dtype_size(t);
     unsigned char *at = raw + (size_t)k * size;
-    if (is_float(t)) {
+    if (gk_dtype_is_float(t)) {
         float f = (float)v.f;
         if (gk_dtype_is_half(t))
             gk_dtype_store(t, v.f, at);
@@ -264,12 +262,12 @@ static int64_t wrap(gk_dtype t, uint64_t u);
 static num convert_num(num v, gk_dtype from, gk_dtype to)
 {
     num r = {0, 0};
-    if (is_float(from)) {
+    if (gk_dtype_is_float(from)) {
         double x = v.f;
         if (to == GK_BOOL) {
             r.i = x != 0;
-        } else if (is_float(to)) {
-            r.f = to == GK_FLOAT32 ? (float)x : x;
+        } else if (gk_dtype_is_float(to)) {
+            r.f = test_round(to, x);
         } else {
             /* saturating, NaN to 0 (convert.c's rule) */
             double low, high;
@@ -288,6 +286,8 @@ static num convert_num(num v, gk_dtype from, gk_dtype to)
             r.f = from == GK_UINT64 ? (float)(uint64_t)x : (float)x;
         else if (to == GK_FLOAT64)
             r.f = from == GK_UINT64 ? (double)(uint64_t)x : (double)x;
+        else if (gk_dtype_is_half(to)) /* once from the double */
+            r.f = test_round(to, from == GK_UINT64 ? (double)(uint64_t)x : (double)x);
         else
             r.i = wrap(to, (uint64_t)x);
     }
@@ -347,6 +347,11 @@ static int64_t ref_ipow(gk_dtype t, int64_t x, int64_t y)
 static num ref_binary(gk_op op, gk_dtype c, num x, num y)
 {
     num r = {0, 0};
+    if (gk_dtype_is_half(c)) { /* float32's result, rounded once */
+        r = ref_binary(op, GK_FLOAT32, x, y);
+        r.f = test_round(c, r.f);
+        return r;
+    }
     if (c == GK_FLOAT32) {
         float a = (float)x.f, b = (float)y.f;
         FLOAT_BINARY(float, powf, a, b);
@@ -415,6 +420,11 @@ static num ref_binary(gk_op op, gk_dtype c, num x, num y)
 static num ref_unary(gk_op op, gk_dtype c, num x)
 {
     num r = {0, 0};
+    if (gk_dtype_is_half(c)) { /* float32's result, rounded once */
+        r = ref_unary(op, GK_FLOAT32, x);
+        r.f = test_round(c, r.f);
+        return r;
+    }
     if (c == GK_FLOAT32) {
         float a = (float)x.f;
         FLOAT_UNARY(float, F32, a);
@@ -437,10 +447,11 @@ static num ref_unary(gk_op op, gk_dtype c, num x)
 static double tolerance(gk_op op, gk_dtype c)
 {
     bool inexact = op == GK_POW || (op >= GK_EXP && op <= GK_SIGMOID);
-    if (!is_float(c) || !inexact)
+    if (!gk_dtype_is_float(c) || !inexact)
         return 0; /* integers, IEEE arithmetic, comparisons: exact */
-    /* libm here, the device's own functions elsewhere */
-    return c == GK_FLOAT32 ? 4e-6 : 1e-13;
+    /* libm here, the device's own functions elsewhere; a float32 result
+     * one ulp off can round to the neighbouring 16-bit value */
+    return c == GK_FLOAT16 ? 1e-3 : c == GK_BFLOAT16 ? 8e-3 : c == GK_FLOAT32 ? 4e-6 : 1e-13;
 }
 
 /* --- comparing --- */
@@ -472,7 +483,7 @@ static void check_nums_(const char *file, int line, const char *what, const gk_a
     }
     for (int64_t k = 0; k < n; k++) {
         bool same;
-        if (is_float(t)) {
+        if (gk_dtype_is_float(t)) {
             double g = got[k].f, e = expected[k].f;
             double scale = fabs(e) > 1 ? fabs(e) : 1;
             same = (isnan(g) && isnan(e)) || g == e || fabs(g - e) <= tol * scale;
@@ -481,7 +492,7 @@ static void check_nums_(const char *file, int line, const char *what, const gk_a
         }
         if (!same) {
             check_failures++;
-            if (is_float(t))
+            if (gk_dtype_is_float(t))
                 fprintf(stderr, "%s:%d: %s: element %lld is %.9g, expected %.9g\n", file, line,
                         what, (long long)k, got[k].f, expected[k].f);
             else
@@ -735,7 +746,7 @@ static void test_binary_ops(gk_device device)
             gk_dtype dtype = (gk_dtype)t;
             if (dtype == GK_BOOL && (op == GK_SUB || op == GK_POW))
                 continue; /* errors, tested below */
-            gk_dtype c = op == GK_DIV && !is_float(dtype) ? GK_FLOAT64 : dtype;
+            gk_dtype c = op == GK_DIV && !gk_dtype_is_float(dtype) ? GK_FLOAT64 : dtype;
             gk_dtype result = is_comparison(op) ? GK_BOOL : c;
             for (int layout = 0; layout < LAYOUTS; layout++) {
                 gk_array *a = NULL, *b = NULL;
@@ -763,22 +774,27 @@ static void test_binary_ops(gk_device device)
 #define U16 GK_UINT16
 #define U32 GK_UINT32
 #define U64 GK_UINT64
+#define F16 GK_FLOAT16
+#define BF16 GK_BFLOAT16
 
 /* Two arrays of any ndim, 0-d included: NumPy 2's np.result_type (in
- * gk_dtype order). */
+ * gk_dtype order); bfloat16, which NumPy lacks, holds the 8-bit integers
+ * and meets float16 in float32. */
 static const gk_dtype promote_arrays[GK_DTYPE_COUNT][GK_DTYPE_COUNT] = {
-    /*            B_    U8   I32   I64  F32_  F64_    I8   I16   U16   U32   U64 */
-    /*   B_ */ {B_, U8, I32, I64, F32_, F64_, I8, I16, U16, U32, U64},
-    /*   U8 */ {U8, U8, I32, I64, F32_, F64_, I16, I16, U16, U32, U64},
-    /*  I32 */ {I32, I32, I32, I64, F64_, F64_, I32, I32, I32, I64, F64_},
-    /*  I64 */ {I64, I64, I64, I64, F64_, F64_, I64, I64, I64, I64, F64_},
-    /* F32_ */ {F32_, F32_, F64_, F64_, F32_, F64_, F32_, F32_, F32_, F64_, F64_},
-    /* F64_ */ {F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_},
-    /*   I8 */ {I8, I16, I32, I64, F32_, F64_, I8, I16, I32, I64, F64_},
-    /*  I16 */ {I16, I16, I32, I64, F32_, F64_, I16, I16, I32, I64, F64_},
-    /*  U16 */ {U16, U16, I32, I64, F32_, F64_, I32, I32, U16, U32, U64},
-    /*  U32 */ {U32, U32, I64, I64, F64_, F64_, I64, I64, U32, U32, U64},
-    /*  U64 */ {U64, U64, F64_, F64_, F64_, F64_, F64_, F64_, U64, U64, U64},
+    /*            B_    U8   I32   I64  F32_  F64_    I8   I16   U16   U32   U64   F16  BF16 */
+    /*   B_ */ {B_, U8, I32, I64, F32_, F64_, I8, I16, U16, U32, U64, F16, BF16},
+    /*   U8 */ {U8, U8, I32, I64, F32_, F64_, I16, I16, U16, U32, U64, F16, BF16},
+    /*  I32 */ {I32, I32, I32, I64, F64_, F64_, I32, I32, I32, I64, F64_, F64_, F64_},
+    /*  I64 */ {I64, I64, I64, I64, F64_, F64_, I64, I64, I64, I64, F64_, F64_, F64_},
+    /* F32_ */ {F32_, F32_, F64_, F64_, F32_, F64_, F32_, F32_, F32_, F64_, F64_, F32_, F32_},
+    /* F64_ */ {F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_, F64_},
+    /*   I8 */ {I8, I16, I32, I64, F32_, F64_, I8, I16, I32, I64, F64_, F16, BF16},
+    /*  I16 */ {I16, I16, I32, I64, F32_, F64_, I16, I16, I32, I64, F64_, F32_, F32_},
+    /*  U16 */ {U16, U16, I32, I64, F32_, F64_, I32, I32, U16, U32, U64, F32_, F32_},
+    /*  U32 */ {U32, U32, I64, I64, F64_, F64_, I64, I64, U32, U32, U64, F64_, F64_},
+    /*  U64 */ {U64, U64, F64_, F64_, F64_, F64_, F64_, F64_, U64, U64, U64, F64_, F64_},
+    /*  F16 */ {F16, F16, F64_, F64_, F32_, F64_, F16, F32_, F32_, F64_, F64_, F16, F32_},
+    /* BF16 */ {BF16, BF16, F64_, F64_, F32_, F64_, BF16, F32_, F32_, F64_, F64_, F32_, BF16},
 };
 
 static void test_promotion(gk_device device)
@@ -801,7 +817,7 @@ static void test_promotion(gk_device device)
                         CHECK_FAILS(gk_binary(op, a, b, &out), GK_ERR_INVALID_ARGUMENT, "bool");
                         CHECK(out == NULL, "no output on failure");
                     } else if (a && b) {
-                        gk_dtype c = op == GK_DIV && !is_float(promoted) ? GK_FLOAT64 : promoted;
+                        gk_dtype c = op == GK_DIV && !gk_dtype_is_float(promoted) ? GK_FLOAT64 : promoted;
                         char layout[64];
                         snprintf(layout, sizeof layout, "promotion form %d", form);
                         check_binary(device, op, a, b, c, is_comparison(op) ? GK_BOOL : c,
@@ -873,7 +889,7 @@ static void test_binary_scalar(gk_device device)
         num value = {integral ? (int64_t)v : 0, integral ? 0 : v};
         gk_dtype c = cases_[i].compute;
         /* stored straight in c: a float keeps the sign of a zero */
-        num y = integral && !is_float(c) ? convert_num(value, GK_INT64, c)
+        num y = integral && !gk_dtype_is_float(c) ? convert_num(value, GK_INT64, c)
                                          : convert_num((num){0, v}, GK_FLOAT64, c);
         int64_t n = gk_array_size(a);
         num *va = read_nums(a), *expected = malloc(sizeof *expected * (size_t)n);
@@ -1127,7 +1143,7 @@ static void check_clip(gk_array *a, double low, double high, gk_dtype result, co
              high, layout);
     int64_t n = gk_array_size(a);
     num *va = read_nums(a), *expected = malloc(sizeof *expected * (size_t)(n ? n : 1));
-    if (!is_float(result)) { /* bounds clamped to the integer dtype's range */
+    if (!gk_dtype_is_float(result)) { /* bounds clamped to the integer dtype's range */
         double min, max;
         int_range(result, &min, &max);
         low = low < min ? min : low > max ? max : low;
@@ -1156,7 +1172,7 @@ static void test_clip(gk_device device)
 {
     for (int t = 0; t < GK_DTYPE_COUNT; t++) {
         gk_dtype dtype = (gk_dtype)t, integral = dtype == GK_BOOL ? GK_INT64 : dtype;
-        gk_dtype fractional = is_float(dtype) ? dtype : GK_FLOAT64;
+        gk_dtype fractional = gk_dtype_is_float(dtype) ? dtype : GK_FLOAT64;
         gk_array *a = random_array(device, dtype, 1, (int64_t[]){BIG}, GENERAL);
         check_clip(a, -3, 5, integral, "contiguous");
         check_clip(a, 0, 1, integral, "[0, 1]");
@@ -1402,7 +1418,7 @@ static gk_array *from_doubles(gk_device device, gk_dtype t, int64_t n, const dou
 {
     num *v = malloc(sizeof *v * (size_t)n);
     for (int64_t k = 0; k < n; k++)
-        v[k] = is_float(t) ? (num){0, values[k]} : (num){(int64_t)values[k], 0};
+        v[k] = gk_dtype_is_float(t) ? (num){0, values[k]} : (num){(int64_t)values[k], 0};
     gk_array *a = make_array(device, t, 1, &n, v);
     free(v);
     return a;

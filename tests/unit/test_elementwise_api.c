@@ -35,11 +35,6 @@ static const gk_op unary_ops[] = {
     GK_IMAG,
 };
 
-static bool is_float(gk_dtype t)
-{
-    return t == GK_FLOAT32 || t == GK_FLOAT64;
-}
-
 static bool is_signed(gk_dtype t)
 {
     return t == GK_INT8 || t == GK_INT16 || t == GK_INT32 || t == GK_INT64;
@@ -64,9 +59,9 @@ static bool takes(gk_op op, gk_dtype t)
     case GK_BITWISE_AND:
     case GK_BITWISE_OR:
     case GK_BITWISE_XOR:
-    case GK_BITWISE_INVERT: return !is_float(t);
+    case GK_BITWISE_INVERT: return !gk_dtype_is_float(t);
     case GK_BITWISE_LEFT_SHIFT:
-    case GK_BITWISE_RIGHT_SHIFT: return !is_float(t) && t != GK_BOOL;
+    case GK_BITWISE_RIGHT_SHIFT: return !gk_dtype_is_float(t) && t != GK_BOOL;
     default: return true;
     }
 }
@@ -84,11 +79,14 @@ static bool gives_bool(gk_op op)
            op == GK_LOGICAL_NOT;
 }
 
-/* NumPy's float for integer math: float32 up to 16 bits, float64 above. */
+/* NumPy's float for integer math: float16 for bool and 8 bits, float32
+ * for 16 bits, float64 above. */
 static gk_dtype float_for(gk_dtype t)
 {
-    if (is_float(t))
+    if (gk_dtype_is_float(t))
         return t;
+    if (t == GK_BOOL || t == GK_INT8 || t == GK_UINT8)
+        return GK_FLOAT16;
     return t == GK_INT32 || t == GK_INT64 || t == GK_UINT32 || t == GK_UINT64 ? GK_FLOAT64
                                                                                : GK_FLOAT32;
 }
@@ -219,12 +217,9 @@ static int64_t wrap(gk_dtype t, uint64_t u)
 static num to_float(num v, gk_dtype from, gk_dtype to)
 {
     num r = {0, 0};
-    if (is_float(from))
-        r.f = to == GK_FLOAT32 ? (float)v.f : v.f;
-    else if (from == GK_UINT64)
-        r.f = to == GK_FLOAT32 ? (double)(float)(uint64_t)v.i : (double)(uint64_t)v.i;
-    else
-        r.f = to == GK_FLOAT32 ? (double)(float)v.i : (double)v.i;
+    double exact = gk_dtype_is_float(from) ? v.f : from == GK_UINT64 ? (double)(uint64_t)v.i
+                                                                      : (double)v.i;
+    r.f = test_round(to, exact);
     return r;
 }
 
@@ -242,10 +237,10 @@ static num *specials(gk_dtype t, int *n)
 {
     num *v = malloc(64 * sizeof *v);
     int k = 0;
-    if (is_float(t)) {
+    if (gk_dtype_is_float(t)) {
         for (int i = 0; i < COUNT(float_specials); i++) {
             double x = float_specials[i];
-            v[k++] = (num){0, t == GK_FLOAT32 ? (double)(float)x : x};
+            v[k++] = (num){0, test_round(t, x)};
         }
     } else if (t == GK_BOOL) {
         v[k++] = (num){0, 0};
@@ -283,12 +278,12 @@ static num random_num(gk_dtype t, const num *special, int nspecial)
     if (r % 8 == 0)
         return special[(r >> 8) % (uint64_t)nspecial];
     r >>= 8;
-    if (is_float(t)) {
+    if (gk_dtype_is_float(t)) {
         double unit = (double)(r % 2000001) / 1000000.0 - 1; /* [-1, 1] */
         int scale = (int)((r >> 24) % 5);
         static const double scales[5] = {1, 8, 1000, 1e6, 1e-3};
         double x = unit * scales[scale];
-        return (num){0, t == GK_FLOAT32 ? (double)(float)x : x};
+        return (num){0, test_round(t, x)};
     }
     if (t == GK_BOOL)
         return (num){(int64_t)(r & 1), 0};
@@ -440,22 +435,42 @@ static num int_ref(gk_op op, gk_dtype t, num a, num b)
     return r;
 }
 
+/* nextafter in a 16-bit float dtype: its own neighbour of x towards y,
+ * found by stepping the bit pattern (its magnitude grows away from 0). */
+static double half_nextafter(gk_dtype c, double x, double y)
+{
+    if (isnan(x) || isnan(y))
+        return NAN;
+    if (x == y)
+        return y;
+    uint16_t bits;
+    if (x == 0) {
+        bits = 1; /* the smallest subnormal, with y's sign */
+        return copysign(gk_dtype_load(c, &bits), y);
+    }
+    gk_dtype_store(c, x, &bits);
+    bits = (uint16_t)((x < y) == (x > 0) ? bits + 1 : bits - 1);
+    return gk_dtype_load(c, &bits);
+}
+
 /* op on a (and b) of dtype t, which compute in c (the promoted dtypes
  * already equal). */
 static num ref(gk_op op, gk_dtype t, num a, num b)
 {
     gk_dtype c = compute_of(op, t);
     num r = {0, 0};
-    if (!is_float(c))
+    if (!gk_dtype_is_float(c))
         return int_ref(op, t, a, b);
     a = to_float(a, t, c);
     b = to_float(b, t, c);
-    if (c == GK_FLOAT32)
-        FLOAT_REF(float, F32);
-    else
+    if (gk_dtype_is_half(c) && op == GK_NEXTAFTER)
+        return (num){0, half_nextafter(c, a.f, b.f)};
+    if (c == GK_FLOAT64)
         FLOAT_REF(double, F64);
-    if (c == GK_FLOAT32 && !gives_bool(op))
-        r.f = (float)r.f;
+    else /* float32, and the 16-bit floats computed in it */
+        FLOAT_REF(float, F32);
+    if (c != GK_FLOAT64 && !gives_bool(op))
+        r.f = test_round(c, r.f);
     return r;
 }
 
@@ -468,16 +483,20 @@ static num ref(gk_op op, gk_dtype t, num a, num b)
  * relative error says nothing). */
 static bool same_num(gk_op op, gk_dtype t, num got, num expected, num x, num y)
 {
-    if (!is_float(t))
+    if (!gk_dtype_is_float(t))
         return got.i == expected.i;
     double g = got.f, e = expected.f;
     if (isnan(e))
         return isnan(g);
     if (isinf(e) || e == 0 || !inexact(op))
         return g == e && signbit(g) == signbit(e);
-    /* libm here, the device's own functions elsewhere */
-    double tolerance = t == GK_FLOAT32 ? 4e-6 : 1e-13;
-    double scale = fmax(fabs(e), t == GK_FLOAT32 ? FLT_MIN : DBL_MIN);
+    /* libm here, the device's own functions elsewhere; a float32 result one
+     * ulp off can round to the neighbouring 16-bit value */
+    double tolerance = t == GK_FLOAT16    ? 1e-3
+                       : t == GK_BFLOAT16 ? 8e-3
+                       : t == GK_FLOAT32  ? 4e-6
+                                          : 1e-13;
+    double scale = fmax(fabs(e), t == GK_FLOAT16 ? 0x1p-14 : t == GK_FLOAT64 ? DBL_MIN : FLT_MIN);
     if (op == GK_LOGADDEXP)
         scale = fmax(scale, fmax(fabs(x.f), fabs(y.f)));
     return fabs(g - e) <= tolerance * scale;
@@ -501,7 +520,7 @@ static void check_nums_(const char *file, int line, const char *what, gk_op op,
         if (same_num(op, t, got[k], expected[k], x ? x[k] : none, y ? y[k] : none))
             continue;
         check_failures++;
-        if (is_float(t))
+        if (gk_dtype_is_float(t))
             fprintf(stderr, "%s:%d: %s: element %lld of (%.17g, %.17g) [%lld, %lld] is %.17g, "
                             "expected %.17g\n",
                     file, line, what, (long long)k, x ? x[k].f : 0, y ? y[k].f : 0,
@@ -820,10 +839,10 @@ static void test_promotion(gk_device device)
     check_types(device, GK_BITWISE_AND, GK_BOOL, GK_INT8, GK_INT8);
     check_types(device, GK_BITWISE_LEFT_SHIFT, GK_UINT8, GK_INT8, GK_INT16);
     check_types(device, GK_BITWISE_RIGHT_SHIFT, GK_UINT32, GK_INT32, GK_INT64);
-    check_types(device, GK_ATAN2, GK_INT8, GK_INT8, GK_FLOAT32);
+    check_types(device, GK_ATAN2, GK_INT8, GK_INT8, GK_FLOAT16); /* NumPy's */
     check_types(device, GK_ATAN2, GK_INT16, GK_UINT8, GK_FLOAT32);
     check_types(device, GK_HYPOT, GK_INT32, GK_INT8, GK_FLOAT64);
-    check_types(device, GK_COPYSIGN, GK_BOOL, GK_BOOL, GK_FLOAT32);
+    check_types(device, GK_COPYSIGN, GK_BOOL, GK_BOOL, GK_FLOAT16);
     check_types(device, GK_NEXTAFTER, GK_FLOAT32, GK_INT64, GK_FLOAT64);
     check_types(device, GK_LOGADDEXP, GK_UINT16, GK_FLOAT32, GK_FLOAT32);
     check_types(device, GK_LOGICAL_AND, GK_FLOAT64, GK_INT8, GK_BOOL);
@@ -853,14 +872,14 @@ static void test_promotion(gk_device device)
         gk_array *a = random_array(device, values[i].dtype, 1, (int64_t[]){BIG}), *out = NULL;
         CHECK_OK(gk_binary_value(values[i].op, a, values[i].value, values[i].kind, false, &out));
         gk_dtype stored = gk_value_dtype(values[i].dtype, values[i].kind);
-        num value = is_float(stored) ? (num){0, values[i].value}
+        num value = gk_dtype_is_float(stored) ? (num){0, values[i].value}
                                      : (num){wrap(stored, (uint64_t)(int64_t)values[i].value), 0};
         num *va = read_nums(a), *expected = malloc(sizeof *expected * BIG);
         gk_dtype promoted = gk_promote_types(values[i].dtype, stored);
         for (int64_t k = 0; va && k < BIG; k++) {
             num x = va[k];
             if (promoted != values[i].dtype) /* an integer array beside a float value */
-                x = is_float(promoted) ? to_float(x, values[i].dtype, promoted)
+                x = gk_dtype_is_float(promoted) ? to_float(x, values[i].dtype, promoted)
                                        : (num){values[i].dtype == GK_BOOL ? x.i != 0 : x.i, 0};
             expected[k] = ref(values[i].op, promoted, x, value);
         }

@@ -137,7 +137,7 @@ static void convert_half(int64_t n, char *const *data, const int64_t *s, const v
                 char *pointers[2] = {out, (char *)values};
                 convert_loops[GK_FLOAT32][c->to](count, pointers, (int64_t[]){s[0], 1}, NULL);
             }
-        } else if (c->from == GK_FLOAT32) {
+        } else if (c->from == GK_FLOAT32 && s[1] == 1) {
             cpu_half_from_float(c->to, (const float *)in, (uint16_t *)out, s[0], count);
         } else {
             double values[HALF_BLOCK];
