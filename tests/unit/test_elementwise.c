@@ -1519,7 +1519,7 @@ static void test_special_values(gk_device device)
            (double[]){1, 2.718281828459045}, 1e-13);
     expect(device, GK_EXP, GK_INT16, 2, (double[]){0, 1}, NULL, GK_FLOAT32,
            (double[]){1, 2.718281828459045}, 1e-6);
-    expect(device, GK_SQRT, GK_BOOL, 2, (double[]){0, 1}, NULL, GK_FLOAT32, (double[]){0, 1}, 0);
+    expect(device, GK_SQRT, GK_BOOL, 2, (double[]){0, 1}, NULL, GK_FLOAT16, (double[]){0, 1}, 0);
     /* Integer pow: exact, wrapping; negative exponents as PyTorch. */
     expect(device, GK_POW, GK_INT32, 8, (double[]){2, 2, -1, -1, 1, 0, 0, 7},
            (double[]){31, -1, -3, -2, -5, -1, 0, 2}, GK_INT32,
