@@ -699,7 +699,7 @@ static void test_elementwise_errors(gk_device device)
     const gk_array *in2[2] = {matrix, small};
     out[0] = wide;
     CHECK_FAILS(gk_elementwise_launch(kernel, 2, in2, 1, out, NULL), GK_ERR_INVALID_ARGUMENT,
-                "broadcast view");
+                "view of a broadcast");
 done:
     gk_array_free(matrix);
     gk_kernel_free(kernel);
