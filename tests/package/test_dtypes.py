@@ -51,12 +51,12 @@ def test_dtype_objects(name):
 
 
 def test_unsupported_dtypes_are_named():
-    for bad in ["float16", "complex64", np.float16, np.dtype("complex128")]:
+    for bad in ["complex64", np.complex64, np.dtype("complex128"), "float128"]:
         name = np.dtype(bad).name
         with pytest.raises(TypeError, match=f"{name}.*int8, int16.*uint64"):
             gpukit.zeros(2, dtype=bad)
-    with pytest.raises(TypeError, match="float16"):
-        gpukit.asarray(np.zeros(2, np.float16))
+    with pytest.raises(TypeError, match="complex64"):
+        gpukit.asarray(np.zeros(2, np.complex64))
     with pytest.raises(TypeError, match="cannot interpret"):
         gpukit.zeros(2, dtype=3)
 
@@ -192,8 +192,8 @@ def test_astype_between_every_pair(device, source, target):
 
 def test_astype_errors():
     x = gpukit.asarray([1, 2], dtype="int16")
-    with pytest.raises(TypeError, match="float16"):
-        gpukit.astype(x, "float16")
+    with pytest.raises(TypeError, match="complex64"):
+        gpukit.astype(x, "complex64")
     with pytest.raises(TypeError):
         gpukit.astype(x)
 
@@ -228,8 +228,8 @@ def test_finfo_iinfo_errors():
     for dtype in ["int8", "uint64", "bool"]:
         with pytest.raises(ValueError, match=f"finfo.*{dtype}"):
             gpukit.finfo(dtype)
-    with pytest.raises(TypeError, match="float16"):
-        gpukit.finfo("float16")
+    with pytest.raises(TypeError, match="complex64"):
+        gpukit.finfo("complex64")
     with pytest.raises(TypeError):
         gpukit.iinfo(3)
 
@@ -247,8 +247,8 @@ def test_can_cast_every_pair():
 def test_can_cast_errors():
     with pytest.raises(TypeError):
         gpukit.can_cast(1, gpukit.int8)  # a Python number is not a dtype (NumPy 2 agrees)
-    with pytest.raises(TypeError, match="float16"):
-        gpukit.can_cast(gpukit.int8, "float16")
+    with pytest.raises(TypeError, match="complex64"):
+        gpukit.can_cast(gpukit.int8, "complex64")
     with pytest.raises(TypeError):
         gpukit.can_cast(gpukit.int8)
 
@@ -287,8 +287,8 @@ def test_result_type_errors():
         gpukit.result_type(1, 2.5)
     with pytest.raises(TypeError, match="complex"):
         gpukit.result_type(gpukit.int8, 1j)
-    with pytest.raises(TypeError, match="float16"):
-        gpukit.result_type(gpukit.int8, "float16")
+    with pytest.raises(TypeError, match="complex64"):
+        gpukit.result_type(gpukit.int8, "complex64")
     with pytest.raises(TypeError):
         gpukit.result_type(gpukit.int8, [1, 2])
 
@@ -325,8 +325,8 @@ def test_isdtype_errors():
         gpukit.isdtype(gpukit.int8, (("integral",),))
     with pytest.raises(TypeError):
         gpukit.isdtype(3, "integral")
-    with pytest.raises(TypeError, match="float16"):
-        gpukit.isdtype("float16", "integral")
+    with pytest.raises(TypeError, match="complex64"):
+        gpukit.isdtype("complex64", "integral")
 
 
 # --- __array_namespace_info__ ---------------------------------------------------
