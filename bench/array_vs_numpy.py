@@ -27,11 +27,15 @@ same build (BUILD/python) in this process, one side after the other:
   float functions, as a relative error for the reductions, exact for argmin/
   argmax and every bool or integer result.
   --only NAME[,NAME] keeps the rows whose function is named.
+  --dtypes float16,float32 picks the float dtypes of the table (default:
+  float32,float64); float16 rows time gpukit's float32-computed kernels
+  against NumPy's float16 loops (NumPy has no bfloat16).
 
     .venv/bin/python bench/array_vs_numpy.py [--build DIR] [--repeat 20]
                                              [--matmul-repeat 5] [--device cpu]
                                              [--cases add,add_into,sum,matmul,copy]
                                              [--table] [--table-repeat 7] [--only exp,sum]
+                                             [--dtypes float16,float32,float64]
 Run it with the cores quiet (taskset -c 0,1 on an otherwise idle machine);
 the load average before and after is printed with the results.
 """
@@ -287,10 +291,10 @@ def relative(ours, theirs, exact):
     return f"rel {np.nanmax(error):.1e}" if error.size else "-"
 
 
-def table_rows(gk, repeat, device, only):
+def table_rows(gk, repeat, device, only, dtypes):
     """Yields (function, dtype, shape, axis, gpukit s or error, NumPy s, check)."""
     rng = np.random.default_rng(14)
-    for dtype in (np.float32, np.float64):
+    for dtype in dtypes:
         for name, numpy_function, low, high in UNARY:
             if only and name not in only:
                 continue
@@ -352,7 +356,7 @@ def table_rows(gk, repeat, device, only):
                    compare(function(*xs).numpy(), numpy_function(*operands)))
 
 
-def print_table(build, repeat, device, only):
+def print_table(build, repeat, device, only, dtypes):
     gk = import_gpukit(build)
     device = device or "cpu"
     print(f"\nthe table: gpukit {Path(gk.__file__).parent} on {device}, median of {repeat} runs "
@@ -362,7 +366,8 @@ def print_table(build, repeat, device, only):
     print(header)
     print("-" * len(header))
     missed = 0
-    for name, dtype, shape, axis, ours, theirs, check in table_rows(gk, repeat, device, only):
+    for name, dtype, shape, axis, ours, theirs, check in table_rows(gk, repeat, device, only,
+                                                                    dtypes):
         shape_text = "x".join(str(d) for d in shape)
         axis_text = "-" if axis is None else str(axis)
         label = f"{name:<19} {np.dtype(dtype).name:<8} {shape_text:<14} {axis_text:>4}"
@@ -429,6 +434,9 @@ def main():
     parser.add_argument("--table-repeat", type=int, default=7, help="timed runs per table row")
     parser.add_argument("--only", default="",
                         help="the table's functions to run, comma-separated (default: all)")
+    parser.add_argument("--dtypes", default="float32,float64",
+                        help="the table's float dtypes, comma-separated (float16, float32, "
+                             "float64; default: %(default)s)")
     args = parser.parse_args()
     bench = args.build / "bench" / "array_bench"
     cases = [c for c in args.cases.split(",") if c]
@@ -458,7 +466,8 @@ def main():
         print_cases(args, rows, copy_row, ours_info)
     if args.table:
         print_table(args.build, args.table_repeat, args.device,
-                    {name for name in args.only.split(",") if name})
+                    {name for name in args.only.split(",") if name},
+                    [np.dtype(name).type for name in args.dtypes.split(",") if name])
 
 
 if __name__ == "__main__":
