@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 
-#include "compute/gpu/driver.h"
+#include "compute/gpu/gpu.h"
 #include "core/embedded.h"
 #include "ext/nvrtc.h"
 
@@ -33,7 +33,6 @@ extern const size_t gk_kernel_source_files_count;
 
 static const gk_gpu_driver *drv = &gk_cuda_driver;
 static const gk_device cuda0 = {GK_DEVICE_CUDA, 0, 0};
-static const char *const dtype_names[] = {"bool", "uint8", "int32", "int64", "float32", "float64"};
 
 #define GIB (1ull << 30)
 #define MIB (1ull << 20)
@@ -342,18 +341,28 @@ static void check_prebuilt(void)
     const void *binary;
     size_t size;
     CHECK(!drv->prebuilt("no_such_family_float32", &binary, &size), "unknown program");
-    /* The program names: every family the library carries, each dtype. */
-    char programs[64 * 6][128];
+    /* The program names: every family the library carries, each dtype it
+     * has a program for (float16 and bfloat16: elementwise only, and the
+     * others must have no PTX for them). */
+    char programs[64 * GK_DTYPE_COUNT][128];
     int count = 0, found = 0, families = 0, kernels = 0;
-    for (size_t i = 0; i < gk_kernel_source_files_count && count < 64 * 6; i++) {
+    for (size_t i = 0; i < gk_kernel_source_files_count && count < 64 * GK_DTYPE_COUNT; i++) {
         const char *file = gk_kernel_source_files[i].name;
         size_t length = strlen(file);
         if (length < 4 || strcmp(file + length - 3, ".gk") != 0)
             continue;
         families++;
-        for (int dtype = 0; dtype < 6; dtype++) {
-            snprintf(programs[count], sizeof programs[count], "%.*s_%s", (int)(length - 3), file,
-                     dtype_names[dtype]);
+        char family[128];
+        snprintf(family, sizeof family, "%.*s", (int)(length - 3), file);
+        for (int dtype = 0; dtype < GK_DTYPE_COUNT; dtype++) {
+            char name[160];
+            snprintf(name, sizeof name, "%s_%s", family, gk_dtype_name((gk_dtype)dtype));
+            if (!gk_gpu_family_has_dtype(family, (gk_dtype)dtype)) {
+                CHECK(!drv->prebuilt(name, &binary, &size), "PTX for %s, which has no program",
+                      name);
+                continue;
+            }
+            snprintf(programs[count], sizeof programs[count], "%s", name);
             found += drv->prebuilt(programs[count++], &binary, &size);
         }
     }
@@ -383,7 +392,8 @@ static void check_prebuilt(void)
         kernels += entries;
         drv->unload(cuda0, module);
     }
-    printf("built-in PTX: %d families x 6 dtypes load, %d kernels found\n", families, kernels);
+    printf("built-in PTX: %d programs of %d families load, %d kernels found\n", count, families,
+           kernels);
 }
 
 /* A hand-written kernel: a buffer, a float and a 24-byte struct. */

@@ -13,6 +13,7 @@
 #include "array_check.h"
 
 #include "compute/gpu/gpu.h"
+#include "compute/half.h"
 
 #include <gpukit/kernel.h>
 
@@ -550,6 +551,47 @@ done:
     gk_array_free(out[1]);
 }
 
+/* float16 and bfloat16 parameters are float locals in the body: loaded
+ * exactly, stored rounded to nearest even (NaN quiet), as compute/half.h
+ * converts on the host. */
+static void test_half_dtypes(gk_device device)
+{
+    enum { N = 8 };
+    gk_kernel *kernel = NULL;
+    gk_array *a = NULL, *b = NULL;
+    gk_array *out[3] = {NULL};
+    /* 1, 1 + ulp, the largest, a subnormal, -0, inf, NaN, 0.1 */
+    uint16_t av[N] = {0x3C00, 0x3C01, 0x7BFF, 0x0003, 0x8000, 0x7C00, 0x7E01, 0x2E66};
+    uint16_t bv[N] = {0x3F80, 0x3F81, 0x7F7F, 0x0003, 0x8000, 0xFF80, 0x7FC1, 0x3DCD};
+    REQUIRE_OK(gk_elementwise_kernel(device, "float16 a, bfloat16 b",
+                                     "float16 c, bfloat16 d, float32 e",
+                                     "c = a * 3.0f; d = b + 1.0f; e = a;", "halves", &kernel));
+    REQUIRE_OK(gk_from_host(device, GK_FLOAT16, 1, (int64_t[]){N}, av, &a));
+    REQUIRE_OK(gk_from_host(device, GK_BFLOAT16, 1, (int64_t[]){N}, bv, &b));
+    const gk_array *in[2] = {a, b};
+    REQUIRE_OK(gk_elementwise_launch(kernel, 2, in, 3, out, NULL));
+    uint16_t c[N], d[N];
+    float e[N];
+    REQUIRE_OK(gk_to_host(out[0], c, sizeof c));
+    REQUIRE_OK(gk_to_host(out[1], d, sizeof d));
+    REQUIRE_OK(gk_to_host(out[2], e, sizeof e));
+    for (int k = 0; k < N; k++) {
+        float x = gk_float16_to_float(av[k]), y = gk_bfloat16_to_float(bv[k]);
+        uint16_t ec = gk_float16_from_double((double)(x * 3.0f));
+        uint16_t ed = gk_bfloat16_from_float(y + 1.0f);
+        CHECK(c[k] == ec, "element %d: c = 0x%04x, expected 0x%04x", k, c[k], ec);
+        CHECK(d[k] == ed, "element %d: d = 0x%04x, expected 0x%04x", k, d[k], ed);
+        CHECK(memcmp(&e[k], &x, sizeof x) == 0, "element %d: e = %.9g, expected %.9g", k,
+              (double)e[k], (double)x);
+    }
+done:
+    gk_kernel_free(kernel);
+    gk_array_free(a);
+    gk_array_free(b);
+    for (int k = 0; k < 3; k++)
+        gk_array_free(out[k]);
+}
+
 /* i is the C-order index of the loop's shape, also into a transposed
  * (strided) given output; no inputs: the output gives the shape. */
 static void test_index(gk_device device)
@@ -1004,14 +1046,14 @@ int main(int argc, char **argv)
     void (*const tests[])(gk_device) = {
         test_grids,         test_scalars,      test_views,
         test_block_sum,     test_raw_errors,   test_broadcast,
-        test_integer_dtypes, test_float_dtypes, test_index,
-        test_in_place,      test_elementwise_errors, test_streams,
-        test_cache,
+        test_integer_dtypes, test_float_dtypes, test_half_dtypes,
+        test_index,         test_in_place,     test_elementwise_errors,
+        test_streams,       test_cache,
     };
     const char *names[] = {
         "grids",   "scalars",         "views",          "block_sum", "raw_errors",
-        "broadcast", "integer_dtypes", "float_dtypes", "index",     "in_place",
-        "elementwise_errors", "streams", "cache",
+        "broadcast", "integer_dtypes", "float_dtypes", "half_dtypes", "index",
+        "in_place", "elementwise_errors", "streams", "cache",
     };
     for (int d = 0; d < count; d++) {
         char name[GK_DEVICE_NAME_MAX];

@@ -1,9 +1,10 @@
 /* Every GPU kernel source through NVRTC, as CI's proof that the CUDA
  * kernels compile (the machines here have no GPU, and NVRTC needs none):
  *
- * - each built-in program: src/compute/kernels/<family>.gk for each dtype,
- *   the full source being dialect.h, types.h and the family's file with
- *   -DGK_DTYPE=<n>, exactly as the runtime compiles it;
+ * - each built-in program: src/compute/kernels/<family>.gk for each dtype
+ *   it has (gk_gpu_family_has_dtype: float16 and bfloat16 only for
+ *   elementwise), the full source being dialect.h, types.h and the
+ *   family's file with -DGK_DTYPE=<n>, exactly as the runtime compiles it;
  * - each example kernel: examples/kernels/<name>.gk, a portable-dialect
  *   source (dialect.h in front, no dtype);
  *
@@ -24,6 +25,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 
+#include "compute/gpu/gpu.h"
 #include "ext/nvrtc.h"
 
 #include <gpukit/array.h>
@@ -316,6 +318,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/src/compute/kernels", root);
     int families = list_gk(path, names, 256);
     CHECK(families > 0, "kernel families in %s", path);
+    int programs = 0;
     for (int f = 0; f < families; f++) {
         snprintf(path, sizeof path, "%s/src/compute/kernels/%s", root, names[f]);
         char *body = read_file(path, NULL);
@@ -331,10 +334,14 @@ int main(void)
         free(marked);
         free(body);
         sources[source_count++] = source;
+        char family[256];
+        snprintf(family, sizeof family, "%.*s", (int)strlen(names[f]) - 3, names[f]);
         for (int dtype = 0; dtype < GK_DTYPE_COUNT; dtype++) {
+            if (!gk_gpu_family_has_dtype(family, (gk_dtype)dtype))
+                continue;
+            programs++;
             char label[300], options[64];
-            snprintf(label, sizeof label, "%.*s_%s", (int)strlen(names[f]) - 3, names[f],
-                     gk_dtype_name((gk_dtype)dtype));
+            snprintf(label, sizeof label, "%s_%s", family, gk_dtype_name((gk_dtype)dtype));
             snprintf(options, sizeof options, "-DGK_DTYPE=%d", dtype);
             for (int a = 0; a < arch_count; a++)
                 add_job(label, source, options, archs[a], a == arch_count - 1);
@@ -386,8 +393,8 @@ int main(void)
         free(j->log);
     }
     CHECK(failed == 0, "%d of %d compiles failed", failed, job_count);
-    printf("%d families x %d dtypes and %d example kernels compiled for", families,
-           GK_DTYPE_COUNT, examples);
+    printf("%d programs (%d families, %d dtypes) and %d example kernels compiled for",
+           programs, families, GK_DTYPE_COUNT, examples);
     for (int a = 0; a < arch_count; a++)
         printf(" sm_%d", archs[a]);
     printf(" (%d compiles)\n", job_count);

@@ -6,7 +6,9 @@
  *
  * Programs are per dtype: the input's for arithmetic and comparisons, the
  * output's for conversions (one kernel per source dtype), the values' for
- * fill and where. */
+ * fill and where. float16 and bfloat16 have programs of their own like
+ * every dtype (stored as 16-bit patterns, computed in float: kernels/
+ * types.h), so nothing here treats them apart. */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
@@ -23,7 +25,8 @@ static const char *const family = "elementwise";
 #define D(t) (1u << (t))
 #define ALL (D(GK_DTYPE_COUNT) - 1)
 #define NUMERIC (ALL & ~D(GK_BOOL))
-#define FLOATING (D(GK_FLOAT32) | D(GK_FLOAT64))
+/* float16 and bfloat16 have every float kernel, computed in float. */
+#define FLOATING (D(GK_FLOAT32) | D(GK_FLOAT64) | D(GK_FLOAT16) | D(GK_BFLOAT16))
 #define INTEGERS (NUMERIC & ~FLOATING)
 #define INTEGRAL (ALL & ~FLOATING)
 

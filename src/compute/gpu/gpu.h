@@ -27,6 +27,16 @@
 /* The built-in families, each a file compute/kernels/<family>.gk: the
  * name of family i ("elementwise"), or NULL past the last. */
 const char *gk_gpu_family(int i);
+/* Whether the family has a program for the dtype: every dtype, but the
+ * 16-bit floats (float16, bfloat16) only in "elementwise" (conversion,
+ * fill, sequence, where and the float ops, computed in float). The core
+ * computes everything else of theirs in float32, so the other families
+ * refuse them; the build-time PTX (backends/cuda/CMakeLists-ptx.cmake) and
+ * the tests follow the same rule. */
+bool gk_gpu_family_has_dtype(const char *family, gk_dtype dtype);
+/* GK_OK for any dtype but the 16-bit floats, which `what` (an op family
+ * the core never sends them to) refuses with a message. */
+gk_status gk_gpu_refuse_half(const char *what, gk_dtype dtype);
 
 /* --- devices --- */
 typedef struct gk_gpu_device gk_gpu_device;

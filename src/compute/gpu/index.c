@@ -107,6 +107,9 @@ gk_status gpu_searchsorted(gk_device device, const gk_loop *loop, const gk_opera
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "gpu: searchsorted of %s values in %s into %s",
                        gk_dtype_name(values->dtype), gk_dtype_name(sorted->dtype),
                        gk_dtype_name(out->dtype));
+    gk_status refused = gk_gpu_refuse_half("searchsorted", values->dtype);
+    if (refused != GK_OK)
+        return refused;
     if (values->dtype == GK_FLOAT64) {
         const gk_gpu_info *info;
         gk_status status = gk_gpu_info_of(device, &info);

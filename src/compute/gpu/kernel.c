@@ -451,8 +451,8 @@ static gk_status parse_params(const char *text, const char *what, param *params,
         if (long_dtype || gk_dtype_parse(dtype_word, &dtype) != GK_OK)
             return gk_fail(GK_ERR_INVALID_ARGUMENT,
                            "elementwise_kernel: unknown dtype '%s' in %s entry '%s'; use bool, "
-                           "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32 "
-                           "or float64",
+                           "int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, "
+                           "bfloat16, float32 or float64",
                            dtype_word, what, skip_space(entry));
         if (long_name || !is_identifier(name))
             return gk_fail(GK_ERR_INVALID_ARGUMENT,
@@ -491,7 +491,8 @@ static gk_status parse_params(const char *text, const char *what, param *params,
     }
 }
 
-/* The C type an element of `dtype` has in the body (bool: gk_u8 0/1). */
+/* The C type of `dtype`'s elements in memory (bool: gk_u8 0/1; the 16-bit
+ * floats: their bit patterns, dialect.h's gk_f16 and gk_bf16). */
 static const char *c_type(gk_dtype dtype)
 {
     switch (dtype) {
@@ -501,15 +502,37 @@ static const char *c_type(gk_dtype dtype)
     case GK_INT16: return "gk_i16";
     case GK_INT32: return "gk_i32";
     case GK_INT64: return "gk_i64";
-    case GK_UINT16:
-    case GK_FLOAT16:
-    case GK_BFLOAT16: return "gk_u16"; /* the raw bits */
+    case GK_UINT16: return "gk_u16";
+    case GK_FLOAT16: return "gk_f16";
+    case GK_BFLOAT16: return "gk_bf16";
     case GK_UINT32: return "gk_u32";
     case GK_UINT64: return "gk_u64";
     case GK_FLOAT32: return "float";
     case GK_FLOAT64: return "double";
     }
     return "gk_u8";
+}
+
+/* The type of the body's local for an element: float for the 16-bit
+ * floats (loaded exactly, stored rounded to nearest even, as the built-in
+ * kernels compute them), else the element's own type. */
+static const char *local_type(gk_dtype dtype)
+{
+    return gk_dtype_is_half(dtype) ? "float" : c_type(dtype);
+}
+
+/* The dialect.h function converting an element to and from its local
+ * ("" where the local is the element itself). */
+static const char *load_function(gk_dtype dtype)
+{
+    return dtype == GK_FLOAT16 ? "gk_f16_to_float" : dtype == GK_BFLOAT16 ? "gk_bf16_to_float" : "";
+}
+
+static const char *store_function(gk_dtype dtype)
+{
+    return dtype == GK_FLOAT16    ? "gk_f16_from_float"
+           : dtype == GK_BFLOAT16 ? "gk_bf16_from_float"
+                                  : "";
 }
 
 /* The kernel's source: one buffer parameter per operand (gk_<name>), the
@@ -536,11 +559,12 @@ static char *elementwise_source(const gk_kernel *kernel, const char *body)
             total, total);
     for (int k = kernel->out_count; k < total; k++) {
         const param *p = &kernel->params[k];
-        fprintf(f, "        %s %s = gk_%s[gk_at[%d]];\n", c_type(p->dtype), p->name, p->name, k);
+        fprintf(f, "        %s %s = %s(gk_%s[gk_at[%d]]);\n", local_type(p->dtype), p->name,
+                load_function(p->dtype), p->name, k);
     }
     for (int k = 0; k < kernel->out_count; k++) {
         const param *p = &kernel->params[k];
-        fprintf(f, "        %s %s = 0;\n", c_type(p->dtype), p->name);
+        fprintf(f, "        %s %s = 0;\n", local_type(p->dtype), p->name);
     }
     fprintf(f, "        {\n%s\n        }\n", body);
     for (int k = 0; k < kernel->out_count; k++) {
@@ -549,7 +573,8 @@ static char *elementwise_source(const gk_kernel *kernel, const char *body)
         if (p->dtype == GK_BOOL)
             fprintf(f, "        gk_%s[gk_at[%d]] = (gk_u8)(%s != 0);\n", p->name, k, p->name);
         else
-            fprintf(f, "        gk_%s[gk_at[%d]] = %s;\n", p->name, k, p->name);
+            fprintf(f, "        gk_%s[gk_at[%d]] = %s(%s);\n", p->name, k,
+                    store_function(p->dtype), p->name);
     }
     fprintf(f, "    }\n}\n");
     if (fclose(f) != 0) {

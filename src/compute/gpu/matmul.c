@@ -17,6 +17,9 @@ gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
                      int64_t k, const char *a, int64_t a_batch_stride, const char *b,
                      int64_t b_batch_stride, char *c)
 {
+    gk_status refused = gk_gpu_refuse_half("matmul", dtype);
+    if (refused != GK_OK)
+        return refused;
     if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64)
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "matmul on a GPU: %s is not a floating dtype (use float32 or float64)",

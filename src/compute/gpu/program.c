@@ -69,6 +69,23 @@ const char *gk_gpu_family(int i)
     return i >= 0 && i < family_count ? family_names[i] : NULL;
 }
 
+bool gk_gpu_family_has_dtype(const char *family, gk_dtype dtype)
+{
+    if ((unsigned)dtype >= GK_DTYPE_COUNT)
+        return false;
+    return !gk_dtype_is_half(dtype) || strcmp(family, "elementwise") == 0;
+}
+
+gk_status gk_gpu_refuse_half(const char *what, gk_dtype dtype)
+{
+    if (!gk_dtype_is_half(dtype))
+        return GK_OK;
+    return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                   "%s on a GPU: no kernels for %s; convert to float32 first (the core "
+                   "computes 16-bit floats in float32)",
+                   what, gk_dtype_name(dtype));
+}
+
 /* The parts one after the other, each followed by a line break, as one
  * NUL-terminated text (malloc'd): how a program's source is assembled. */
 static gk_status join_lines(const void *const *parts, const size_t *sizes, int count,
@@ -251,6 +268,11 @@ gk_status gk_gpu_builtin_function(gk_device device, const char *family, gk_dtype
     gk_status status = gk_gpu_info_of(device, &info);
     if (status != GK_OK)
         return status;
+    if (!gk_gpu_family_has_dtype(family, dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "gpu: no %s kernels for %s (the core computes %s in float32; only "
+                       "elementwise work has 16-bit float programs)",
+                       family, gk_dtype_name(dtype), gk_dtype_name(dtype));
     if (dtype == GK_FLOAT64 && !info->fp64) {
         char name[GK_DEVICE_NAME_MAX];
         return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,

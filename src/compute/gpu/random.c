@@ -41,6 +41,9 @@ static gk_status random_on_host(gk_device device, const gk_operand *out, int64_t
 gk_status gpu_random(gk_device device, const gk_operand *out, int64_t count, uint64_t seed,
                      bool normal, double a, double b)
 {
+    gk_status refused = gk_gpu_refuse_half("random numbers", out->dtype);
+    if (refused != GK_OK)
+        return refused;
     if (out->dtype != GK_FLOAT32 && out->dtype != GK_FLOAT64)
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "random numbers: %s is not a floating dtype (use float32 or float64)",

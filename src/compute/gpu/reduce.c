@@ -325,6 +325,9 @@ gk_status gpu_reduce(gk_device device, gk_reduction op, const gk_loop *outer,
     if ((unsigned)op >= GK_REDUCTION_COUNT || (unsigned)in->dtype >= GK_DTYPE_COUNT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "reduce: invalid operation %d or dtype %d",
                        (int)op, (int)in->dtype);
+    gk_status refused = gk_gpu_refuse_half(op_names[op], in->dtype);
+    if (refused != GK_OK)
+        return refused;
     bool is_float = gk_dtype_is_float(in->dtype);
     bool moments = op == GK_MEAN || op == GK_VAR || op == GK_STD;
     const gk_gpu_info *info;
@@ -410,6 +413,9 @@ gk_status gpu_scan(gk_device device, gk_reduction op, const gk_loop *outer,
     if (op != GK_SUM && op != GK_PROD)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "scan: %d is neither sum nor prod", (int)op);
     const char *name = op == GK_SUM ? "cumsum" : "cumprod";
+    gk_status refused = gk_gpu_refuse_half(name, in->dtype);
+    if (refused != GK_OK)
+        return refused;
     const gk_gpu_info *info;
     gk_status status = check_device(device, name, in->dtype, in->dtype == GK_FLOAT64, &info);
     if (status != GK_OK)

@@ -47,6 +47,9 @@ gk_status gpu_sort(gk_device device, const gk_operand *values, const gk_operand 
     gk_dtype dtype = in->dtype;
     if ((unsigned)dtype >= GK_DTYPE_COUNT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "sort: invalid dtype %d", (int)dtype);
+    gk_status refused = gk_gpu_refuse_half("sort", dtype);
+    if (refused != GK_OK)
+        return refused;
     if (rows <= 0 || length <= 0 || (!values && !indices))
         return GK_OK;
     size_t size = gk_dtype_size(dtype);

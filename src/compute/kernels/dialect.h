@@ -13,6 +13,10 @@
  *   GK_GLOBAL_ID(d) GK_GLOBAL_SIZE(d)   (d = 0, 1, 2; all gk_i64)
  *   gk_i8 gk_u8 gk_i16 gk_u16 gk_i32 gk_u32 gk_i64 gk_u64   exact-width integers
  *   GK_HAS_FP64                   defined when double is usable
+ *   gk_f16 gk_bf16                the 16-bit floating formats as bit patterns,
+ *                                 with conversions to and from float
+ *                                 (gk_f16_to_float, gk_f16_from_float, ...,
+ *                                 below)
  *   math: the overloaded names of OpenCL C and CUDA (exp, log, sqrt, sin,
  *   cos, tan, asin, sinh, asinh, tanh, log1p, expm1, fabs, floor, pow,
  *   isnan, ...), which both provide for float and double.
@@ -84,6 +88,145 @@ typedef int64_t gk_i64;
 /* A grid-stride loop over [0, n): every work-item takes i, i + size, ... */
 #define GK_FOR_EACH_INDEX(i, n) \
     for (gk_i64 i = GK_GLOBAL_ID(0); i < (n); i += GK_GLOBAL_SIZE(0))
+
+/* The 16-bit floating formats, float16 (IEEE binary16) and bfloat16
+ * (float32's upper half), are stored as their bit patterns (gk_f16,
+ * gk_bf16: 16-bit integers, so no device needs half-precision support) and
+ * computed in float:
+ *
+ *   float gk_f16_to_float(gk_f16), gk_bf16_to_float(gk_bf16)   exact
+ *   gk_f16 gk_f16_from_float(float), gk_bf16 gk_bf16_from_float(float)
+ *   gk_f16 gk_f16_from_double(double), gk_bf16 gk_bf16_from_double(double)
+ *                                         (where GK_HAS_FP64)
+ *
+ * The conversions to them round to nearest, ties to even (once: a double
+ * is rounded from its own bits, never through float), overflow to
+ * infinity and make a NaN the quiet NaN of its sign (0x7E00, 0x7FC0), as
+ * the host's compute/half.h does, bit for bit. */
+typedef gk_u16 gk_f16;
+typedef gk_u16 gk_bf16;
+
+/* The helpers below are in every program, most unused: NVRTC warns of an
+ * unused static function (#177) but not of an unused inline one. */
+#if defined(GK_CUDA)
+#define GK_HELPER_FN_ __device__ __forceinline__
+#else
+#define GK_HELPER_FN_ static inline
+#endif
+
+#if defined(GK_CUDA)
+#define GK_FLOAT_BITS(f) __float_as_uint(f)
+#define GK_BITS_FLOAT(u) __uint_as_float(u)
+#define GK_DOUBLE_BITS(d) ((gk_u64)__double_as_longlong(d))
+#else
+#define GK_FLOAT_BITS(f) as_uint((float)(f))
+#define GK_BITS_FLOAT(u) as_float((gk_u32)(u))
+#define GK_DOUBLE_BITS(d) as_ulong((double)(d))
+#endif
+
+/* By bits on both APIs (a handful of integer operations): a NaN keeps its
+ * payload, as on the host, whatever a hardware conversion does with it. */
+GK_HELPER_FN_ float gk_f16_to_float(gk_f16 h)
+{
+    gk_u32 sign = (gk_u32)(h & 0x8000u) << 16, exponent = ((gk_u32)h >> 10) & 0x1Fu;
+    gk_u32 mantissa = (gk_u32)h & 0x3FFu;
+    if (exponent == 0) { /* zero or subnormal: mantissa * 2^-24, exact in float */
+        float value = (float)mantissa * 5.9604644775390625e-8f;
+        return sign ? -value : value;
+    }
+    return GK_BITS_FLOAT(sign | (exponent == 0x1Fu ? 0x7F800000u : (exponent + 112u) << 23) |
+                         mantissa << 13);
+}
+
+GK_HELPER_FN_ float gk_bf16_to_float(gk_bf16 b)
+{
+    return GK_BITS_FLOAT((gk_u32)b << 16);
+}
+
+GK_HELPER_FN_ gk_f16 gk_f16_from_float(float f)
+{
+    gk_u32 bits = GK_FLOAT_BITS(f);
+    gk_u32 sign = (bits >> 16) & 0x8000u;
+    if ((bits & 0x7FFFFFFFu) > 0x7F800000u) /* NaN: the hardware's is another one */
+        return (gk_f16)(sign | 0x7E00u);
+#if defined(GK_CUDA)
+    /* The hardware conversion, correctly rounded (no cuda_fp16.h needed). */
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return (gk_f16)h;
+#else
+    /* OpenCL C 1.2 converts to half only through memory (vstore_half_rte
+     * into a half pointer), and reading that back as a 16-bit integer
+     * would be type punning; the rounding by bits is exact and cheap. */
+    gk_u32 magnitude = bits & 0x7FFFFFFFu;
+    if (magnitude >= 0x477FF000u) /* 65520 and up (infinity too) round to infinity */
+        return (gk_f16)(sign | 0x7C00u);
+    if (magnitude >= 0x38800000u) { /* 2^-14 and up: normal, rebias by 127 - 15 */
+        gk_u32 v = magnitude - 0x38000000u;
+        return (gk_f16)(sign | ((v + 0xFFFu + ((v >> 13) & 1u)) >> 13));
+    }
+    if (magnitude <= 0x33000000u) /* up to 2^-25 (a tie with 0, even) */
+        return (gk_f16)sign;
+    /* Subnormal: the significand counted in units of 2^-24, rounded. */
+    gk_u32 shift = 126u - (magnitude >> 23);
+    gk_u32 significand = (magnitude & 0x7FFFFFu) | 0x800000u;
+    return (gk_f16)(sign | ((significand + (1u << (shift - 1)) - 1u +
+                             ((significand >> shift) & 1u)) >> shift));
+#endif
+}
+
+/* Add half an ulp of the result (less one, plus the kept lowest bit: ties
+ * to even) and cut; carries run into the exponent, up to infinity. */
+GK_HELPER_FN_ gk_bf16 gk_bf16_from_float(float f)
+{
+    gk_u32 bits = GK_FLOAT_BITS(f);
+    if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
+        return (gk_bf16)(((bits >> 16) & 0x8000u) | 0x7FC0u);
+    return (gk_bf16)((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
+#ifdef GK_HAS_FP64
+/* d rounded once to a format with `digits` stored significand bits and
+ * exponents 1 - bias ... bias, as its bit pattern (the algorithm of the
+ * host's gk_round_to_16). */
+GK_HELPER_FN_ gk_u16 gk_round_double_to_16(double d, int digits, int bias)
+{
+    gk_u64 bits = GK_DOUBLE_BITS(d);
+    gk_u32 sign = (gk_u32)(bits >> 48) & 0x8000u;
+    gk_u64 magnitude = bits & (((gk_u64)1 << 63) - 1);
+    gk_u32 infinity = (gk_u32)(2 * bias + 1) << digits;
+    gk_u64 exponent_mask = (gk_u64)0x7FF << 52;
+    if (magnitude >= exponent_mask) /* inf, or NaN made quiet */
+        return (gk_u16)(sign | infinity |
+                        (magnitude > exponent_mask ? (gk_u32)1 << (digits - 1) : 0u));
+    int exponent = (int)(magnitude >> 52) - 1023;
+    if (exponent > bias)
+        return (gk_u16)(sign | infinity);
+    if (exponent < 1 - bias - digits - 1) /* below half the smallest subnormal */
+        return (gk_u16)sign;
+    gk_u64 significand = (magnitude & (((gk_u64)1 << 52) - 1)) | ((gk_u64)1 << 52);
+    int drop = 52 - digits + (exponent < 1 - bias ? 1 - bias - exponent : 0);
+    gk_u64 kept = significand >> drop, rest = significand & (((gk_u64)1 << drop) - 1);
+    gk_u64 halfway = (gk_u64)1 << (drop - 1);
+    if (rest > halfway || (rest == halfway && (kept & 1)))
+        kept++; /* a carry moves into the exponent, up to infinity */
+    /* kept holds the leading 1 at bit `digits` for normal numbers, which
+     * adds the 1 the biased exponent needs. */
+    gk_u64 pattern =
+        exponent < 1 - bias ? kept : ((gk_u64)(exponent + bias - 1) << digits) + kept;
+    return (gk_u16)(sign | (gk_u32)pattern);
+}
+
+GK_HELPER_FN_ gk_f16 gk_f16_from_double(double d)
+{
+    return gk_round_double_to_16(d, 10, 15);
+}
+
+GK_HELPER_FN_ gk_bf16 gk_bf16_from_double(double d)
+{
+    return gk_round_double_to_16(d, 7, 127);
+}
+#endif
 #endif
 
 /* --- shared by host and kernels --- */

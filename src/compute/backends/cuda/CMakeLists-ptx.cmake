@@ -8,7 +8,7 @@
 # It defines GPUKIT_CUDA_PTX_SOURCE, a generated C file with the table
 #   const gk_embedded_file gk_cuda_ptx_files[];  const size_t gk_cuda_ptx_files_count;
 # holding "<family>_<dtype>.ptx" for every compute/kernels/<family>.gk and
-# dtype, and appends it to GPUKIT_LIBRARY_SOURCES. Without nvcc the table
+# dtype it has (float16 and bfloat16: elementwise only), and appends it to GPUKIT_LIBRARY_SOURCES. Without nvcc the table
 # is empty (the backend then compiles built-in programs with NVRTC).
 #
 # Each program is what the runtime compiles: dialect.h, then types.h, then
@@ -66,10 +66,19 @@ else()
   set(gpukit_ptx_dir ${PROJECT_BINARY_DIR}/src/ptx)
   file(MAKE_DIRECTORY ${gpukit_ptx_dir})
   set(gpukit_ptx_files "")
-  set(gpukit_dtype_names bool uint8 int32 int64 float32 float64 int8 int16 uint16 uint32 uint64)
+  set(gpukit_dtype_names bool uint8 int32 int64 float32 float64 int8 int16 uint16 uint32 uint64
+    float16 bfloat16)
   foreach(family_file ${gpukit_ptx_families})
     get_filename_component(family ${family_file} NAME_WE)
-    foreach(dtype RANGE 10)
+    # float16 and bfloat16 (11, 12) have elementwise programs only: the core
+    # computes everything else of theirs in float32 (gk_gpu_family_has_dtype
+    # in gpu/program.c states the same rule).
+    if(family STREQUAL "elementwise")
+      set(gpukit_last_dtype 12)
+    else()
+      set(gpukit_last_dtype 10)
+    endif()
+    foreach(dtype RANGE ${gpukit_last_dtype})
       list(GET gpukit_dtype_names ${dtype} dtype_name)
       set(ptx ${gpukit_ptx_dir}/${family}_${dtype_name}.ptx)
       # -x cu: the family files are CUDA C++ (after dialect.h) whatever
