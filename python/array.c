@@ -115,6 +115,12 @@ static PyObject *scalar_object(gk_dtype dtype, const void *bytes)
     case GK_FLOAT64: return PyFloat_FromDouble(*(const double *)bytes);
     case GK_FLOAT16:
     case GK_BFLOAT16: return PyFloat_FromDouble(gk_dtype_load(dtype, bytes));
+    case GK_COMPLEX64:
+    case GK_COMPLEX128: {
+        double re, im;
+        gk_dtype_load_complex(dtype, bytes, &re, &im);
+        return PyComplex_FromDoubles(re, im);
+    }
     }
     PyErr_Format(PyExc_SystemError, "invalid gk_dtype %d", (int)dtype);
     return NULL;
@@ -123,12 +129,12 @@ static PyObject *scalar_object(gk_dtype dtype, const void *bytes)
 /* The single element of a size-1 array as a Python number. */
 static PyObject *only_element(gkpy_state *state, const gk_array *a)
 {
-    uint64_t bytes = 0;
+    uint64_t bytes[2] = {0, 0}; /* room for complex128 */
     gk_status status;
-    GKPY_RUN(gkpy_long_work(a), gk_to_host(a, &bytes, sizeof bytes));
+    GKPY_RUN(gkpy_long_work(a), gk_to_host(a, bytes, sizeof bytes));
     if (status != GK_OK)
         return gkpy_raise(state, status);
-    return scalar_object(gk_array_dtype(a), &bytes);
+    return scalar_object(gk_array_dtype(a), bytes);
 }
 
 static PyObject *nested_list(const char **cursor, int depth, int ndim, const int64_t *shape,
@@ -297,14 +303,15 @@ static void operand_clear(operand *o)
 
 int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_array **out)
 {
-    gk_value_kind kind = PyBool_Check(value)   ? GK_VALUE_BOOL
-                         : PyLong_Check(value) ? GK_VALUE_INT
-                                               : GK_VALUE_FLOAT;
+    gk_value_kind kind = PyBool_Check(value)      ? GK_VALUE_BOOL
+                         : PyLong_Check(value)    ? GK_VALUE_INT
+                         : PyComplex_Check(value) ? GK_VALUE_COMPLEX
+                                                  : GK_VALUE_FLOAT;
     gk_dtype dtype = gk_value_dtype(gk_array_dtype(x), kind);
-    uint64_t bytes = 0;
-    if (gkpy_store_scalar(value, dtype, &bytes) < 0)
+    uint64_t bytes[2] = {0, 0}; /* room for complex128 */
+    if (gkpy_store_scalar(value, dtype, bytes) < 0)
         return -1;
-    gk_status status = gk_from_host(gk_array_device(x), dtype, 0, NULL, &bytes, out);
+    gk_status status = gk_from_host(gk_array_device(x), dtype, 0, NULL, bytes, out);
     if (status != GK_OK) {
         gkpy_raise(state, status);
         return -1;
@@ -323,9 +330,10 @@ static int to_operand(gkpy_state *state, const gk_array *x, PyObject *object, bo
         out->array = array_of(object);
         return 1;
     }
-    /* Python's own bool, int and float are weak; NumPy scalars (float64 is
-     * a float subclass) are arrays of their dtype, as in NumPy 2. */
-    if (PyBool_Check(object) || PyLong_CheckExact(object) || PyFloat_CheckExact(object)) {
+    /* Python's own bool, int, float and complex are weak; NumPy scalars
+     * (float64 is a float subclass) are arrays of their dtype, as in NumPy 2. */
+    if (PyBool_Check(object) || PyLong_CheckExact(object) || PyFloat_CheckExact(object) ||
+        PyComplex_CheckExact(object)) {
         if (!scalars)
             return 0;
         if (gkpy_scalar_array(state, x, object, &out->temp) < 0)
@@ -555,6 +563,20 @@ static PyObject *nb_float(PyObject *self)
     PyObject *result = value ? PyNumber_Float(value) : NULL;
     Py_XDECREF(value);
     return result;
+}
+
+/* complex(x) of a size-1 array (the standard's __complex__). */
+static PyObject *array_complex(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *value = size_one_element(self);
+    if (!value)
+        return NULL;
+    Py_complex c = PyComplex_AsCComplex(value);
+    Py_DECREF(value);
+    if (c.real == -1.0 && PyErr_Occurred())
+        return NULL;
+    return PyComplex_FromCComplex(c);
 }
 
 static PyObject *nb_index(PyObject *self)
@@ -1027,11 +1049,11 @@ static int array_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
     const gk_array *source;
     if (is_ours(value)) {
         source = array_of(value);
-    } else if (PyLong_Check(value) || PyFloat_Check(value)) {
-        uint64_t bytes = 0;
-        if (gkpy_store_scalar(value, dtype, &bytes) < 0)
+    } else if (PyLong_Check(value) || PyFloat_Check(value) || PyComplex_Check(value)) {
+        uint64_t bytes[2] = {0, 0}; /* room for complex128 */
+        if (gkpy_store_scalar(value, dtype, bytes) < 0)
             return -1;
-        gk_status status = gk_from_host(device, dtype, 0, NULL, &bytes, &scalar);
+        gk_status status = gk_from_host(device, dtype, 0, NULL, bytes, &scalar);
         if (status != GK_OK) {
             gkpy_raise(state, status);
             return -1;
@@ -1403,6 +1425,8 @@ static PyObject *array_reduce(PyObject *self, PyObject *unused)
 #define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
 
 static PyMethodDef array_methods[] = {
+    {"__complex__", array_complex, METH_NOARGS,
+     "__complex__($self, /)\n--\n\nThe one element of a size-1 array as a Python complex."},
     {"item", array_item_method, METH_NOARGS, item_doc},
     {"tolist", array_tolist, METH_NOARGS, tolist_doc},
     {"to", FASTCALL_KW(array_to), to_doc},

@@ -38,6 +38,8 @@ static const char *buffer_format(gk_dtype dtype)
     case GK_FLOAT64: return "d";
     case GK_FLOAT16: return "e";
     case GK_BFLOAT16: return NULL; /* the struct module has no bfloat16 */
+    case GK_COMPLEX64: return "Zf"; /* PEP 3118's complex, as NumPy exports it */
+    case GK_COMPLEX128: return "Zd";
     }
     return "B";
 }
@@ -268,6 +270,8 @@ static int format_dtype(const char *format, Py_ssize_t itemsize, gk_dtype *dtype
             kind = 'u';
         else if (strchr("efd", f[0]))
             kind = 'f';
+    } else if (f[0] == 'Z' && f[1] && strchr("fd", f[1]) && !f[2]) {
+        kind = 'c'; /* PEP 3118: Zf, Zd */
     }
     char where[64];
     PyOS_snprintf(where, sizeof where, "buffer format '%.20s'", f - (order ? 1 : 0));

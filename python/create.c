@@ -145,6 +145,27 @@ static void store_double(double value, gk_dtype dtype, void *bytes)
 
 int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)
 {
+    if (PyComplex_Check(value)) {
+        if (!gk_dtype_is_complex(dtype)) {
+            /* NumPy 2 refuses too: dropping the imaginary part silently
+             * would lose data. */
+            PyErr_Format(PyExc_TypeError,
+                         "cannot store the complex number %R in a %s array (take .real or "
+                         "abs() first, or use a complex dtype)",
+                         value, gk_dtype_name(dtype));
+            return -1;
+        }
+        gk_dtype_store_complex(dtype, PyComplex_RealAsDouble(value),
+                               PyComplex_ImagAsDouble(value), bytes);
+        return 0;
+    }
+    if (gk_dtype_is_complex(dtype) && (PyLong_Check(value) || PyFloat_Check(value))) {
+        double d = PyFloat_Check(value) ? PyFloat_AS_DOUBLE(value) : PyLong_AsDouble(value);
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        gk_dtype_store_complex(dtype, d, 0, bytes);
+        return 0;
+    }
     if (PyBool_Check(value) ||
         (dtype == GK_BOOL && (PyLong_Check(value) || PyFloat_Check(value)))) {
         int truth = PyObject_IsTrue(value);
@@ -192,9 +213,17 @@ int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)
         Py_DECREF(integer);
         return result;
     }
-    /* Other numbers (NumPy scalars, Fraction, ...): through int or float. */
+    /* Other numbers (NumPy scalars, Fraction, ...): through int, float or
+     * complex. */
     PyObject *number = NULL;
-    if (PyIndex_Check(value))
+    if (gk_dtype_is_complex(dtype) && !PyIndex_Check(value)) {
+        /* __complex__ (NumPy's complex scalars) or __float__ */
+        Py_complex c = PyComplex_AsCComplex(value);
+        if (c.real == -1.0 && PyErr_Occurred())
+            return -1;
+        number = PyComplex_FromCComplex(c);
+    }
+    else if (PyIndex_Check(value))
         number = PyNumber_Index(value);
     else if (Py_TYPE(value)->tp_as_number && Py_TYPE(value)->tp_as_number->nb_float)
         number = PyNumber_Float(value);
@@ -217,7 +246,8 @@ int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)
  * arrays keeping their dtype, as NumPy arrays keep theirs. */
 static bool is_scalar(PyObject *object)
 {
-    if (PyBool_Check(object) || PyLong_Check(object) || PyFloat_Check(object))
+    if (PyBool_Check(object) || PyLong_Check(object) || PyFloat_Check(object) ||
+        PyComplex_Check(object))
         return true;
     PyNumberMethods *number = Py_TYPE(object)->tp_as_number;
     PyBufferProcs *buffer = Py_TYPE(object)->tp_as_buffer;
@@ -242,6 +272,8 @@ static gk_dtype scalar_dtype(PyObject *object)
         return GK_BOOL;
     if (PyLong_Check(object) || PyIndex_Check(object))
         return GK_INT64;
+    if (PyComplex_Check(object))
+        return GK_COMPLEX64; /* the complex of the default float32 (PyTorch's) */
     return GK_FLOAT32;
 }
 
@@ -325,6 +357,11 @@ static void nest_see(nest *n, gk_dtype dtype)
      * (uint8 and int8 arrays give int16). */
     if (!n->have_dtype)
         n->dtype = dtype;
+    else if (gk_dtype_is_complex(dtype) || gk_dtype_is_complex(n->dtype))
+        /* complex wins likewise; beside a float it takes that float's
+         * precision too (float64 and 1j give complex128) */
+        n->dtype = gk_promote_types(gk_dtype_is_inexact(dtype) ? dtype : GK_COMPLEX64,
+                                    gk_dtype_is_inexact(n->dtype) ? n->dtype : GK_COMPLEX64);
     else if (gk_dtype_is_float(dtype) != gk_dtype_is_float(n->dtype))
         n->dtype = gk_dtype_is_float(dtype) ? dtype : n->dtype;
     else
@@ -465,11 +502,11 @@ static PyObject *from_scalar(gkpy_state *state, PyObject *object, const gk_dtype
                              gk_device device)
 {
     gk_dtype type = dtype ? *dtype : scalar_dtype(object);
-    uint64_t bytes = 0;
-    if (gkpy_store_scalar(object, type, &bytes) < 0)
+    uint64_t bytes[2] = {0, 0}; /* room for complex128 */
+    if (gkpy_store_scalar(object, type, bytes) < 0)
         return NULL;
     gk_array *array;
-    gk_status status = gk_from_host(device, type, 0, NULL, &bytes, &array);
+    gk_status status = gk_from_host(device, type, 0, NULL, bytes, &array);
     return status == GK_OK ? gkpy_array_wrap(state, array) : gkpy_raise(state, status);
 }
 
@@ -526,7 +563,7 @@ PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtyp
         return convert_array(state, object, dtype, device, copy);
     gk_device where = device ? *device : gkpy_default_device(state);
     bool scalar = PyBool_Check(object) || PyLong_CheckExact(object) ||
-                  PyFloat_CheckExact(object);
+                  PyFloat_CheckExact(object) || PyComplex_CheckExact(object);
     if (scalar || is_nested(object)) {
         if (copy == 0) {
             PyErr_Format(PyExc_ValueError,
@@ -698,15 +735,15 @@ static PyObject *full_array(gkpy_state *state, int ndim, const int64_t *shape, P
                      Py_TYPE(value)->tp_name);
         return NULL;
     }
-    uint64_t bytes = 0;
-    if (gkpy_store_scalar(value, dtype, &bytes) < 0)
+    uint64_t bytes[2] = {0, 0}; /* room for complex128 */
+    if (gkpy_store_scalar(value, dtype, bytes) < 0)
         return NULL;
     gk_array *array = NULL, *scalar = NULL;
     gk_status status;
     Py_BEGIN_ALLOW_THREADS
     status = gk_empty(device, dtype, ndim, shape, &array);
     if (status == GK_OK)
-        status = gk_from_host(device, dtype, 0, NULL, &bytes, &scalar);
+        status = gk_from_host(device, dtype, 0, NULL, bytes, &scalar);
     if (status == GK_OK)
         status = gk_assign(array, scalar);
     gk_array_free(scalar);

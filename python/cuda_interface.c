@@ -27,6 +27,8 @@ static const char *typestr(gk_dtype dtype)
     case GK_FLOAT64: return "<f8";
     case GK_FLOAT16: return "<f2";
     case GK_BFLOAT16: return NULL; /* NumPy's typestrs have no bfloat16 */
+    case GK_COMPLEX64: return "<c8";
+    case GK_COMPLEX128: return "<c16";
     }
     return "|u1";
 }

@@ -143,6 +143,8 @@ static DLDataType dlpack_dtype(gk_dtype dtype)
     case GK_FLOAT64: return (DLDataType){kDLFloat, 64, 1};
     case GK_FLOAT16: return (DLDataType){kDLFloat, 16, 1};
     case GK_BFLOAT16: return (DLDataType){kDLBfloat, 16, 1};
+    case GK_COMPLEX64: return (DLDataType){kDLComplex, 64, 1};
+    case GK_COMPLEX128: return (DLDataType){kDLComplex, 128, 1};
     }
     return (DLDataType){kDLUInt, 8, 1};
 }
@@ -419,6 +421,7 @@ static int dlpack_dtype_of(DLDataType type, gk_dtype *dtype)
         case kDLInt: found = gkpy_dtype_of_kind('i', type.bits / 8); break;
         case kDLFloat: found = gkpy_dtype_of_kind('f', type.bits / 8); break;
         case kDLBfloat: found = type.bits == 16 ? GK_BFLOAT16 : -1; break;
+        case kDLComplex: found = gkpy_dtype_of_kind('c', type.bits / 8); break;
         }
     }
     if (found >= 0) {

@@ -45,6 +45,10 @@ int gkpy_dtype_from_object(gkpy_state *state, PyObject *object, gk_dtype *dtype)
         *dtype = GK_FLOAT64;
         return 0;
     }
+    if (object == (PyObject *)&PyComplex_Type) {
+        *dtype = GK_COMPLEX128;
+        return 0;
+    }
     PyObject *name = PyUnicode_Check(object) ? Py_NewRef(object) : foreign_name(object);
     if (!name && PyErr_Occurred())
         return -1;
@@ -136,7 +140,10 @@ char gkpy_dtype_kind(gk_dtype dtype)
 {
     if (dtype == GK_BOOL)
         return 'b';
-    return gk_dtype_is_float(dtype) ? 'f' : gk_dtype_is_unsigned(dtype) ? 'u' : 'i';
+    return gk_dtype_is_float(dtype)      ? 'f'
+           : gk_dtype_is_complex(dtype) ? 'c'
+           : gk_dtype_is_unsigned(dtype) ? 'u'
+                                         : 'i';
 }
 
 static PyObject *dtype_get_kind(PyObject *self, void *closure)
@@ -156,7 +163,8 @@ static PyGetSetDef dtype_getset[] = {
     {"name", dtype_get_name, NULL, "The dtype's name, e.g. 'float32'.", NULL},
     {"itemsize", dtype_get_itemsize, NULL, "Bytes per element.", NULL},
     {"kind", dtype_get_kind, NULL,
-     "NumPy's kind character: 'b' bool, 'u' unsigned, 'i' signed integer, 'f' floating.",
+     "NumPy's kind character: 'b' bool, 'u' unsigned, 'i' signed integer, 'f' floating, "
+     "'c' complex floating.",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -170,7 +178,7 @@ static PyMethodDef dtype_methods[] = {
 static PyType_Slot dtype_slots[] = {
     {Py_tp_doc, "An element type of gpukit arrays: gpukit.bool, int8, int16, int32, int64, uint8, "
                 "uint16, uint32, uint64, float32 or float64 (the array API standard's real "
-                "dtypes), float16 or bfloat16 (16-bit floats computed in float32).\n\nEqual "
+                "dtypes), complex64 or complex128 (CPU only), float16 or bfloat16 (16-bit floats computed in float32).\n\nEqual "
                 "to its name and to NumPy's dtype of the same name: gpukit.float32 == "
                 "'float32' == numpy.float32."},
     {Py_tp_repr, dtype_repr},
@@ -203,10 +211,11 @@ static int dtype_or_array(gkpy_state *state, PyObject *object, gk_dtype *dtype)
     return gkpy_dtype_from_object(state, object, dtype);
 }
 
-/* 0 bool, 1 integer, 2 floating point: the order of the standard's kinds. */
+/* 0 bool, 1 integer, 2 real floating, 3 complex floating: the order of
+ * the standard's kinds (gk_value_kind's values). */
 static int kind_rank(gk_dtype dtype)
 {
-    return dtype == GK_BOOL ? 0 : gk_dtype_is_float(dtype) ? 2 : 1;
+    return dtype == GK_BOOL ? 0 : gk_dtype_is_float(dtype) ? 2 : gk_dtype_is_complex(dtype) ? 3 : 1;
 }
 
 static bool is_bool(gk_dtype dtype) { return dtype == GK_BOOL; }
@@ -216,8 +225,7 @@ static bool is_signed(gk_dtype dtype)
 }
 static bool is_complex(gk_dtype dtype)
 {
-    (void)dtype;
-    return false; /* gpukit has no complex dtypes; the kind is still known */
+    return gk_dtype_is_complex(dtype);
 }
 static bool is_numeric(gk_dtype dtype) { return dtype != GK_BOOL; }
 
@@ -346,6 +354,8 @@ static int python_scalar_rank(PyObject *object)
         return 1;
     if (PyFloat_CheckExact(object))
         return 2;
+    if (PyComplex_CheckExact(object))
+        return 3;
     return -1;
 }
 
@@ -383,10 +393,6 @@ static PyObject *py_result_type(PyObject *module, PyObject *const *args, Py_ssiz
             scalar_rank = rank > scalar_rank ? rank : scalar_rank;
             continue;
         }
-        if (PyComplex_Check(args[i])) {
-            PyErr_SetString(PyExc_TypeError, "result_type(): gpukit has no complex dtypes");
-            return NULL;
-        }
         gk_dtype dtype;
         if (dtype_or_array(state, args[i], &dtype) < 0)
             return NULL;
@@ -401,7 +407,7 @@ static PyObject *py_result_type(PyObject *module, PyObject *const *args, Py_ssiz
     gk_dtype result = promote_all(present);
     /* A weak scalar of a higher kind gives that kind's default dtype. */
     if (scalar_rank > kind_rank(result))
-        result = scalar_rank == 1 ? GK_INT64 : GK_FLOAT64;
+        result = gk_value_dtype(result, (gk_value_kind)scalar_rank);
     return gkpy_dtype_object(state, result);
 }
 
@@ -471,6 +477,8 @@ static PyObject *py_finfo(PyObject *module, PyObject *type)
     gk_dtype dtype;
     if (dtype_or_array(state, type, &dtype) < 0)
         return NULL;
+    /* A complex dtype's limits are its component's (NumPy's finfo). */
+    dtype = gk_dtype_component(dtype);
     if (!gk_dtype_is_float(dtype)) {
         PyErr_Format(PyExc_ValueError,
                      "finfo() takes a floating-point dtype (float16, bfloat16, float32 or "

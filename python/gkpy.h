@@ -78,7 +78,7 @@ int gkpy_errors_init(PyObject *module, gkpy_state *state);
 /* Every dtype, for messages. */
 #define GKPY_DTYPE_NAMES                                                                          \
     "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, "    \
-    "float32 and float64"
+    "float32, float64, complex64 and complex128"
 /* A gk_dtype from a gpukit dtype, its name ("float32"), a Python type
  * (bool, int, float) or anything with a .dtype/.name naming one of ours
  * (NumPy dtypes and scalar types). TypeError otherwise; returns -1. */

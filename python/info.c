@@ -8,7 +8,7 @@
 /* The standard's order of its dtypes, which dtypes() keeps. */
 static const gk_dtype listed[] = {
     GK_BOOL,  GK_INT8,   GK_INT16,  GK_INT32,   GK_INT64,   GK_UINT8,
-    GK_UINT16, GK_UINT32, GK_UINT64, GK_FLOAT32, GK_FLOAT64,
+    GK_UINT16, GK_UINT32, GK_UINT64, GK_FLOAT32, GK_FLOAT64, GK_COMPLEX64, GK_COMPLEX128,
 };
 
 static gkpy_state *state_of(PyObject *self)
@@ -88,8 +88,8 @@ PyDoc_STRVAR(default_dtypes_doc,
 "The dtypes the creation functions choose when none is given, on\n"
 "`device` (None: the default device): {'real floating': float32,\n"
 "'integral': int64, 'indexing': int64}. float32 rather than the standard's\n"
-"usual float64 is PyTorch's default, which gpukit follows. No 'complex\n"
-"floating' entry: gpukit has no complex dtypes.");
+"usual float64 is PyTorch's default, which gpukit follows; so 'complex\n"
+"floating' is complex64 (on devices that have complex dtypes: the CPU).");
 
 static PyObject *info_default_dtypes(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                      PyObject *kwnames)
@@ -100,9 +100,9 @@ static PyObject *info_default_dtypes(PyObject *self, PyObject *const *args, Py_s
     if (gkpy_parse_args("default_dtypes", args, nargs, kwnames, names, 1, 0, 0, 0, v) < 0 ||
         check_device(state, v[0]) < 0)
         return NULL;
-    return Py_BuildValue("{s:O,s:O,s:O}", "real floating", state->dtypes[GK_FLOAT32],
-                         "integral", state->dtypes[GK_INT64], "indexing",
-                         state->dtypes[GK_INT64]);
+    return Py_BuildValue("{s:O,s:O,s:O,s:O}", "real floating", state->dtypes[GK_FLOAT32],
+                         "complex floating", state->dtypes[GK_COMPLEX64], "integral",
+                         state->dtypes[GK_INT64], "indexing", state->dtypes[GK_INT64]);
 }
 
 PyDoc_STRVAR(dtypes_doc,

@@ -81,7 +81,8 @@ static int flag(PyObject *value, bool otherwise)
  * rule). */
 static bool is_python_scalar(PyObject *object)
 {
-    return PyBool_Check(object) || PyLong_CheckExact(object) || PyFloat_CheckExact(object);
+    return PyBool_Check(object) || PyLong_CheckExact(object) || PyFloat_CheckExact(object) ||
+           PyComplex_CheckExact(object);
 }
 
 /* The factorizations take floating-point matrices (the standard's "should

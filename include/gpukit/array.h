@@ -51,7 +51,10 @@ extern "C" {
  * bfloat16 (float32's 8-bit exponent with 8 significant bits). Arithmetic
  * on those two runs in float32, each result rounded once to the dtype
  * (NumPy's float16 results); reductions accumulate in float32. The values
- * are stable (new ones are added at the end). */
+ * are stable (new ones are added at the end). complex64 and complex128
+ * (the standard's complex floating dtypes) live on the CPU only: GPU
+ * devices refuse them (gk_device_has_dtype), creation there failing with
+ * GK_ERR_UNSUPPORTED_DTYPE. */
 typedef enum gk_dtype {
     GK_BOOL = 0,
     GK_UINT8,
@@ -66,19 +69,31 @@ typedef enum gk_dtype {
     GK_UINT64,
     GK_FLOAT16,
     GK_BFLOAT16,
+    GK_COMPLEX64,  /* two float32: real, imaginary (C's float complex) */
+    GK_COMPLEX128, /* two float64 (C's double complex) */
 } gk_dtype;
 
-#define GK_DTYPE_COUNT 13
+#define GK_DTYPE_COUNT 15
+/* The largest element size (complex128). */
+#define GK_DTYPE_MAX_SIZE 16
 
 size_t gk_dtype_size(gk_dtype dtype);
 const char *gk_dtype_name(gk_dtype dtype); /* "float32" */
 gk_status gk_dtype_parse(const char *name, gk_dtype *dtype);
 /* Whether arrays of `dtype` can be made and computed on `device`: every
- * dtype on the CPU and CUDA GPUs; not float64 on OpenCL devices without
- * double precision. Fails (GK_ERR_NOT_FOUND ...) when the device is not
+ * dtype on the CPU; every real one on CUDA GPUs; not float64 on OpenCL
+ * devices without double precision (such arrays can still be made and
+ * moved, not computed on); complex ones nowhere but on the CPU (arrays of
+ * them cannot be made elsewhere). Fails (GK_ERR_NOT_FOUND ...) when the device is not
  * there. */
 gk_status gk_device_has_dtype(gk_device device, gk_dtype dtype, bool *has);
+/* Real floating: float16, bfloat16, float32, float64 (not complex). */
 bool gk_dtype_is_float(gk_dtype dtype);
+bool gk_dtype_is_complex(gk_dtype dtype); /* complex64, complex128 */
+bool gk_dtype_is_inexact(gk_dtype dtype); /* real floating or complex */
+/* The dtype of each part of a complex dtype (float32, float64); a real
+ * dtype itself. */
+gk_dtype gk_dtype_component(gk_dtype dtype);
 bool gk_dtype_is_integer(gk_dtype dtype);  /* signed or unsigned, not bool */
 bool gk_dtype_is_unsigned(gk_dtype dtype); /* uint8 ... uint64 */
 /* float16 and bfloat16: stored in 16 bits, computed in float32. */
@@ -89,6 +104,12 @@ double gk_dtype_load(gk_dtype dtype, const void *bytes);
 /* value converted to dtype as a cast does (rounded to nearest even, NaN to
  * 0 and saturated for integers), written as one element into `bytes`. */
 void gk_dtype_store(gk_dtype dtype, double value, void *bytes);
+/* The same for a complex value re + im*i: both parts into a complex dtype
+ * (rounded to its component), the real part alone into a real one (as a
+ * cast from complex does). gk_dtype_store of a complex dtype stores
+ * (value, 0); gk_dtype_load of one gives the real part. */
+void gk_dtype_store_complex(gk_dtype dtype, double re, double im, void *bytes);
+void gk_dtype_load_complex(gk_dtype dtype, const void *bytes, double *re, double *im);
 /* The dtype two arrays promote to (NumPy 2's result_type, which is the
  * array API standard's table where the standard has one): bool < integers
  * < floats; signed and unsigned integers meet in the smallest signed type
@@ -96,10 +117,12 @@ void gk_dtype_store(gk_dtype dtype, double value, void *bytes);
  * an integer with a float is the smallest float holding the integer
  * (int16 + float32 is float32, int32 + float32 is float64, int8 + float16
  * is float16); float16 with bfloat16 is float32 (neither holds the other:
- * float16 has more digits, bfloat16 a wider range). */
+ * float16 has more digits, bfloat16 a wider range); with a complex dtype,
+ * the narrowest complex whose parts hold both (float64 + complex64 and
+ * int32 + complex64 are complex128, int16 + complex64 is complex64). */
 gk_dtype gk_promote_types(gk_dtype a, gk_dtype b);
 /* Whether every value of `from` converts to `to` exactly (NumPy's "safe"
- * casting, the standard's can_cast). */
+ * casting, the standard's can_cast): complex to real never. */
 bool gk_can_cast(gk_dtype from, gk_dtype to);
 /* The dtype integer and bool inputs compute in for true division and the
  * math functions (NumPy's choice: the smallest float holding the input,
@@ -132,6 +155,9 @@ gk_status gk_ones(gk_device device, gk_dtype dtype, int ndim, const int64_t *sha
                   gk_array **out);
 gk_status gk_full(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
                   double value, gk_array **out);
+/* gk_full with the complex value re + im*i (a real dtype keeps re). */
+gk_status gk_full_complex(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                          double re, double im, gk_array **out);
 /* A 0-d array holding `value`. */
 gk_status gk_scalar(gk_device device, gk_dtype dtype, double value, gk_array **out);
 /* start, start+step, ... while < stop (> stop for a negative step). */
@@ -196,6 +222,9 @@ gk_status gk_to_host(const gk_array *a, void *buffer, size_t size);
 /* One element, converted to double; `index` has ndim entries (negative
  * counts from the end). */
 gk_status gk_item(const gk_array *a, const int64_t *index, double *value);
+/* The same as a complex value (im 0 for a real dtype; gk_item gives a
+ * complex element's real part). */
+gk_status gk_item_complex(const gk_array *a, const int64_t *index, double *re, double *im);
 
 /* --- views and copies --- */
 /* One entry of `shape` may be -1 (inferred). A view when the strides allow,
@@ -383,16 +412,24 @@ bool gk_op_accepts(gk_op op, gk_dtype dtype);
 gk_status gk_binary(gk_op op, const gk_array *a, const gk_array *b, gk_array **out);
 gk_status gk_binary_into(gk_op op, const gk_array *a, const gk_array *b, gk_array *out);
 /* The kind of a plain value: a Python bool, int or float. */
-typedef enum gk_value_kind { GK_VALUE_BOOL = 0, GK_VALUE_INT, GK_VALUE_FLOAT } gk_value_kind;
+typedef enum gk_value_kind {
+    GK_VALUE_BOOL = 0, GK_VALUE_INT, GK_VALUE_FLOAT, GK_VALUE_COMPLEX
+} gk_value_kind;
 /* The dtype an array of `dtype` and a plain value of `kind` promote to
  * (weak, see the top): the array's when the value's kind is no higher,
- * else int64 or float64. */
+ * else int64 or float64 (or for a complex value, see
+ * gk_binary_value_complex). */
 gk_dtype gk_value_dtype(gk_dtype dtype, gk_value_kind kind);
 /* a OP value (value OP a when value_first), the value weak (see the top)
  * and of `kind`; a bool or integer value must be a whole number. Integer
  * values are exact up to 2^53 (a double holds them). */
 gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_kind kind,
                           bool value_first, gk_array **out);
+/* a OP (re + im*i), the complex value weak: a complex array keeps its
+ * dtype, a float one gives the complex of its precision (float32 + 1j is
+ * complex64), integers and bools complex128 (NumPy 2's rule). */
+gk_status gk_binary_value_complex(gk_op op, const gk_array *a, double re, double im,
+                                  bool value_first, gk_array **out);
 /* a OP value, the value's kind by its value: integral values (within
  * int64's range) are integers, all others floating. */
 gk_status gk_binary_scalar(gk_op op, const gk_array *a, double value, gk_array **out);
@@ -496,10 +533,13 @@ gk_status gk_tensordot(const gk_array *a, const gk_array *b, int naxes, const in
 /* The dot products of the vectors along `axis` of a and b broadcast
  * together (the axis counts in the broadcast shape; both must have it,
  * with one length: it does not broadcast): the sum of a * b along it, in
- * the promoted dtype, without conjugation (every gpukit dtype is real). */
+ * the promoted dtype; a complex `a` is conjugated (sum of conj(a) * b, the
+ * standard's vecdot). */
 gk_status gk_vecdot(const gk_array *a, const gk_array *b, int axis, gk_array **out);
 
-/* --- linear algebra (float32/float64) --- */
+/* --- linear algebra (float32/float64; matmul, dot and tensordot also
+ * complex64/complex128 through CBLAS's cgemm/zgemm; the factorizations
+ * refuse complex) --- */
 /* NumPy's matmul: 1-d operands are promoted and the added axis removed,
  * leading axes broadcast as a batch. */
 gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out);

@@ -148,12 +148,34 @@ static gk_status new_handles(gk_dtype dtype, int ndim, const int64_t *shape, gk_
     return GK_OK;
 }
 
+/* Refuses arrays of dtypes the device cannot hold at all: complex ones on
+ * GPUs. float64 on OpenCL devices without double precision is not refused
+ * here (such arrays may still be made and moved; their kernels refuse
+ * them), which is why only complex dtypes ask the backend. */
+static gk_status check_device_dtype(gk_device device, gk_dtype dtype, const char *what)
+{
+    if (!gk_dtype_is_complex(dtype))
+        return GK_OK;
+    bool has = true;
+    gk_status status = gk_backend_of(device.kind)->has_dtype(device, dtype, &has);
+    if (status != GK_OK || has)
+        return status;
+    char name[GK_DEVICE_NAME_MAX];
+    return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                   "%s: %s does not support %s (complex dtypes are CPU-only for now); compute "
+                   "on the CPU: x.to(\"cpu\")",
+                   what, gk_device_name(device, name, sizeof name), gk_dtype_name(dtype));
+}
+
 /* A contiguous array over fresh memory from the device's backend (owned).
  * Shape and dtype are already checked. */
 static gk_status new_array(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
                            gk_array **out)
 {
     const gk_backend *backend = gk_backend_of(device.kind);
+    gk_status status = check_device_dtype(device, dtype, "array");
+    if (status != GK_OK)
+        return status;
     gk_array *a;
     gk_buffer *buffer;
     if (new_handles(dtype, ndim, shape, &a, &buffer) != GK_OK)
@@ -162,7 +184,7 @@ static gk_status new_array(gk_device device, gk_dtype dtype, int ndim, const int
     size_t bytes = (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype);
     *buffer = (gk_buffer){device, backend, NULL, bytes, 0, true, NULL, NULL};
     atomic_init(&buffer->refs, 1);
-    gk_status status = backend->alloc(device, bytes, &buffer->data);
+    status = backend->alloc(device, bytes, &buffer->data);
     if (status != GK_OK) {
         free(a);
         free(buffer);
@@ -226,6 +248,8 @@ gk_status gk_wrap(gk_device device, gk_dtype dtype, int ndim, const int64_t *sha
                        "plain pointers (copy the data instead)",
                        gk_device_name(device, name, sizeof name));
     status = gk_device_check(device);
+    if (status == GK_OK)
+        status = check_device_dtype(device, dtype, "wrap");
     if (status != GK_OK)
         return status;
     size_t size = gk_dtype_size(dtype);

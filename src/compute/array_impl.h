@@ -43,6 +43,16 @@ struct gk_array {
 gk_status gk_widen_half(const gk_array *a, gk_array **out);
 gk_status gk_narrow_to(gk_array **result, gk_dtype dtype);
 
+/* Complex arrays in the core (complex.c). gk_complex_by_parts applies
+ * fn to the real and imaginary parts of a (views of its component dtype)
+ * and joins the two (equal-shaped, float32 or float64) results into a new
+ * complex array. gk_complex_prod is the product along `axis`
+ * (GK_ALL_AXES: of every element). */
+typedef gk_status (*gk_part_fn)(const gk_array *part, const void *context, gk_array **out);
+gk_status gk_complex_by_parts(const gk_array *a, gk_part_fn fn, const void *context,
+                              gk_array **out);
+gk_status gk_complex_prod(const gk_array *a, int axis, bool keepdims, gk_array **out);
+
 /* A new handle on the same memory, shape and strides (for views to adjust). */
 gk_status gk_array_view(const gk_array *a, gk_array **out);
 

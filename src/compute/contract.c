@@ -7,7 +7,8 @@
  *   The product is gk_matmul's (the device's GEMM for floats, the dtype's
  *   own arithmetic for integers and bool).
  * - vecdot: the operands broadcast, multiplied and summed along the axis
- *   (the same dtype rules), so no conjugation: real dtypes only. */
+ *   (the same dtype rules); a complex x1 is conjugated first, as the
+ *   standard's vecdot asks (sum over conj(x1) * x2). */
 #include "compute/array_impl.h"
 
 #include "core/error.h"
@@ -170,8 +171,15 @@ gk_status gk_vecdot(const gk_array *a, const gk_array *b, int axis, gk_array **o
     if (status != GK_OK)
         return gk_fail(status, "vecdot: %s", gk_last_error());
     gk_dtype dtype = gk_promote_types(a->dtype, b->dtype);
-    gk_array *products = NULL;
+    gk_array *products = NULL, *conjugated = NULL;
+    if (gk_dtype_is_complex(a->dtype)) {
+        status = gk_unary(GK_CONJ, a, &conjugated);
+        if (status != GK_OK)
+            return status;
+        a = conjugated;
+    }
     status = gk_binary(GK_MUL, a, b, &products);
+    gk_array_free(conjugated);
     if (status == GK_OK)
         status = sum_as(products, ax, dtype, out);
     gk_array_free(products);

@@ -9,11 +9,17 @@
 gk_status gk_full(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
                   double value, gk_array **out)
 {
+    return gk_full_complex(device, dtype, ndim, shape, value, 0, out);
+}
+
+gk_status gk_full_complex(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,
+                          double re, double im, gk_array **out)
+{
     gk_status status = gk_empty(device, dtype, ndim, shape, out);
     if (status != GK_OK || gk_array_size(*out) == 0)
         return status;
-    unsigned char bytes[8];
-    gk_dtype_store(dtype, value, bytes);
+    unsigned char bytes[GK_DTYPE_MAX_SIZE];
+    gk_dtype_store_complex(dtype, re, im, bytes);
     gk_loop loop = gk_array_loop(*out);
     gk_operand operand = gk_array_operand(*out);
     status = gk_array_backend(*out)->fill(device, &loop, &operand, bytes);
@@ -86,7 +92,7 @@ gk_status gk_linspace(gk_device device, gk_dtype dtype, double start, double sto
         gk_array *last;
         status = gk_slice(*out, 0, num - 1, num, 1, &last);
         if (status == GK_OK) {
-            unsigned char bytes[8];
+            unsigned char bytes[GK_DTYPE_MAX_SIZE];
             gk_dtype_store(dtype, stop, bytes);
             gk_loop loop = gk_array_loop(last);
             gk_operand operand = gk_array_operand(last);
@@ -115,7 +121,7 @@ gk_status gk_eye(gk_device device, gk_dtype dtype, int64_t n, gk_array **out)
     gk_loop loop = {1, {n}};
     gk_operand diagonal = gk_array_operand(*out);
     diagonal.strides[0] = n + 1;
-    unsigned char one[8];
+    unsigned char one[GK_DTYPE_MAX_SIZE];
     gk_dtype_store(dtype, 1, one);
     status = gk_array_backend(*out)->fill(device, &loop, &diagonal, one);
     if (status != GK_OK) {

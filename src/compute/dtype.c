@@ -11,9 +11,10 @@
 static const struct {
     const char *name;
     size_t size;
-    char kind;  /* b(ool), i(nteger), u(nsigned), f(loat) */
-    int digits; /* integers: value bits (without the sign); floats: significand bits */
-    int range;  /* floats: the largest exponent */
+    char kind;  /* b(ool), i(nteger), u(nsigned), f(loat), c(omplex) */
+    int digits; /* integers: value bits (without the sign); floats and complex: significand
+                 * bits (of each part) */
+    int range;  /* floats and complex: the largest exponent */
 } dtypes[GK_DTYPE_COUNT] = {
     [GK_BOOL] = {"bool", 1, 'b', 1},       [GK_INT8] = {"int8", 1, 'i', 7},
     [GK_INT16] = {"int16", 2, 'i', 15},    [GK_INT32] = {"int32", 4, 'i', 31},
@@ -22,6 +23,8 @@ static const struct {
     [GK_UINT64] = {"uint64", 8, 'u', 64},  [GK_FLOAT16] = {"float16", 2, 'f', 11, 15},
     [GK_BFLOAT16] = {"bfloat16", 2, 'f', 8, 127}, [GK_FLOAT32] = {"float32", 4, 'f', 24, 127},
     [GK_FLOAT64] = {"float64", 8, 'f', 53, 1023},
+    [GK_COMPLEX64] = {"complex64", 8, 'c', 24, 127},
+    [GK_COMPLEX128] = {"complex128", 16, 'c', 53, 1023},
 };
 
 static bool valid(gk_dtype dtype)
@@ -54,6 +57,21 @@ bool gk_dtype_is_unsigned(gk_dtype dtype)
     return valid(dtype) && dtypes[dtype].kind == 'u';
 }
 
+bool gk_dtype_is_complex(gk_dtype dtype)
+{
+    return valid(dtype) && dtypes[dtype].kind == 'c';
+}
+
+bool gk_dtype_is_inexact(gk_dtype dtype)
+{
+    return gk_dtype_is_float(dtype) || gk_dtype_is_complex(dtype);
+}
+
+gk_dtype gk_dtype_component(gk_dtype dtype)
+{
+    return dtype == GK_COMPLEX64 ? GK_FLOAT32 : dtype == GK_COMPLEX128 ? GK_FLOAT64 : dtype;
+}
+
 bool gk_dtype_is_half(gk_dtype dtype)
 {
     return dtype == GK_FLOAT16 || dtype == GK_BFLOAT16;
@@ -69,7 +87,7 @@ gk_status gk_dtype_parse(const char *name, gk_dtype *dtype)
     }
     return gk_fail(GK_ERR_INVALID_ARGUMENT,
                    "unknown dtype '%s': use bool, int8, int16, int32, int64, uint8, uint16, "
-                   "uint32, uint64, float16, bfloat16, float32 or float64",
+                   "uint32, uint64, float16, bfloat16, float32, float64, complex64 or complex128",
                    name);
 }
 
@@ -95,7 +113,9 @@ bool gk_can_cast(gk_dtype from, gk_dtype to)
     case 'b': return false;
     case 'u': return kf == 'u' && df <= dt;
     case 'i': return (kf == 'u' || kf == 'i') && df <= dt;
-    default:
+    case 'f':
+        if (kf == 'c')
+            return false; /* it would drop the imaginary part */
         /* A float goes to one with as many digits and as wide a range;
          * integers to a float that holds them exactly (uint8 to bfloat16),
          * and to float64 always (NumPy calls int64 -> float64 safe, though
@@ -103,6 +123,12 @@ bool gk_can_cast(gk_dtype from, gk_dtype to)
         if (kf == 'f')
             return df <= dt && dtypes[from].range <= dtypes[to].range;
         return to == GK_FLOAT64 || df <= dt;
+    default:
+        /* To complex: as to its component's float (a complex one part by
+         * part); complex never goes to a real dtype (the cases above). */
+        if (kf == 'f' || kf == 'c')
+            return df <= dt && dtypes[from].range <= dtypes[to].range;
+        return to == GK_COMPLEX128 || df <= dt;
     }
 }
 
@@ -124,6 +150,12 @@ gk_dtype gk_promote_types(gk_dtype a, gk_dtype b)
         return a;
     /* Neither holds the other: a signed and an unsigned integer, an
      * integer and a float too narrow for it, or float16 and bfloat16. */
+    if (gk_dtype_is_complex(a) || gk_dtype_is_complex(b)) {
+        /* NumPy's: the narrowest complex holding both (int32 + complex64
+         * and float64 + complex64 are complex128). */
+        static const gk_dtype complexes[] = {GK_COMPLEX64, GK_COMPLEX128};
+        return first_holding(a, b, complexes, 2);
+    }
     if (gk_dtype_is_integer(a) && gk_dtype_is_integer(b)) {
         int digits = dtypes[a].digits > dtypes[b].digits ? dtypes[a].digits : dtypes[b].digits;
         return signed_with(digits);
@@ -134,7 +166,7 @@ gk_dtype gk_promote_types(gk_dtype a, gk_dtype b)
 
 gk_dtype gk_float_for(gk_dtype dtype)
 {
-    if (gk_dtype_is_float(dtype))
+    if (gk_dtype_is_inexact(dtype))
         return dtype;
     /* NumPy's choice, which has no bfloat16. */
     static const gk_dtype floats[] = {GK_FLOAT16, GK_FLOAT32};
@@ -166,6 +198,37 @@ void gk_dtype_store(gk_dtype dtype, double value, void *bytes)
     case GK_FLOAT64: *(double *)bytes = value; break;
     case GK_FLOAT16: *(uint16_t *)bytes = gk_float16_from_double(value); break;
     case GK_BFLOAT16: *(uint16_t *)bytes = gk_bfloat16_from_double(value); break;
+    case GK_COMPLEX64:
+    case GK_COMPLEX128: gk_dtype_store_complex(dtype, value, 0, bytes); break;
+    }
+}
+
+void gk_dtype_store_complex(gk_dtype dtype, double re, double im, void *bytes)
+{
+    /* memcpy: `bytes` need not be aligned for the component type. */
+    if (dtype == GK_COMPLEX64) {
+        float parts[2] = {(float)re, (float)im};
+        memcpy(bytes, parts, sizeof parts);
+    } else if (dtype == GK_COMPLEX128) {
+        double parts[2] = {re, im};
+        memcpy(bytes, parts, sizeof parts);
+    } else {
+        gk_dtype_store(dtype, re, bytes); /* a real dtype keeps the real part, as a cast */
+    }
+}
+
+void gk_dtype_load_complex(gk_dtype dtype, const void *bytes, double *re, double *im)
+{
+    if (dtype == GK_COMPLEX64) {
+        float parts[2];
+        memcpy(parts, bytes, sizeof parts);
+        *re = parts[0], *im = parts[1];
+    } else if (dtype == GK_COMPLEX128) {
+        double parts[2];
+        memcpy(parts, bytes, sizeof parts);
+        *re = parts[0], *im = parts[1];
+    } else {
+        *re = gk_dtype_load(dtype, bytes), *im = 0;
     }
 }
 
@@ -185,6 +248,12 @@ double gk_dtype_load(gk_dtype dtype, const void *bytes)
     case GK_FLOAT64: return *(const double *)bytes;
     case GK_FLOAT16: return gk_float16_to_float(*(const uint16_t *)bytes);
     case GK_BFLOAT16: return gk_bfloat16_to_float(*(const uint16_t *)bytes);
+    case GK_COMPLEX64:
+    case GK_COMPLEX128: {
+        double re, im;
+        gk_dtype_load_complex(dtype, bytes, &re, &im);
+        return re; /* the real part, as a cast to a real dtype */
+    }
     }
     return 0;
 }

@@ -87,8 +87,13 @@ static const char *const op_names[GK_OP_COUNT] = {
 /* --- what each op accepts and gives --- */
 
 /* The kinds of dtype an op accepts (for a binary op: of the promoted one). */
-enum { K_BOOL = 1, K_INT = 2, K_FLOAT = 4 };
+enum { K_BOOL = 1, K_INT = 2, K_FLOAT = 4, K_COMPLEX = 8 };
+/* K_ANY: every real dtype; ops defined for complex add K_COMPLEX (the
+ * array API standard's complex functions; the ordering ones, rounding to
+ * integers, atan2 and the like take real numbers only). */
 #define K_ANY (K_BOOL | K_INT | K_FLOAT)
+#define K_ALL (K_ANY | K_COMPLEX)
+#define K_NUMBER_C (K_NUMBER | K_COMPLEX)
 #define K_NUMBER (K_INT | K_FLOAT)
 #define K_INTEGRAL (K_BOOL | K_INT)
 
@@ -104,22 +109,22 @@ typedef struct op_rule {
 } op_rule;
 
 static const op_rule rules[GK_OP_COUNT] = {
-    [GK_ADD] = {2, K_ANY, SAME},          [GK_SUB] = {2, K_NUMBER, SAME},
-    [GK_MUL] = {2, K_ANY, SAME},          [GK_DIV] = {2, K_ANY, TRUE_DIV},
-    [GK_POW] = {2, K_NUMBER, SAME},       [GK_MINIMUM] = {2, K_ANY, SAME},
-    [GK_MAXIMUM] = {2, K_ANY, SAME},      [GK_EQ] = {2, K_ANY, TO_BOOL},
-    [GK_NE] = {2, K_ANY, TO_BOOL},        [GK_LT] = {2, K_ANY, TO_BOOL},
+    [GK_ADD] = {2, K_ALL, SAME},          [GK_SUB] = {2, K_NUMBER_C, SAME},
+    [GK_MUL] = {2, K_ALL, SAME},          [GK_DIV] = {2, K_ALL, TRUE_DIV},
+    [GK_POW] = {2, K_NUMBER_C, SAME},       [GK_MINIMUM] = {2, K_ANY, SAME},
+    [GK_MAXIMUM] = {2, K_ANY, SAME},      [GK_EQ] = {2, K_ALL, TO_BOOL},
+    [GK_NE] = {2, K_ALL, TO_BOOL},        [GK_LT] = {2, K_ANY, TO_BOOL},
     [GK_LE] = {2, K_ANY, TO_BOOL},        [GK_GT] = {2, K_ANY, TO_BOOL},
-    [GK_GE] = {2, K_ANY, TO_BOOL},        [GK_NEG] = {1, K_NUMBER, SAME},
-    [GK_ABS] = {1, K_ANY, SAME},          [GK_EXP] = {1, K_ANY, MATH},
-    [GK_LOG] = {1, K_ANY, MATH},          [GK_SQRT] = {1, K_ANY, MATH},
-    [GK_SIN] = {1, K_ANY, MATH},          [GK_COS] = {1, K_ANY, MATH},
-    [GK_TANH] = {1, K_ANY, MATH},         [GK_TAN] = {1, K_ANY, MATH},
-    [GK_ASIN] = {1, K_ANY, MATH},         [GK_ACOS] = {1, K_ANY, MATH},
-    [GK_ATAN] = {1, K_ANY, MATH},         [GK_SINH] = {1, K_ANY, MATH},
-    [GK_COSH] = {1, K_ANY, MATH},         [GK_ASINH] = {1, K_ANY, MATH},
-    [GK_ACOSH] = {1, K_ANY, MATH},        [GK_ATANH] = {1, K_ANY, MATH},
-    [GK_LOG1P] = {1, K_ANY, MATH},        [GK_EXPM1] = {1, K_ANY, MATH},
+    [GK_GE] = {2, K_ANY, TO_BOOL},        [GK_NEG] = {1, K_NUMBER_C, SAME},
+    [GK_ABS] = {1, K_ALL, SAME},          [GK_EXP] = {1, K_ALL, MATH},
+    [GK_LOG] = {1, K_ALL, MATH},          [GK_SQRT] = {1, K_ALL, MATH},
+    [GK_SIN] = {1, K_ALL, MATH},          [GK_COS] = {1, K_ALL, MATH},
+    [GK_TANH] = {1, K_ALL, MATH},         [GK_TAN] = {1, K_ALL, MATH},
+    [GK_ASIN] = {1, K_ALL, MATH},         [GK_ACOS] = {1, K_ALL, MATH},
+    [GK_ATAN] = {1, K_ALL, MATH},         [GK_SINH] = {1, K_ALL, MATH},
+    [GK_COSH] = {1, K_ALL, MATH},         [GK_ASINH] = {1, K_ALL, MATH},
+    [GK_ACOSH] = {1, K_ALL, MATH},        [GK_ATANH] = {1, K_ALL, MATH},
+    [GK_LOG1P] = {1, K_ALL, MATH},        [GK_EXPM1] = {1, K_ALL, MATH},
     [GK_SIGMOID] = {1, K_ANY, MATH},      [GK_RELU] = {1, K_ANY, SAME},
     [GK_ATAN2] = {2, K_ANY, MATH},        [GK_COPYSIGN] = {2, K_ANY, MATH},
     [GK_HYPOT] = {2, K_ANY, MATH},        [GK_LOGADDEXP] = {2, K_ANY, MATH},
@@ -130,14 +135,14 @@ static const op_rule rules[GK_OP_COUNT] = {
     [GK_LOGICAL_AND] = {2, K_ANY, TO_BOOL}, [GK_LOGICAL_OR] = {2, K_ANY, TO_BOOL},
     [GK_LOGICAL_XOR] = {2, K_ANY, TO_BOOL}, [GK_CEIL] = {1, K_ANY, SAME},
     [GK_FLOOR] = {1, K_ANY, SAME},        [GK_TRUNC] = {1, K_ANY, SAME},
-    [GK_ROUND] = {1, K_ANY, SAME},        [GK_SIGN] = {1, K_NUMBER, SAME},
-    [GK_SIGNBIT] = {1, K_ANY, TO_BOOL},   [GK_ISNAN] = {1, K_ANY, TO_BOOL},
-    [GK_ISINF] = {1, K_ANY, TO_BOOL},     [GK_ISFINITE] = {1, K_ANY, TO_BOOL},
-    [GK_LOG2] = {1, K_ANY, MATH},         [GK_LOG10] = {1, K_ANY, MATH},
-    [GK_SQUARE] = {1, K_NUMBER, SAME},    [GK_POSITIVE] = {1, K_NUMBER, SAME},
-    [GK_RECIPROCAL] = {1, K_NUMBER, SAME}, [GK_BITWISE_INVERT] = {1, K_INTEGRAL, SAME},
-    [GK_LOGICAL_NOT] = {1, K_ANY, TO_BOOL}, [GK_CONJ] = {1, K_ANY, SAME},
-    [GK_REAL] = {1, K_ANY, SAME},         [GK_IMAG] = {1, K_ANY, SAME},
+    [GK_ROUND] = {1, K_ALL, SAME},        [GK_SIGN] = {1, K_NUMBER_C, SAME},
+    [GK_SIGNBIT] = {1, K_ANY, TO_BOOL},   [GK_ISNAN] = {1, K_ALL, TO_BOOL},
+    [GK_ISINF] = {1, K_ALL, TO_BOOL},     [GK_ISFINITE] = {1, K_ALL, TO_BOOL},
+    [GK_LOG2] = {1, K_ALL, MATH},         [GK_LOG10] = {1, K_ALL, MATH},
+    [GK_SQUARE] = {1, K_NUMBER_C, SAME},    [GK_POSITIVE] = {1, K_NUMBER_C, SAME},
+    [GK_RECIPROCAL] = {1, K_NUMBER_C, SAME}, [GK_BITWISE_INVERT] = {1, K_INTEGRAL, SAME},
+    [GK_LOGICAL_NOT] = {1, K_ANY, TO_BOOL}, [GK_CONJ] = {1, K_ALL, SAME},
+    [GK_REAL] = {1, K_ALL, SAME},         [GK_IMAG] = {1, K_ALL, SAME},
 };
 
 static bool valid_op(gk_op op)
@@ -172,7 +177,10 @@ static bool valid_dtype(gk_dtype dtype)
 
 static int kind_of_dtype(gk_dtype dtype)
 {
-    return dtype == GK_BOOL ? K_BOOL : gk_dtype_is_float(dtype) ? K_FLOAT : K_INT;
+    return dtype == GK_BOOL              ? K_BOOL
+           : gk_dtype_is_float(dtype)   ? K_FLOAT
+           : gk_dtype_is_complex(dtype) ? K_COMPLEX
+                                        : K_INT;
 }
 
 bool gk_op_accepts(gk_op op, gk_dtype dtype)
@@ -183,7 +191,7 @@ bool gk_op_accepts(gk_op op, gk_dtype dtype)
 /* The dtype op computes in for operands of (promoted) `dtype`. */
 static gk_dtype compute_dtype(gk_op op, gk_dtype dtype)
 {
-    if (gk_dtype_is_float(dtype))
+    if (gk_dtype_is_inexact(dtype))
         return dtype;
     return rules[op].result == MATH       ? gk_float_for(dtype)
            : rules[op].result == TRUE_DIV ? GK_FLOAT64
@@ -192,12 +200,18 @@ static gk_dtype compute_dtype(gk_op op, gk_dtype dtype)
 
 static gk_dtype result_dtype(gk_op op, gk_dtype compute)
 {
+    /* abs, real and imag of a complex number are real: its component. */
+    if (op == GK_ABS || op == GK_REAL || op == GK_IMAG)
+        return gk_dtype_component(compute);
     return rules[op].result == TO_BOOL ? GK_BOOL : compute;
 }
 
 /* What to do instead, for a dtype op refuses. */
 static const char *refusal_hint(gk_op op, gk_dtype dtype)
 {
+    if (gk_dtype_is_complex(dtype))
+        return "it takes real numbers (the array API standard leaves it undefined for complex "
+               "ones); apply it to real(x) and imag(x), or abs(x)";
     if (dtype == GK_BOOL)
         return op == GK_SUB   ? "use logical_xor (or ne) for xor, or cast to an integer dtype"
                : op == GK_NEG ? "use logical_not for not, or cast to an integer dtype"
@@ -211,14 +225,22 @@ static const char *refusal_hint(gk_op op, gk_dtype dtype)
 
 static int kind_rank(gk_dtype dtype)
 {
-    return dtype == GK_BOOL ? GK_VALUE_BOOL : gk_dtype_is_float(dtype) ? GK_VALUE_FLOAT
-                                                                       : GK_VALUE_INT;
+    return dtype == GK_BOOL                ? GK_VALUE_BOOL
+           : gk_dtype_is_float(dtype)   ? GK_VALUE_FLOAT
+           : gk_dtype_is_complex(dtype) ? GK_VALUE_COMPLEX
+                                        : GK_VALUE_INT;
 }
 
 gk_dtype gk_value_dtype(gk_dtype dtype, gk_value_kind kind)
 {
     if ((int)kind <= kind_rank(dtype))
         return dtype;
+    if (kind == GK_VALUE_COMPLEX)
+        /* NumPy 2: a float array keeps its precision (float32 + 1j is
+         * complex64, float16's too); integers and bools give complex128. */
+        return dtype == GK_FLOAT64 ? GK_COMPLEX128
+               : gk_dtype_is_float(dtype) ? GK_COMPLEX64
+                                          : GK_COMPLEX128;
     return kind == GK_VALUE_FLOAT ? GK_FLOAT64 : GK_INT64;
 }
 
@@ -410,9 +432,31 @@ static void integer_range(gk_dtype dtype, double *low, double *high)
  * checked that an integer value fits an integer dtype. */
 static gk_status value_array(gk_device device, gk_dtype dtype, double value, gk_array **out)
 {
-    unsigned char bytes[8];
+    unsigned char bytes[GK_DTYPE_MAX_SIZE];
     gk_dtype_store(dtype, value, bytes);
     return gk_from_host(device, dtype, 0, NULL, bytes, out);
+}
+
+gk_status gk_binary_value_complex(gk_op op, const gk_array *a, double re, double im,
+                                  bool value_first, gk_array **out)
+{
+    *out = NULL;
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "binary_value (%s): the array is NULL",
+                       gk_op_name(op));
+    gk_status status = check_binary_op(op, "binary_value");
+    if (status != GK_OK)
+        return status;
+    gk_dtype dtype = gk_value_dtype(a->dtype, GK_VALUE_COMPLEX);
+    unsigned char bytes[GK_DTYPE_MAX_SIZE];
+    gk_dtype_store_complex(dtype, re, im, bytes);
+    gk_array *scalar;
+    status = gk_from_host(gk_array_device(a), dtype, 0, NULL, bytes, &scalar);
+    if (status != GK_OK)
+        return status;
+    status = value_first ? gk_binary(op, scalar, a, out) : gk_binary(op, a, scalar, out);
+    gk_array_free(scalar);
+    return status;
 }
 
 gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_kind kind,
@@ -425,6 +469,8 @@ gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_ki
     gk_status status = check_binary_op(op, "binary_value");
     if (status != GK_OK)
         return status;
+    if (kind == GK_VALUE_COMPLEX)
+        return gk_binary_value_complex(op, a, value, 0, value_first, out);
     if ((unsigned)kind > GK_VALUE_FLOAT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "binary_value (%s): %d is not a value kind",
                        gk_op_name(op), (int)kind);
@@ -435,7 +481,7 @@ gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_ki
     /* The value is stored in the promoted dtype directly (no conversion
      * pass for one element), so the two arrays promote to that dtype. */
     gk_dtype dtype = gk_value_dtype(a->dtype, kind);
-    if (!gk_dtype_is_float(dtype)) {
+    if (!gk_dtype_is_inexact(dtype)) {
         /* Wrapping the value would give wrong comparisons, minimum/maximum
          * and powers: NumPy 2 refuses too. */
         double low, high;
@@ -492,10 +538,28 @@ static gk_status unary_plan(gk_op op, const gk_array *a, const char *what, gk_dt
  * positive, conj and real, and rounding integers and bools. */
 static bool is_copy(gk_op op, gk_dtype dtype)
 {
-    if (op == GK_POSITIVE || op == GK_CONJ || op == GK_REAL)
+    if (op == GK_POSITIVE || ((op == GK_CONJ || op == GK_REAL) && !gk_dtype_is_complex(dtype)))
         return true;
     bool rounding = op == GK_CEIL || op == GK_FLOOR || op == GK_TRUNC || op == GK_ROUND;
-    return rounding && !gk_dtype_is_float(dtype);
+    return rounding && !gk_dtype_is_inexact(dtype);
+}
+
+/* The real (imag false) or imaginary part of a complex array as a view of
+ * its component dtype: the same memory, strides doubled (they count
+ * components now), the imaginary part one component further. Writable
+ * as a is, like NumPy's x.real and x.imag. */
+static gk_status complex_part(const gk_array *a, bool imag, gk_array **out)
+{
+    gk_status status = gk_array_view(a, out);
+    if (status != GK_OK)
+        return status;
+    gk_array *part = *out;
+    part->dtype = gk_dtype_component(a->dtype);
+    for (int i = 0; i < part->ndim; i++)
+        part->strides[i] *= 2;
+    if (imag)
+        part->offset += gk_dtype_size(part->dtype);
+    return GK_OK;
 }
 
 /* out = op(a), computing in `compute` (out's dtype, or out is bool). */
@@ -510,8 +574,21 @@ static gk_status run_unary(gk_op op, const gk_array *a, gk_dtype compute, gk_arr
     gk_device device = gk_array_device(out);
     const gk_backend *backend = gk_array_backend(out);
     gk_status status;
+    if ((op == GK_REAL || op == GK_IMAG) && gk_dtype_is_complex(a->dtype)) {
+        gk_array *part = NULL;
+        status = complex_part(a, op == GK_IMAG, &part);
+        if (status == GK_OK) {
+            input in;
+            status = prepare(part, out->dtype, fresh ? NULL : out, &loop, &in);
+            if (status == GK_OK)
+                status = backend->convert(device, &loop, &target, &in.operand);
+            gk_array_free(in.temp);
+        }
+        gk_array_free(part);
+        return status;
+    }
     if (op == GK_IMAG) { /* of a real dtype: zeros */
-        unsigned char zero[8] = {0};
+        unsigned char zero[GK_DTYPE_MAX_SIZE] = {0};
         return backend->fill(device, &loop, &target, zero);
     }
     bool copy = is_copy(op, compute);
@@ -542,6 +619,8 @@ gk_status gk_unary(gk_op op, const gk_array *a, gk_array **out)
     /* The real and imaginary parts of a real array cost nothing, as in
      * NumPy: a itself (a view) and one zero broadcast to a's shape (like
      * NumPy's read-only zeros, which are never filled either). */
+    if (gk_dtype_is_complex(a->dtype) && (op == GK_REAL || op == GK_IMAG))
+        return complex_part(a, op == GK_IMAG, out);
     if (op == GK_REAL)
         return gk_array_view(a, out);
     if (op == GK_IMAG) {
@@ -628,6 +707,11 @@ gk_status gk_clip(const gk_array *a, double low, double high, gk_array **out)
     *out = NULL;
     if (!a)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "clip: the array is NULL");
+    if (gk_dtype_is_complex(a->dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "clip: not defined for %s (complex numbers have no order); clip "
+                       "real(x) and imag(x) instead",
+                       gk_dtype_name(a->dtype));
     gk_value_kind kind = kind_of(low) > kind_of(high) ? kind_of(low) : kind_of(high);
     gk_dtype dtype = gk_value_dtype(a->dtype, kind);
     gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, out);

@@ -237,7 +237,7 @@ gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out)
     status = dense_as(a, computed, &da);
     if (status == GK_OK)
         status = dense_as(b, computed, &db);
-    if (status == GK_OK && gk_dtype_is_float(dtype)) {
+    if (status == GK_OK && gk_dtype_is_inexact(dtype)) {
         status = run_batches(da, a_nb, db, b_nb, *out, nb, shape, m, n, k);
     } else if (status == GK_OK) {
         /* With the axes a 1-d operand lacks, as a view of each. */
@@ -422,6 +422,11 @@ static gk_status check_matrix(const gk_array *a, const char *what, bool square)
         return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                        "%s: %s matrices are not supported (LAPACK has no 16-bit floats); "
                        "convert with astype(float32) first",
+                       what, gk_dtype_name(a->dtype));
+    if (gk_dtype_is_complex(a->dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "%s: %s matrices are not supported yet (the complex LAPACK routines are "
+                       "not wired up); use NumPy's linalg on np.asarray(x)",
                        what, gk_dtype_name(a->dtype));
     return GK_OK;
 }
@@ -613,6 +618,11 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
                        shapes, (long long)a->shape[0], (long long)a->shape[0]);
     if (b->ndim == 2 && b->shape[1] > INT_MAX)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "solve: %s: b has too many columns", shapes);
+    if (gk_dtype_is_complex(b->dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "solve: complex right-hand sides are not supported yet (%s); use "
+                       "NumPy's linalg on np.asarray(b)",
+                       gk_dtype_name(b->dtype));
     const gk_lapacke *lapacke;
     status = gk_lapacke_open("solve", &lapacke);
     if (status != GK_OK)

@@ -136,7 +136,8 @@ gk_status gk_to(const gk_array *a, gk_device device, gk_array **out)
     return GK_OK;
 }
 
-gk_status gk_item(const gk_array *a, const int64_t *index, double *value)
+/* The bytes of one element (GK_DTYPE_MAX_SIZE at most) into `bytes`. */
+static gk_status item_bytes(const gk_array *a, const int64_t *index, unsigned char *bytes)
 {
     int64_t offset = 0;
     for (int i = 0; i < a->ndim; i++) {
@@ -150,12 +151,25 @@ gk_status gk_item(const gk_array *a, const int64_t *index, double *value)
         }
         offset += k * a->strides[i];
     }
-    unsigned char bytes[8];
     size_t size = gk_dtype_size(a->dtype);
     const char *address = (const char *)a->buffer->data + a->offset + offset * (int64_t)size;
-    gk_status status =
-        gk_array_backend(a)->download(gk_array_device(a), bytes, address, size);
+    return gk_array_backend(a)->download(gk_array_device(a), bytes, address, size);
+}
+
+gk_status gk_item(const gk_array *a, const int64_t *index, double *value)
+{
+    unsigned char bytes[GK_DTYPE_MAX_SIZE];
+    gk_status status = item_bytes(a, index, bytes);
     if (status == GK_OK)
         *value = gk_dtype_load(a->dtype, bytes);
+    return status;
+}
+
+gk_status gk_item_complex(const gk_array *a, const int64_t *index, double *re, double *im)
+{
+    unsigned char bytes[GK_DTYPE_MAX_SIZE];
+    gk_status status = item_bytes(a, index, bytes);
+    if (status == GK_OK)
+        gk_dtype_load_complex(a->dtype, bytes, re, im);
     return status;
 }

@@ -85,7 +85,7 @@ static double in_dtype(gk_dtype dtype, double v)
 {
     if (dtype == GK_FLOAT64)
         return v;
-    unsigned char bytes[8];
+    unsigned char bytes[GK_DTYPE_MAX_SIZE];
     gk_dtype_store(dtype, v, bytes);
     return gk_dtype_load(dtype, bytes);
 }
@@ -201,11 +201,21 @@ typedef struct formatter {
     int width;       /* integers */
     bool scientific; /* floats */
     int pad_left, pad_right, precision, exp_size;
+    /* One part of complex elements: element i's value is component
+     * i * scale + shift (1 and 0 for real dtypes); plus: signs always
+     * shown (NumPy's sign='+', for the imaginary part). */
+    int scale, shift;
+    bool plus;
 } formatter;
 
 static double float_at(const void *data, gk_dtype dtype, int64_t i)
 {
     return gk_dtype_load(dtype, (const char *)data + (size_t)i * gk_dtype_size(dtype));
+}
+
+static double value_of(const formatter *f, const void *data, int64_t i)
+{
+    return float_at(data, f->dtype, i * f->scale + f->shift);
 }
 
 /* Where NumPy 2.3 turns to scientific form: 10^min(8, the dtype's decimal
@@ -239,7 +249,9 @@ static int integer_text(const void *data, gk_dtype dtype, int64_t i, char *buf, 
     case GK_FLOAT16:
     case GK_BFLOAT16:
     case GK_FLOAT32:
-    case GK_FLOAT64: break; /* not integers: printed by float_split */
+    case GK_FLOAT64:
+    case GK_COMPLEX64:
+    case GK_COMPLEX128: break; /* not integers: printed by float_split */
     }
     return snprintf(buf, size, "%lld", value);
 }
@@ -258,9 +270,10 @@ static void fit_floats(formatter *f, const void *data, const int64_t *shown, int
      * float64 (NumPy >= 2.3). */
     gk_dtype dtype = f->dtype;
     double high = 0, low = INFINITY;
-    bool any_finite = false, any_nonzero = false, negative_inf = false, any_nonfinite = false;
+    bool any_finite = false, any_nonzero = false, any_nonfinite = false;
+    bool negative_inf = f->plus; /* room for "+inf" */
     for (int64_t j = 0; j < count; j++) {
-        double x = float_at(data, f->dtype, shown[j]);
+        double x = value_of(f, data, shown[j]);
         if (!isfinite(x)) {
             any_nonfinite = true;
             negative_inf = negative_inf || (isinf(x) && x < 0);
@@ -282,12 +295,12 @@ static void fit_floats(formatter *f, const void *data, const int64_t *shown, int
     if (any_finite) {
         int whole = 0, fraction = 0, exp_digits = 2;
         for (int64_t j = 0; j < count; j++) {
-            double x = float_at(data, f->dtype, shown[j]);
+            double x = value_of(f, data, shown[j]);
             if (!isfinite(x))
                 continue;
             float_parts parts;
             float_split(x, dtype, f->scientific, &parts);
-            whole = max_int(whole, (int)strlen(parts.whole));
+            whole = max_int(whole, (int)strlen(parts.whole) + (f->plus && !signbit(x)));
             fraction = max_int(fraction, (int)strlen(parts.fraction));
             int e = abs(parts.exponent);
             exp_digits = max_int(exp_digits, e >= 100 ? 3 : 2);
@@ -334,9 +347,9 @@ static void put_element(text *t, const formatter *f, const void *data, int64_t i
         put_right(t, buf, (size_t)f->width);
         return;
     }
-    double x = float_at(data, f->dtype, i);
+    double x = value_of(f, data, i);
     if (!isfinite(x)) {
-        put_right(t, isnan(x) ? "nan" : x < 0 ? "-inf" : "inf",
+        put_right(t, isnan(x) ? (f->plus ? "+nan" : "nan") : x < 0 ? "-inf" : f->plus ? "+inf" : "inf",
                   (size_t)(f->pad_left + f->pad_right + 1));
         return;
     }
@@ -348,12 +361,16 @@ static void put_element(text *t, const formatter *f, const void *data, int64_t i
         char rounded[400];
         snprintf(rounded, sizeof rounded, "%.*e", f->precision, fabs(x));
         char *whole = parts.whole;
-        if (signbit(x))
-            *whole++ = '-';
+        if (signbit(x) || f->plus)
+            *whole++ = signbit(x) ? '-' : '+';
         split_rounded(rounded, whole, sizeof parts.whole - 1, parts.fraction,
                       sizeof parts.fraction, &parts.exponent);
     } else {
         float_split(x, f->dtype, false, &parts);
+        if (f->plus && !signbit(x)) {
+            memmove(parts.whole + 1, parts.whole, strlen(parts.whole) + 1);
+            parts.whole[0] = '+';
+        }
     }
     put_right(t, parts.whole, (size_t)f->pad_left);
     put(t, ".", 1);
@@ -379,7 +396,26 @@ typedef struct printer {
     int64_t strides[GK_MAX_DIMS]; /* C order, in elements */
     bool summarize;
     formatter format;
+    formatter imag; /* complex dtypes: format prints the real parts, this the imaginary */
+    bool complex;
 } printer;
+
+/* A complex element as NumPy prints it: the real part, then the
+ * imaginary part with its sign and a "j" before its padding. */
+static void put_complex(text *t, const printer *p, int64_t i)
+{
+    put_element(t, &p->format, p->data, i);
+    text imag = {0};
+    put_element(&imag, &p->imag, p->data, i);
+    size_t end = imag.length;
+    while (end > 0 && imag.data[end - 1] == ' ')
+        end--;
+    put(t, imag.data ? imag.data : "", end);
+    put(t, "j", 1);
+    put(t, imag.data ? imag.data + end : "", imag.length - end);
+    t->failed = t->failed || imag.failed;
+    free(imag.data);
+}
 
 /* numpy's _extendLine: word goes on the line, or on a new one when the line
  * would pass `width` (unless the line holds nothing but the indent). */
@@ -403,7 +439,10 @@ static void recurse(const printer *p, int axis, int64_t offset, size_t indent, s
                     text *out)
 {
     if (axis == p->ndim) {
-        put_element(out, &p->format, p->data, offset);
+        if (p->complex)
+            put_complex(out, p, offset);
+        else
+            put_element(out, &p->format, p->data, offset);
         return;
     }
     size_t next_indent = indent + 1, next_width = width - 1;
@@ -502,8 +541,14 @@ gk_status gk_array_format(const gk_array *a, char **result)
         free(data);
         return status;
     }
-    printer p = {data, a->ndim, a->shape, {0}, size > THRESHOLD, {a->dtype, a->ndim == 0, 0,
-                                                                   false, 0, 0, 0, -1}};
+    bool complex = gk_dtype_is_complex(a->dtype);
+    formatter format = {.dtype = gk_dtype_component(a->dtype), .zero_d = a->ndim == 0,
+                        .exp_size = -1, .scale = complex ? 2 : 1};
+    printer p = {data, a->ndim, a->shape, {0}, size > THRESHOLD, format, format, complex};
+    if (complex) {
+        p.imag.shift = 1;
+        p.imag.plus = true;
+    }
     int64_t stride = 1;
     for (int i = a->ndim - 1; i >= 0; i--) {
         p.strides[i] = stride;
@@ -521,6 +566,8 @@ gk_status gk_array_format(const gk_array *a, char **result)
             return gk_fail(GK_ERR_OUT_OF_MEMORY, "print: out of host memory");
         }
         fit(&p.format, data, shown, count);
+        if (complex)
+            fit(&p.imag, data, shown, count);
         free(shown);
         /* The hanging indent lines up with the first "[" after "array(";
          * the width leaves room for the "," that follows. */

@@ -77,6 +77,40 @@ static bool flat_stride(const gk_array *a, int64_t *stride)
 }
 
 static gk_status reduce(gk_reduction op, const gk_array *a, int axis, int64_t ddof,
+                        bool keepdims, gk_array **out);
+
+typedef struct part_reduction {
+    gk_reduction op;
+    int axis;
+    bool keepdims;
+} part_reduction;
+
+static gk_status reduce_part(const gk_array *part, const void *context, gk_array **out)
+{
+    const part_reduction *r = context;
+    return reduce(r->op, part, r->axis, 0, r->keepdims, out);
+}
+
+/* sum and mean of complex arrays part by part (the pairwise float sums of
+ * each part, as NumPy's complex sum); prod by complex multiplication; the
+ * others take real numbers only (the array API standard's min, max,
+ * argmin, argmax, var and std). */
+static gk_status reduce_complex(gk_reduction op, const gk_array *a, int axis, bool keepdims,
+                                gk_array **out)
+{
+    if (op == GK_SUM || op == GK_MEAN) {
+        part_reduction r = {op, axis, keepdims};
+        return gk_complex_by_parts(a, reduce_part, &r, out);
+    }
+    if (op == GK_PROD)
+        return gk_complex_prod(a, axis, keepdims, out);
+    return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                   "%s: not defined for %s (complex numbers have no order; the array API "
+                   "standard defines it for real dtypes); reduce abs(x), real(x) or imag(x)",
+                   names[op], gk_dtype_name(a->dtype));
+}
+
+static gk_status reduce(gk_reduction op, const gk_array *a, int axis, int64_t ddof,
                         bool keepdims, gk_array **out)
 {
     *out = NULL;
@@ -88,6 +122,8 @@ static gk_status reduce(gk_reduction op, const gk_array *a, int axis, int64_t dd
     if (ddof < 0)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: ddof is %lld; it must be 0 or more", name,
                        (long long)ddof);
+    if (gk_dtype_is_complex(a->dtype))
+        return reduce_complex(op, a, axis, keepdims, out);
     if (gk_dtype_is_half(a->dtype)) {
         /* Accumulated in float32, the result rounded once to the dtype. */
         gk_array *wide = NULL;
@@ -205,6 +241,8 @@ gk_status gk_reduce_axes(gk_reduction op, const gk_array *a, int naxes, const in
     }
     if (naxes == 1)
         return reduce(op, a, axes[0], ddof, keepdims, out);
+    if (gk_dtype_is_complex(a->dtype) && op != GK_SUM && op != GK_MEAN && op != GK_PROD)
+        return reduce_complex(op, a, GK_ALL_AXES, keepdims, out); /* the refusal */
     if (naxes > 1 && (op == GK_ARGMIN || op == GK_ARGMAX))
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: takes one axis or all of them, not %d",
                        names[op], naxes);

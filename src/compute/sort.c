@@ -24,6 +24,11 @@ static gk_status sort(const gk_array *a, bool want_indices, gk_array **out)
     *out = NULL;
     if ((unsigned)a->dtype >= GK_DTYPE_COUNT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", name, (int)a->dtype);
+    if (gk_dtype_is_complex(a->dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "%s: not defined for %s (complex numbers have no order; the array API "
+                       "standard sorts real dtypes); sort abs(x), real(x) or imag(x)",
+                       name, gk_dtype_name(a->dtype));
     if (gk_dtype_is_half(a->dtype)) { /* sorted as float32: exact both ways */
         gk_array *wide = NULL;
         gk_status status = gk_widen_half(a, &wide);
@@ -64,6 +69,13 @@ gk_status gk_argsort(const gk_array *a, gk_array **out)
     return sort(a, true, out);
 }
 
+static gk_status scan(gk_reduction op, const gk_array *a, int axis, gk_array **out);
+
+static gk_status scan_part(const gk_array *part, const void *context, gk_array **out)
+{
+    return scan(GK_SUM, part, *(const int *)context, out);
+}
+
 /* The cumulative sum or product (op) along `axis`, as gk_cumsum documents. */
 static gk_status scan(gk_reduction op, const gk_array *a, int axis, gk_array **out)
 {
@@ -71,6 +83,16 @@ static gk_status scan(gk_reduction op, const gk_array *a, int axis, gk_array **o
     const char *name = op == GK_SUM ? "cumsum" : "cumprod";
     if ((unsigned)a->dtype >= GK_DTYPE_COUNT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", name, (int)a->dtype);
+    if (gk_dtype_is_complex(a->dtype)) {
+        /* running sums part by part; a running product mixes the parts and
+         * has no loop yet */
+        if (op == GK_SUM)
+            return gk_complex_by_parts(a, scan_part, &axis, out);
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "%s: not implemented for %s yet (cumulative sums are); compute it on "
+                       "NumPy's array (np.asarray(x))",
+                       name, gk_dtype_name(a->dtype));
+    }
     if (gk_dtype_is_half(a->dtype)) { /* running sums in float32 */
         gk_array *wide = NULL;
         gk_status status = gk_widen_half(a, &wide);

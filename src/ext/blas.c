@@ -19,6 +19,8 @@ typedef struct entry_point {
 static const entry_point cblas_entry_points[] = {
     {"cblas_sgemm", 1, offsetof(gk_cblas, sgemm)},
     {"cblas_dgemm", 1, offsetof(gk_cblas, dgemm)},
+    {"cblas_cgemm", 0, offsetof(gk_cblas, cgemm)},
+    {"cblas_zgemm", 0, offsetof(gk_cblas, zgemm)},
     {"cblas_sdot", 1, offsetof(gk_cblas, sdot)},
     {"cblas_ddot", 1, offsetof(gk_cblas, ddot)},
     {"openblas_get_config", 0, offsetof(gk_cblas, openblas_get_config)},

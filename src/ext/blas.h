@@ -37,6 +37,15 @@ typedef struct gk_cblas {
     void (*dgemm)(int order, int transa, int transb, int m, int n, int k, double alpha,
                   const double *a, int lda, const double *b, int ldb, double beta, double *c,
                   int ldc);
+    /* The complex GEMMs (alpha, beta and the matrices as pointers to
+     * interleaved real, imaginary pairs); optional: NULL in a BLAS without
+     * them, and complex matmul then fails naming the routine. */
+    void (*cgemm)(int order, int transa, int transb, int m, int n, int k, const void *alpha,
+                  const void *a, int lda, const void *b, int ldb, const void *beta, void *c,
+                  int ldc);
+    void (*zgemm)(int order, int transa, int transb, int m, int n, int k, const void *alpha,
+                  const void *a, int lda, const void *b, int ldb, const void *beta, void *c,
+                  int ldc);
     float (*sdot)(int n, const float *x, int incx, const float *y, int incy);
     double (*ddot)(int n, const double *x, int incx, const double *y, int incy);
     /* OpenBLAS's own, for the benchmark's report; NULL in other BLASes. */

@@ -67,7 +67,7 @@ static inline int test_devices(gk_device *devices, int max)
  * tests/package/test_half.py checks against NumPy and an exact reference. */
 static inline double test_round(gk_dtype t, double x)
 {
-    unsigned char bytes[8];
+    unsigned char bytes[GK_DTYPE_MAX_SIZE];
     gk_dtype_store(t, x, bytes);
     return gk_dtype_load(t, bytes);
 }
@@ -89,6 +89,10 @@ static inline void test_store(gk_dtype t, double v, unsigned char *raw, int64_t 
     case GK_FLOAT64: ((double *)raw)[i] = v; break;
     case GK_FLOAT16:
     case GK_BFLOAT16: gk_dtype_store(t, v, (uint16_t *)raw + i); break;
+    case GK_COMPLEX64:
+    case GK_COMPLEX128: /* (v, 0): the real models reach complex this way */
+        gk_dtype_store(t, v, raw + (size_t)i * gk_dtype_size(t));
+        break;
     }
 }
 
@@ -121,6 +125,11 @@ static inline double *test_values(const gk_array *a)
         case GK_FLOAT64: values[i] = ((double *)raw)[i]; break;
         case GK_FLOAT16:
         case GK_BFLOAT16: values[i] = gk_dtype_load(gk_array_dtype(a), (uint16_t *)raw + i); break;
+        case GK_COMPLEX64:
+        case GK_COMPLEX128: /* the real part; test_complex.py checks both */
+            values[i] = gk_dtype_load(gk_array_dtype(a),
+                                      raw + (size_t)i * gk_dtype_size(gk_array_dtype(a)));
+            break;
         }
     }
     free(raw);

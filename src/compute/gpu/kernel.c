@@ -509,6 +509,8 @@ static const char *c_type(gk_dtype dtype)
     case GK_UINT64: return "gk_u64";
     case GK_FLOAT32: return "float";
     case GK_FLOAT64: return "double";
+    case GK_COMPLEX64:
+    case GK_COMPLEX128: break; /* no GPU holds them (gpu_has_dtype) */
     }
     return "gk_u8";
 }

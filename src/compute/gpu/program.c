@@ -71,7 +71,8 @@ const char *gk_gpu_family(int i)
 
 bool gk_gpu_family_has_dtype(const char *family, gk_dtype dtype)
 {
-    if ((unsigned)dtype >= GK_DTYPE_COUNT)
+    /* complex dtypes have no GPU programs: arrays of them stay on the CPU */
+    if ((unsigned)dtype >= GK_DTYPE_COUNT || gk_dtype_is_complex(dtype))
         return false;
     return !gk_dtype_is_half(dtype) || strcmp(family, "elementwise") == 0;
 }

@@ -107,6 +107,7 @@ COPY_LOOP(copy_1, uint8_t)
 COPY_LOOP(copy_2, uint16_t)
 COPY_LOOP(copy_4, uint32_t)
 COPY_LOOP(copy_8, uint64_t)
+COPY_LOOP(copy_16, cpu_bytes16)
 
 /* --- float16 and bfloat16, through a block of float or double --- */
 
@@ -151,6 +152,63 @@ static void convert_half(int64_t n, char *const *data, const int64_t *s, const v
     }
 }
 
+/* n elements of real dtype `from` (stride sin) into `to` (stride sout),
+ * by the loops above: half dtypes through convert_half, the same dtype
+ * copied. */
+static void convert_real(gk_dtype from, gk_dtype to, int64_t n, char *out, int64_t sout,
+                         const char *in, int64_t sin)
+{
+    char *pointers[2] = {out, (char *)in};
+    const int64_t strides[2] = {sout, sin};
+    half_conversion conversion = {from, to};
+    if (from == to)
+        cpu_loop_by_size(gk_dtype_size(to), copy_1, copy_2, copy_4, copy_8, copy_16)(
+            n, pointers, strides, NULL);
+    else if (gk_dtype_is_half(from) || gk_dtype_is_half(to))
+        convert_half(n, pointers, strides, &conversion);
+    else
+        convert_loops[from][to](n, pointers, strides, NULL);
+}
+
+/* Conversions with a complex side, through blocks of the component type
+ * (float for complex64, double for complex128), as NumPy's astype: a real
+ * value becomes (x, 0) rounded once to the component (int64 to complex64
+ * goes straight to float, never through double); a complex one gives its
+ * real part to a real dtype by that part's own conversion, and to bool
+ * whether either part is nonzero. */
+static void convert_complex(int64_t n, char *const *data, const int64_t *s, const void *context)
+{
+    const half_conversion *c = context;
+    size_t from_size = gk_dtype_size(c->from), to_size = gk_dtype_size(c->to);
+    for (int64_t done = 0; done < n; done += HALF_BLOCK) {
+        int64_t count = n - done < HALF_BLOCK ? n - done : HALF_BLOCK;
+        char *out = data[0] + done * s[0] * (int64_t)to_size;
+        const char *in = data[1] + done * s[1] * (int64_t)from_size;
+        if (gk_dtype_is_complex(c->from) && gk_dtype_is_complex(c->to)) {
+            /* each part converted as its float: two components per element */
+            convert_real(gk_dtype_component(c->from), gk_dtype_component(c->to), count,
+                         out, 2 * s[0], in, 2 * s[1]);
+            convert_real(gk_dtype_component(c->from), gk_dtype_component(c->to), count,
+                         out + to_size / 2, 2 * s[0], in + from_size / 2, 2 * s[1]);
+        } else if (gk_dtype_is_complex(c->to)) {
+            gk_dtype part = gk_dtype_component(c->to);
+            convert_real(c->from, part, count, out, 2 * s[0], in, s[1]);
+            /* imaginary parts: +0 of the component (all-zero bytes) */
+            for (int64_t i = 0; i < count; i++)
+                memset(out + i * s[0] * (int64_t)to_size + to_size / 2, 0, to_size / 2);
+        } else if (c->to == GK_BOOL) {
+            uint8_t *o = (uint8_t *)out;
+            for (int64_t i = 0; i < count; i++) {
+                double re, im;
+                gk_dtype_load_complex(c->from, in + i * s[1] * (int64_t)from_size, &re, &im);
+                o[i * s[0]] = re != 0 || im != 0; /* NaN is nonzero */
+            }
+        } else {
+            convert_real(gk_dtype_component(c->from), c->to, count, out, s[0], in, 2 * s[1]);
+        }
+    }
+}
+
 gk_status cpu_convert(gk_device device, const gk_loop *loop, const gk_operand *out,
                       const gk_operand *in)
 {
@@ -158,8 +216,12 @@ gk_status cpu_convert(gk_device device, const gk_loop *loop, const gk_operand *o
     gk_operand operands[2] = {*out, *in};
     if (in->dtype == out->dtype || (in->dtype == GK_BOOL && out->dtype == GK_UINT8)) {
         cpu_for_each(loop, operands, 2,
-                     cpu_loop_by_size(gk_dtype_size(out->dtype), copy_1, copy_2, copy_4, copy_8),
+                     cpu_loop_by_size(gk_dtype_size(out->dtype), copy_1, copy_2, copy_4, copy_8,
+                                      copy_16),
                      NULL);
+    } else if (gk_dtype_is_complex(in->dtype) || gk_dtype_is_complex(out->dtype)) {
+        half_conversion conversion = {in->dtype, out->dtype};
+        cpu_for_each(loop, operands, 2, convert_complex, &conversion);
     } else if (gk_dtype_is_half(in->dtype) || gk_dtype_is_half(out->dtype)) {
         half_conversion conversion = {in->dtype, out->dtype};
         cpu_for_each(loop, operands, 2, convert_half, &conversion);
@@ -188,13 +250,15 @@ FILL_LOOP(fill_1, uint8_t)
 FILL_LOOP(fill_2, uint16_t)
 FILL_LOOP(fill_4, uint32_t)
 FILL_LOOP(fill_8, uint64_t)
+FILL_LOOP(fill_16, cpu_bytes16)
 
 gk_status cpu_fill(gk_device device, const gk_loop *loop, const gk_operand *out,
                    const void *value)
 {
     (void)device;
     cpu_for_each(loop, out, 1,
-                 cpu_loop_by_size(gk_dtype_size(out->dtype), fill_1, fill_2, fill_4, fill_8),
+                 cpu_loop_by_size(gk_dtype_size(out->dtype), fill_1, fill_2, fill_4, fill_8,
+                                  fill_16),
                  value);
     return GK_OK;
 }
@@ -214,7 +278,9 @@ gk_status cpu_sequence(gk_device device, const gk_operand *out, int64_t count, d
         char *data[2] = {out->data + done * (int64_t)size, (char *)values};
         const int64_t strides[2] = {1, 1};
         half_conversion to_half = {GK_FLOAT64, out->dtype};
-        if (gk_dtype_is_half(out->dtype))
+        if (gk_dtype_is_complex(out->dtype))
+            convert_complex(n, data, strides, &to_half);
+        else if (gk_dtype_is_half(out->dtype))
             convert_half(n, data, strides, &to_half);
         else
             convert_loops[GK_FLOAT64][out->dtype](n, data, strides, NULL);

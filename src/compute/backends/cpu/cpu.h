@@ -19,13 +19,19 @@ typedef void (*cpu_inner_loop)(int64_t n, char *const *data, const int64_t *stri
 void cpu_for_each(const gk_loop *loop, const gk_operand *operands, int count,
                   cpu_inner_loop inner, const void *context);
 
-/* Of four loops for elements of 1, 2, 4 and 8 bytes, the one for `size`:
- * copies, fills and where move bytes, whatever the dtype. */
+/* A 16-byte element (complex128), moved as a whole by copies, fills,
+ * gathers and where. */
+typedef struct cpu_bytes16 {
+    uint64_t part[2];
+} cpu_bytes16;
+
+/* Of five loops for elements of 1, 2, 4, 8 and 16 bytes, the one for
+ * `size`: copies, fills and where move bytes, whatever the dtype. */
 static inline cpu_inner_loop cpu_loop_by_size(size_t size, cpu_inner_loop one,
                                               cpu_inner_loop two, cpu_inner_loop four,
-                                              cpu_inner_loop eight)
+                                              cpu_inner_loop eight, cpu_inner_loop sixteen)
 {
-    return size == 1 ? one : size == 2 ? two : size == 4 ? four : eight;
+    return size == 1 ? one : size == 2 ? two : size == 4 ? four : size == 8 ? eight : sixteen;
 }
 
 /* Marks a kernel that is compiled twice, for AVX2 and for the baseline
@@ -63,6 +69,9 @@ gk_status cpu_fill(gk_device device, const gk_loop *loop, const gk_operand *out,
                    const void *value);
 gk_status cpu_sequence(gk_device device, const gk_operand *out, int64_t count, double start,
                        double step);
+/* complex64/complex128 elementwise ops (complex.c); NULL where the op has
+ * no complex loop. */
+cpu_inner_loop cpu_complex_loop(gk_op op, gk_dtype dtype);
 gk_status cpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const gk_operand *out,
                           const gk_operand *in);
 gk_status cpu_where(gk_device device, const gk_loop *loop, const gk_operand *out,

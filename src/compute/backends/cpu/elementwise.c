@@ -790,6 +790,16 @@ gk_status cpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const
 {
     (void)device;
     gk_dtype dtype = in[0].dtype;
+    if (gk_dtype_is_complex(dtype)) {
+        cpu_inner_loop complex_inner = cpu_complex_loop(op, dtype);
+        bool complex_binary = gk_op_is_binary(op);
+        if (!complex_inner || (complex_binary && in[1].dtype != dtype))
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "cpu: no elementwise loop for %s on %s",
+                           gk_op_name(op), gk_dtype_name(dtype));
+        gk_operand complex_operands[3] = {*out, in[0], complex_binary ? in[1] : in[0]};
+        cpu_for_each(loop, complex_operands, complex_binary ? 3 : 2, complex_inner, NULL);
+        return GK_OK;
+    }
     bool half = gk_dtype_is_half(dtype);
     gk_dtype computed = half ? GK_FLOAT32 : dtype;
     cpu_inner_loop inner =
@@ -860,6 +870,18 @@ WHERE_LOOP(where_2, uint16_t)
 WHERE_LOOP(where_4, uint32_t)
 WHERE_LOOP(where_8, uint64_t)
 
+/* 16-byte elements (complex128): a plain select, as SELECT's masks need an
+ * integer type. */
+static void where_16(int64_t n, char *const *data, const int64_t *s, const void *context)
+{
+    (void)context;
+    cpu_bytes16 *out = (cpu_bytes16 *)data[0];
+    const uint8_t *c = (const uint8_t *)data[1];
+    const cpu_bytes16 *as = (const cpu_bytes16 *)data[2], *bs = (const cpu_bytes16 *)data[3];
+    for (int64_t i = 0; i < n; i++)
+        out[i * s[0]] = c[i * s[1]] ? as[i * s[2]] : bs[i * s[3]];
+}
+
 gk_status cpu_where(gk_device device, const gk_loop *loop, const gk_operand *out,
                     const gk_operand *condition, const gk_operand *a, const gk_operand *b)
 {
@@ -872,7 +894,8 @@ gk_status cpu_where(gk_device device, const gk_loop *loop, const gk_operand *out
                        gk_dtype_name(b->dtype), gk_dtype_name(out->dtype));
     gk_operand operands[4] = {*out, *condition, *a, *b};
     cpu_for_each(loop, operands, 4,
-                 cpu_loop_by_size(gk_dtype_size(out->dtype), where_1, where_2, where_4, where_8),
+                 cpu_loop_by_size(gk_dtype_size(out->dtype), where_1, where_2, where_4, where_8,
+                                  where_16),
                  NULL);
     return GK_OK;
 }

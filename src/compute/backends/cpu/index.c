@@ -82,10 +82,12 @@ GATHER(1, uint8_t)
 GATHER(2, uint16_t)
 GATHER(4, uint32_t)
 GATHER(8, uint64_t)
+GATHER(16, cpu_bytes16)
 SCATTER(1, uint8_t)
 SCATTER(2, uint16_t)
 SCATTER(4, uint32_t)
 SCATTER(8, uint64_t)
+SCATTER(16, cpu_bytes16)
 
 /* The loop for elements of `size` bytes, NULL for other sizes. */
 static cpu_inner_loop by_size(size_t size, bool scatter)
@@ -95,6 +97,7 @@ static cpu_inner_loop by_size(size_t size, bool scatter)
     case 2: return scatter ? scatter_2 : gather_2;
     case 4: return scatter ? scatter_4 : gather_4;
     case 8: return scatter ? scatter_8 : gather_8;
+    case 16: return scatter ? scatter_16 : gather_16;
     default: return NULL;
     }
 }

@@ -13,7 +13,7 @@ gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
                      int64_t b_batch_stride, char *c)
 {
     (void)device;
-    if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64)
+    if (!gk_dtype_is_inexact(dtype) || gk_dtype_is_half(dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "matmul on the CPU: %s is not a floating dtype",
                        gk_dtype_name(dtype));
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
@@ -37,6 +37,26 @@ gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
      * after another (OpenBLAS calls from several OpenMP threads at once
      * would oversubscribe the cores). */
     int im = (int)m, in = (int)n, ik = (int)k;
+    if (gk_dtype_is_complex(dtype)) {
+        bool single = dtype == GK_COMPLEX64;
+        if (!(single ? blas->cgemm : blas->zgemm))
+            return gk_fail(GK_ERR_NOT_FOUND, "matmul: %s has no %s for %s", blas->path,
+                           single ? "cblas_cgemm" : "cblas_zgemm", gk_dtype_name(dtype));
+        const float one32[2] = {1, 0}, zero32[2] = {0, 0};
+        const double one64[2] = {1, 0}, zero64[2] = {0, 0};
+        for (int64_t i = 0; i < batch; i++) {
+            const char *ai = a + (size_t)(i * a_batch_stride) * size;
+            const char *bi = b + (size_t)(i * b_batch_stride) * size;
+            char *ci = c + (size_t)(i * m * n) * size;
+            if (single)
+                blas->cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, one32, ai,
+                            ik, bi, in, zero32, ci, in);
+            else
+                blas->zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, ik, one64, ai,
+                            ik, bi, in, zero64, ci, in);
+        }
+        return GK_OK;
+    }
     for (int64_t i = 0; i < batch; i++) {
         const char *ai = a + (size_t)(i * a_batch_stride) * size;
         const char *bi = b + (size_t)(i * b_batch_stride) * size;
