@@ -34,9 +34,10 @@ static void test_device_names(void)
 
 static void test_dtypes(void)
 {
-    const char *names[] = {"bool",    "uint8", "int32", "int64",  "float32", "float64",
-                           "int8",    "int16", "uint16", "uint32", "uint64"};
-    const size_t sizes[] = {1, 1, 4, 8, 4, 8, 1, 2, 2, 4, 8};
+    const char *names[GK_DTYPE_COUNT] = {"bool",   "uint8",  "int32",   "int64",   "float32",
+                                         "float64", "int8",   "int16",   "uint16",  "uint32",
+                                         "uint64",  "float16", "bfloat16"};
+    const size_t sizes[GK_DTYPE_COUNT] = {1, 1, 4, 8, 4, 8, 1, 2, 2, 4, 8, 2, 2};
     for (int i = 0; i < GK_DTYPE_COUNT; i++) {
         if (gk_dtype_is_complex((gk_dtype)i))
             continue; /* complex: tests/package/test_complex.py */
@@ -47,23 +48,28 @@ static void test_dtypes(void)
         CHECK(gk_dtype_is_unsigned(t) == (names[i][0] == 'u'), "%s unsigned", names[i]);
         CHECK(gk_dtype_is_integer(t) == (strstr(names[i], "int") != NULL), "%s integer",
               names[i]);
+        CHECK(gk_dtype_is_half(t) == (sizes[i] == 2 && strstr(names[i], "float") != NULL),
+              "%s half", names[i]);
     }
     gk_dtype t;
-    CHECK_FAILS(gk_dtype_parse("float16", &t), GK_ERR_INVALID_ARGUMENT, "float16");
-    /* NumPy 2's np.can_cast(row, column, 'safe'), in gk_dtype order */
+    CHECK_FAILS(gk_dtype_parse("float128", &t), GK_ERR_INVALID_ARGUMENT, "float128");
+    /* NumPy 2's np.can_cast(row, column, 'safe'), in gk_dtype order; for
+     * bfloat16, which NumPy lacks: it holds bool and the 8-bit integers,
+     * and goes to float32 and float64 only */
     static const char *const safe[GK_DTYPE_COUNT] = {
-        "11111111111", "01111101111", "00110100000", "00010100000",
-        "00001100000", "00000100000", "00111111000", "00111101000",
-        "00111100111", "00010100011", "00000100001",
+        "1111111111111", "0111110111111", "0011010000000", "0001010000000",
+        "0000110000000", "0000010000000", "0011111100011", "0011110100000",
+        "0011110011100", "0001010001100", "0000010000100", "0000110000010",
+        "0000110000001",
     };
     for (int from = 0; from < GK_DTYPE_COUNT; from++)
         for (int to = 0; to < GK_DTYPE_COUNT; to++)
             CHECK(gk_can_cast((gk_dtype)from, (gk_dtype)to) == (safe[from][to] == '1'),
                   "can_cast %s -> %s", names[from], names[to]);
-    /* the float integers compute in (NumPy's, with float32 for its float16) */
+    /* the float integers compute in (NumPy's: float16 for bool and 8 bits) */
     const gk_dtype floats[GK_DTYPE_COUNT] = {
-        GK_FLOAT32, GK_FLOAT32, GK_FLOAT64, GK_FLOAT64, GK_FLOAT32, GK_FLOAT64,
-        GK_FLOAT32, GK_FLOAT32, GK_FLOAT32, GK_FLOAT64, GK_FLOAT64};
+        GK_FLOAT16, GK_FLOAT16, GK_FLOAT64, GK_FLOAT64, GK_FLOAT32, GK_FLOAT64, GK_FLOAT16,
+        GK_FLOAT32, GK_FLOAT32, GK_FLOAT64, GK_FLOAT64, GK_FLOAT16, GK_BFLOAT16};
     for (int i = 0; i < GK_DTYPE_COUNT; i++)
         CHECK(gk_float_for((gk_dtype)i) == floats[i], "float for %s", names[i]);
     /* gk_promote_types is checked pair by pair through the ops in
@@ -77,6 +83,9 @@ static void test_dtypes(void)
     CHECK(gk_promote_types(GK_INT64, GK_UINT64) == GK_FLOAT64, "int64 + uint64");
     CHECK(gk_promote_types(GK_INT16, GK_FLOAT32) == GK_FLOAT32, "int16 + float32");
     CHECK(gk_promote_types(GK_UINT32, GK_FLOAT32) == GK_FLOAT64, "uint32 + float32");
+    CHECK(gk_promote_types(GK_FLOAT16, GK_BFLOAT16) == GK_FLOAT32, "float16 + bfloat16");
+    CHECK(gk_promote_types(GK_INT16, GK_FLOAT16) == GK_FLOAT32, "int16 + float16");
+    CHECK(gk_promote_types(GK_UINT8, GK_BFLOAT16) == GK_BFLOAT16, "uint8 + bfloat16");
 }
 
 static void test_creation(gk_device device)
