@@ -97,6 +97,8 @@ float16: Final[dtype]
 bfloat16: Final[dtype]
 float32: Final[dtype]
 float64: Final[dtype]
+complex64: Final[dtype]
+complex128: Final[dtype]
 
 # The array API standard's data type functions (astype is with the array
 # functions below). finfo() and iinfo() give struct sequences.
@@ -316,6 +318,7 @@ class Array:
     def __bool__(self) -> builtins.bool: ...
     def __int__(self) -> int: ...
     def __float__(self) -> float: ...
+    def __complex__(self, /) -> complex: ...
     def __index__(self) -> int: ...
     __hash__: ClassVar[None]  # type: ignore[assignment]
     # operators (elementwise; comparisons give bool arrays)

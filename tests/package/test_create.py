@@ -137,7 +137,7 @@ def test_bad_shapes_dtypes_devices():
     with pytest.raises(TypeError):
         gk.zeros("abc")
     with pytest.raises(TypeError):
-        gk.zeros(3, dtype="complex64")
+        gk.zeros(3, dtype="float128")
     with pytest.raises(TypeError):
         gk.zeros(3, dtype=object())
     with pytest.raises(ValueError):
@@ -291,11 +291,11 @@ def test_asarray_ragged_and_deep_lists():
 
 
 def test_asarray_bad_objects():
-    for bad in ("abc", None, {"a": 1}, {1, 2}, object(), [1, "a"], [None], 1 + 2j):
+    for bad in ("abc", None, {"a": 1}, {1, 2}, object(), [1, "a"], [None]):
         with pytest.raises(TypeError):
             gk.asarray(bad)
     with pytest.raises(TypeError):
-        gk.asarray([1], dtype="complex64")
+        gk.asarray([1], dtype="float128")
     with pytest.raises(OverflowError):
         gk.asarray([1, 300], dtype="uint8")
     with pytest.raises(OverflowError):

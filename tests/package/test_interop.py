@@ -396,10 +396,10 @@ def test_from_dlpack_views():
         assert np.shares_memory(np.asarray(a), n)
 
 
-@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-def test_from_dlpack_unsupported_dtypes(dtype):
-    with pytest.raises(TypeError, match=dtype):
-        gpukit.from_dlpack(np.zeros(3, dtype=dtype))
+def test_from_dlpack_unsupported_dtypes():
+    # NumPy itself refuses to export long doubles; gpukit says so as it is
+    with pytest.raises((TypeError, BufferError)):
+        gpukit.from_dlpack(np.zeros(3, dtype=np.longdouble))
 
 
 def test_from_dlpack_read_only_is_copied():
@@ -563,10 +563,10 @@ def test_asarray_copies_read_only_and_odd_buffers():
     skewed = np.ndarray((3,), dtype=np.int32, buffer=np.arange(20, dtype=np.uint8),
                         strides=(6,))
     np.testing.assert_array_equal(host(gpukit.asarray(skewed)), skewed)
-    with pytest.raises(TypeError, match="'Zf'"):
-        gpukit.asarray(memoryview(np.zeros(2, np.complex64)))
-    with pytest.raises(TypeError, match="complex64"):
-        gpukit.asarray(np.zeros(2, np.complex64))
+    with pytest.raises(TypeError, match="'g'"):
+        gpukit.asarray(memoryview(np.zeros(2, np.longdouble)))
+    with pytest.raises(TypeError, match="'g'|float128"):
+        gpukit.asarray(np.zeros(2, np.longdouble))
 
 
 def test_asarray_producer_dropped_first():
@@ -725,7 +725,7 @@ c = gpukit.asarray(r)
 assert c.__cuda_array_interface__["data"][0] != r.n.ctypes.data
 
 # errors
-for bad, kind, text in [(Producer(n, typestr="<c8"), TypeError, "complex64"),
+for bad, kind, text in [(Producer(n, typestr="<f16"), TypeError, "float128"),
                         (Producer(n, typestr=">i4"), TypeError, "big-endian"),
                         (Producer(n, stream=0), ValueError, "stream 0")]:
     try:

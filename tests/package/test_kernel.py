@@ -532,7 +532,7 @@ def test_elementwise_wrong_devices_and_calls(accel):
     with pytest.raises(TypeError, match="unexpected keyword"):
         add(x, x, size=3)
     with pytest.raises(ValueError, match="dtype"):
-        gpukit.ElementwiseKernel("complex64 x", "float32 y", "y = x;", "complex_in")
+        gpukit.ElementwiseKernel("float128 x", "float32 y", "y = x;", "complex_in")
     with pytest.raises(ValueError, match="dtypes and names"):
         gpukit.ElementwiseKernel("float32", "float32 y", "y = 1;", "no_name")
 

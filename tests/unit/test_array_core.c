@@ -36,11 +36,10 @@ static void test_dtypes(void)
 {
     const char *names[GK_DTYPE_COUNT] = {"bool",   "uint8",  "int32",   "int64",   "float32",
                                          "float64", "int8",   "int16",   "uint16",  "uint32",
-                                         "uint64",  "float16", "bfloat16"};
-    const size_t sizes[GK_DTYPE_COUNT] = {1, 1, 4, 8, 4, 8, 1, 2, 2, 4, 8, 2, 2};
+                                         "uint64",  "float16", "bfloat16", "complex64",
+                                         "complex128"};
+    const size_t sizes[GK_DTYPE_COUNT] = {1, 1, 4, 8, 4, 8, 1, 2, 2, 4, 8, 2, 2, 8, 16};
     for (int i = 0; i < GK_DTYPE_COUNT; i++) {
-        if (gk_dtype_is_complex((gk_dtype)i))
-            continue; /* complex: tests/package/test_complex.py */
         gk_dtype t;
         CHECK_OK(gk_dtype_parse(names[i], &t));
         CHECK(t == (gk_dtype)i && gk_dtype_size(t) == sizes[i], "%s", names[i]);
@@ -50,6 +49,8 @@ static void test_dtypes(void)
               names[i]);
         CHECK(gk_dtype_is_half(t) == (sizes[i] == 2 && strstr(names[i], "float") != NULL),
               "%s half", names[i]);
+        CHECK(gk_dtype_is_complex(t) == (strstr(names[i], "complex") != NULL), "%s complex",
+              names[i]);
     }
     gk_dtype t;
     CHECK_FAILS(gk_dtype_parse("float128", &t), GK_ERR_INVALID_ARGUMENT, "float128");
@@ -57,10 +58,10 @@ static void test_dtypes(void)
      * bfloat16, which NumPy lacks: it holds bool and the 8-bit integers,
      * and goes to float32 and float64 only */
     static const char *const safe[GK_DTYPE_COUNT] = {
-        "1111111111111", "0111110111111", "0011010000000", "0001010000000",
-        "0000110000000", "0000010000000", "0011111100011", "0011110100000",
-        "0011110011100", "0001010001100", "0000010000100", "0000110000010",
-        "0000110000001",
+        "111111111111111", "011111011111111", "001101000000001", "000101000000001",
+        "000011000000011", "000001000000001", "001111110001111", "001111010000011",
+        "001111001110011", "000101000110001", "000001000010001", "000011000001011",
+        "000011000000111", "000000000000011", "000000000000001",
     };
     for (int from = 0; from < GK_DTYPE_COUNT; from++)
         for (int to = 0; to < GK_DTYPE_COUNT; to++)
@@ -69,7 +70,8 @@ static void test_dtypes(void)
     /* the float integers compute in (NumPy's: float16 for bool and 8 bits) */
     const gk_dtype floats[GK_DTYPE_COUNT] = {
         GK_FLOAT16, GK_FLOAT16, GK_FLOAT64, GK_FLOAT64, GK_FLOAT32, GK_FLOAT64, GK_FLOAT16,
-        GK_FLOAT32, GK_FLOAT32, GK_FLOAT64, GK_FLOAT64, GK_FLOAT16, GK_BFLOAT16};
+        GK_FLOAT32, GK_FLOAT32, GK_FLOAT64, GK_FLOAT64, GK_FLOAT16, GK_BFLOAT16,
+        GK_COMPLEX64, GK_COMPLEX128};
     for (int i = 0; i < GK_DTYPE_COUNT; i++)
         CHECK(gk_float_for((gk_dtype)i) == floats[i], "float for %s", names[i]);
     /* gk_promote_types is checked pair by pair through the ops in
@@ -86,6 +88,15 @@ static void test_dtypes(void)
     CHECK(gk_promote_types(GK_FLOAT16, GK_BFLOAT16) == GK_FLOAT32, "float16 + bfloat16");
     CHECK(gk_promote_types(GK_INT16, GK_FLOAT16) == GK_FLOAT32, "int16 + float16");
     CHECK(gk_promote_types(GK_UINT8, GK_BFLOAT16) == GK_BFLOAT16, "uint8 + bfloat16");
+    /* NumPy 2's result_type with complex64, in gk_dtype order (bfloat16:
+     * complex64 holds it) */
+    static const gk_dtype with_complex64[GK_DTYPE_COUNT] = {
+        GK_COMPLEX64,  GK_COMPLEX64,  GK_COMPLEX128, GK_COMPLEX128, GK_COMPLEX64,
+        GK_COMPLEX128, GK_COMPLEX64,  GK_COMPLEX64,  GK_COMPLEX64,  GK_COMPLEX128,
+        GK_COMPLEX128, GK_COMPLEX64,  GK_COMPLEX64,  GK_COMPLEX64,  GK_COMPLEX128};
+    for (int i = 0; i < GK_DTYPE_COUNT; i++)
+        CHECK(gk_promote_types((gk_dtype)i, GK_COMPLEX64) == with_complex64[i],
+              "%s + complex64", names[i]);
 }
 
 static void test_creation(gk_device device)
