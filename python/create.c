@@ -260,7 +260,7 @@ static bool is_scalar(PyObject *object)
 static bool is_number(PyObject *object)
 {
     PyNumberMethods *number = Py_TYPE(object)->tp_as_number;
-    return PyLong_Check(object) || PyFloat_Check(object) ||
+    return PyLong_Check(object) || PyFloat_Check(object) || PyComplex_Check(object) ||
            (number && (number->nb_index || number->nb_float) && !PySequence_Check(object));
 }
 

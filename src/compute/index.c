@@ -419,6 +419,11 @@ gk_status gk_searchsorted(const gk_array *sorted, const gk_array *x, bool right,
     /* Both in their promoted dtype, so the comparisons are exact (float32
      * for the 16-bit floats, which hold them exactly). */
     gk_dtype dtype = gk_promote_types(sorted->dtype, x->dtype);
+    if (gk_dtype_is_complex(dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "searchsorted: not defined for %s (complex numbers have no order; the "
+                       "array API standard searches real dtypes); search real(x) or abs(x)",
+                       gk_dtype_name(dtype));
     if (gk_dtype_is_half(dtype))
         dtype = GK_FLOAT32;
     gk_array *s = NULL, *v = NULL;

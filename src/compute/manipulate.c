@@ -321,6 +321,12 @@ gk_status gk_expand_dims(const gk_array *a, int naxes, const int *axes, gk_array
     if (naxes < 0 || ndim > GK_MAX_DIMS)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "expand_dims: %d new axes on %d would make more "
                        "than %d", naxes, a->ndim, GK_MAX_DIMS);
+    /* An axis beyond the result's is an index out of range (the standard
+     * has expand_dims raise IndexError for it). */
+    for (int i = 0; i < naxes; i++)
+        if (axes[i] < -ndim || axes[i] >= ndim)
+            return gk_fail(GK_ERR_OUT_OF_RANGE, "expand_dims: axis %d is out of range for a "
+                           "result of %d axes (use %d to %d)", axes[i], ndim, -ndim, ndim - 1);
     bool marked[GK_MAX_DIMS];
     gk_status status = mark_axes("expand_dims", ndim, naxes, axes, marked);
     if (status != GK_OK)

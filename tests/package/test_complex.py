@@ -235,13 +235,14 @@ def test_layouts(dtype):
 
 @pytest.mark.parametrize("name", ["less", "greater_equal", "maximum", "minimum", "floor",
                                   "ceil", "trunc", "remainder", "floor_divide", "atan2",
-                                  "signbit", "logaddexp"])
+                                  "signbit", "logaddexp", "searchsorted"])
 def test_refused_as_the_standard_says(name):
     a = gpukit.asarray([1 + 1j, 2 - 1j])
     function = getattr(gpukit, name)
     with pytest.raises(TypeError, match="complex"):
         function(a, a) if name in ("less", "greater_equal", "maximum", "minimum", "remainder",
-                                   "floor_divide", "atan2", "logaddexp") else function(a)
+                                   "floor_divide", "atan2", "logaddexp", "searchsorted") \
+            else function(a)
 
 
 # --- reductions and products -------------------------------------------------

@@ -133,6 +133,8 @@
         R a = F(creal)(x), b = F(cimag)(x);                                                      \
         if (isinf(a) || b != b || isinf(b)) /* glibc's cexp has the special cases */ \
             return C(cexp)(x) - 1;                                                         \
+        if (b == 0) /* the standard's: +0 + 0j for +-0, NaN + 0j for NaN */              \
+            return make_##SUFFIX(a == 0 ? (R)0 : F(expm1)(a), b);                          \
         R half = F(sin)(b / 2);                                                            \
         return make_##SUFFIX(F(expm1)(a) * F(cos)(b) - 2 * half * half, F(exp)(a) * F(sin)(b)); \
     }                                                                                      \
