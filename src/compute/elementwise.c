@@ -437,21 +437,22 @@ static gk_status value_array(gk_device device, gk_dtype dtype, double value, gk_
     return gk_from_host(device, dtype, 0, NULL, bytes, out);
 }
 
-gk_status gk_binary_value_complex(gk_op op, const gk_array *a, double re, double im,
-                                  bool value_first, gk_array **out)
+/* The checks both gk_binary_value calls start with. */
+static gk_status check_value_call(gk_op op, const gk_array *a)
 {
-    *out = NULL;
     if (!a)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "binary_value (%s): the array is NULL",
                        gk_op_name(op));
-    gk_status status = check_binary_op(op, "binary_value");
-    if (status != GK_OK)
-        return status;
-    gk_dtype dtype = gk_value_dtype(a->dtype, GK_VALUE_COMPLEX);
-    unsigned char bytes[GK_DTYPE_MAX_SIZE];
-    gk_dtype_store_complex(dtype, re, im, bytes);
+    return check_binary_op(op, "binary_value");
+}
+
+/* op of a and the 0-d array of `dtype` holding `bytes`, in that order or
+ * (value_first) the other. */
+static gk_status with_value(gk_op op, const gk_array *a, gk_dtype dtype, const void *bytes,
+                            bool value_first, gk_array **out)
+{
     gk_array *scalar;
-    status = gk_from_host(gk_array_device(a), dtype, 0, NULL, bytes, &scalar);
+    gk_status status = gk_from_host(gk_array_device(a), dtype, 0, NULL, bytes, &scalar);
     if (status != GK_OK)
         return status;
     status = value_first ? gk_binary(op, scalar, a, out) : gk_binary(op, a, scalar, out);
@@ -459,14 +460,24 @@ gk_status gk_binary_value_complex(gk_op op, const gk_array *a, double re, double
     return status;
 }
 
+gk_status gk_binary_value_complex(gk_op op, const gk_array *a, double re, double im,
+                                  bool value_first, gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_value_call(op, a);
+    if (status != GK_OK)
+        return status;
+    gk_dtype dtype = gk_value_dtype(a->dtype, GK_VALUE_COMPLEX);
+    unsigned char bytes[GK_DTYPE_MAX_SIZE];
+    gk_dtype_store_complex(dtype, re, im, bytes);
+    return with_value(op, a, dtype, bytes, value_first, out);
+}
+
 gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_kind kind,
                           bool value_first, gk_array **out)
 {
     *out = NULL;
-    if (!a)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "binary_value (%s): the array is NULL",
-                       gk_op_name(op));
-    gk_status status = check_binary_op(op, "binary_value");
+    gk_status status = check_value_call(op, a);
     if (status != GK_OK)
         return status;
     if (kind == GK_VALUE_COMPLEX)
@@ -495,13 +506,9 @@ gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_ki
                            describe(a, da, sizeof da));
         }
     }
-    gk_array *scalar;
-    status = value_array(gk_array_device(a), dtype, value, &scalar);
-    if (status != GK_OK)
-        return status;
-    status = value_first ? gk_binary(op, scalar, a, out) : gk_binary(op, a, scalar, out);
-    gk_array_free(scalar);
-    return status;
+    unsigned char bytes[GK_DTYPE_MAX_SIZE];
+    gk_dtype_store(dtype, value, bytes);
+    return with_value(op, a, dtype, bytes, value_first, out);
 }
 
 gk_status gk_binary_scalar(gk_op op, const gk_array *a, double value, gk_array **out)
