@@ -14,14 +14,20 @@ static const struct {
     char kind;  /* b(ool), i(nteger), u(nsigned), f(loat), c(omplex) */
     int digits; /* integers: value bits (without the sign); floats and complex: significand
                  * bits (of each part) */
-    int range;  /* floats and complex: the largest exponent */
+    int range;  /* floats and complex: the largest exponent; 0 for the others */
 } dtypes[GK_DTYPE_COUNT] = {
-    [GK_BOOL] = {"bool", 1, 'b', 1},       [GK_INT8] = {"int8", 1, 'i', 7},
-    [GK_INT16] = {"int16", 2, 'i', 15},    [GK_INT32] = {"int32", 4, 'i', 31},
-    [GK_INT64] = {"int64", 8, 'i', 63},    [GK_UINT8] = {"uint8", 1, 'u', 8},
-    [GK_UINT16] = {"uint16", 2, 'u', 16},  [GK_UINT32] = {"uint32", 4, 'u', 32},
-    [GK_UINT64] = {"uint64", 8, 'u', 64},  [GK_FLOAT16] = {"float16", 2, 'f', 11, 15},
-    [GK_BFLOAT16] = {"bfloat16", 2, 'f', 8, 127}, [GK_FLOAT32] = {"float32", 4, 'f', 24, 127},
+    [GK_BOOL] = {"bool", 1, 'b', 1, 0},
+    [GK_INT8] = {"int8", 1, 'i', 7, 0},
+    [GK_INT16] = {"int16", 2, 'i', 15, 0},
+    [GK_INT32] = {"int32", 4, 'i', 31, 0},
+    [GK_INT64] = {"int64", 8, 'i', 63, 0},
+    [GK_UINT8] = {"uint8", 1, 'u', 8, 0},
+    [GK_UINT16] = {"uint16", 2, 'u', 16, 0},
+    [GK_UINT32] = {"uint32", 4, 'u', 32, 0},
+    [GK_UINT64] = {"uint64", 8, 'u', 64, 0},
+    [GK_FLOAT16] = {"float16", 2, 'f', 11, 15},
+    [GK_BFLOAT16] = {"bfloat16", 2, 'f', 8, 127},
+    [GK_FLOAT32] = {"float32", 4, 'f', 24, 127},
     [GK_FLOAT64] = {"float64", 8, 'f', 53, 1023},
     [GK_COMPLEX64] = {"complex64", 8, 'c', 24, 127},
     [GK_COMPLEX128] = {"complex128", 16, 'c', 53, 1023},
