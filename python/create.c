@@ -138,11 +138,6 @@ static int store_integer(PyObject *value, PyObject *integer, gk_dtype dtype, voi
     return 0;
 }
 
-static void store_double(double value, gk_dtype dtype, void *bytes)
-{
-    gk_dtype_store(dtype, value, bytes); /* one rounding, as a cast */
-}
-
 int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)
 {
     if (PyComplex_Check(value)) {
@@ -172,7 +167,7 @@ int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)
         if (truth < 0)
             return -1;
         if (gk_dtype_is_float(dtype))
-            store_double(truth, dtype, bytes);
+            gk_dtype_store(dtype, truth, bytes);
         else if (dtype == GK_BOOL)
             *(uint8_t *)bytes = (uint8_t)truth;
         else
@@ -184,7 +179,7 @@ int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)
             double d = PyLong_AsDouble(value);
             if (d == -1.0 && PyErr_Occurred())
                 return -1;
-            store_double(d, dtype, bytes);
+            gk_dtype_store(dtype, d, bytes);
             return 0;
         }
         return store_integer(value, value, dtype, bytes);
@@ -192,7 +187,7 @@ int gkpy_store_scalar(PyObject *value, gk_dtype dtype, void *bytes)
     if (PyFloat_Check(value)) {
         double d = PyFloat_AS_DOUBLE(value);
         if (gk_dtype_is_float(dtype)) {
-            store_double(d, dtype, bytes);
+            gk_dtype_store(dtype, d, bytes);
             return 0;
         }
         /* Truncation toward zero, as NumPy's float-to-int cast; what has no

@@ -177,10 +177,10 @@ static PyMethodDef dtype_methods[] = {
 
 static PyType_Slot dtype_slots[] = {
     {Py_tp_doc, "An element type of gpukit arrays: gpukit.bool, int8, int16, int32, int64, uint8, "
-                "uint16, uint32, uint64, float32 or float64 (the array API standard's real "
-                "dtypes), complex64 or complex128 (CPU only), float16 or bfloat16 (16-bit floats computed in float32).\n\nEqual "
-                "to its name and to NumPy's dtype of the same name: gpukit.float32 == "
-                "'float32' == numpy.float32."},
+                "uint16, uint32, uint64, float32, float64, complex64 or complex128 (the array "
+                "API standard's dtypes; complex on the CPU only for now), float16 or bfloat16 "
+                "(16-bit floats computed in float32).\n\nEqual to its name and to NumPy's "
+                "dtype of the same name: gpukit.float32 == 'float32' == numpy.float32."},
     {Py_tp_repr, dtype_repr},
     {Py_tp_str, dtype_str},
     {Py_tp_hash, dtype_hash},
@@ -290,7 +290,7 @@ PyDoc_STRVAR(isdtype_doc,
 "Whether `dtype` is of `kind`: a dtype (the same one), a kind name or a\n"
 "tuple of those (any of them). The kinds: 'bool', 'signed integer',\n"
 "'unsigned integer', 'integral' (both), 'real floating', 'complex\n"
-"floating' (no gpukit dtype) and 'numeric' (every dtype but bool).\n"
+"floating' and 'numeric' (every dtype but bool).\n"
 "TypeError for what is not a dtype, ValueError for an unknown kind name.");
 
 static PyObject *py_isdtype(PyObject *module, PyObject *const *args, Py_ssize_t nargs,

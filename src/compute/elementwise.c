@@ -93,8 +93,8 @@ enum { K_BOOL = 1, K_INT = 2, K_FLOAT = 4, K_COMPLEX = 8 };
  * integers, atan2 and the like take real numbers only). */
 #define K_ANY (K_BOOL | K_INT | K_FLOAT)
 #define K_ALL (K_ANY | K_COMPLEX)
-#define K_NUMBER_C (K_NUMBER | K_COMPLEX)
 #define K_NUMBER (K_INT | K_FLOAT)
+#define K_NUMBER_C (K_NUMBER | K_COMPLEX)
 #define K_INTEGRAL (K_BOOL | K_INT)
 
 /* The dtype an op computes in, from its operands' (promoted) dtype: SAME
@@ -111,7 +111,7 @@ typedef struct op_rule {
 static const op_rule rules[GK_OP_COUNT] = {
     [GK_ADD] = {2, K_ALL, SAME},          [GK_SUB] = {2, K_NUMBER_C, SAME},
     [GK_MUL] = {2, K_ALL, SAME},          [GK_DIV] = {2, K_ALL, TRUE_DIV},
-    [GK_POW] = {2, K_NUMBER_C, SAME},       [GK_MINIMUM] = {2, K_ANY, SAME},
+    [GK_POW] = {2, K_NUMBER_C, SAME},     [GK_MINIMUM] = {2, K_ANY, SAME},
     [GK_MAXIMUM] = {2, K_ANY, SAME},      [GK_EQ] = {2, K_ALL, TO_BOOL},
     [GK_NE] = {2, K_ALL, TO_BOOL},        [GK_LT] = {2, K_ANY, TO_BOOL},
     [GK_LE] = {2, K_ANY, TO_BOOL},        [GK_GT] = {2, K_ANY, TO_BOOL},
@@ -139,7 +139,7 @@ static const op_rule rules[GK_OP_COUNT] = {
     [GK_SIGNBIT] = {1, K_ANY, TO_BOOL},   [GK_ISNAN] = {1, K_ALL, TO_BOOL},
     [GK_ISINF] = {1, K_ALL, TO_BOOL},     [GK_ISFINITE] = {1, K_ALL, TO_BOOL},
     [GK_LOG2] = {1, K_ALL, MATH},         [GK_LOG10] = {1, K_ALL, MATH},
-    [GK_SQUARE] = {1, K_NUMBER_C, SAME},    [GK_POSITIVE] = {1, K_NUMBER_C, SAME},
+    [GK_SQUARE] = {1, K_NUMBER_C, SAME},  [GK_POSITIVE] = {1, K_NUMBER_C, SAME},
     [GK_RECIPROCAL] = {1, K_NUMBER_C, SAME}, [GK_BITWISE_INVERT] = {1, K_INTEGRAL, SAME},
     [GK_LOGICAL_NOT] = {1, K_ANY, TO_BOOL}, [GK_CONJ] = {1, K_ALL, SAME},
     [GK_REAL] = {1, K_ALL, SAME},         [GK_IMAG] = {1, K_ALL, SAME},
