@@ -238,7 +238,8 @@ DEVICE_DTYPES = {}
 
 
 def device_dtypes(device):
-    """The standard's dtypes `device` has (GPU devices lack complex, for now)."""
+    """The standard's dtypes `device` has (one without double precision lacks
+    float64 and complex128)."""
     if device not in DEVICE_DTYPES:
         DEVICE_DTYPES[device] = gpukit.__array_namespace_info__().dtypes(device=device)
     return DEVICE_DTYPES[device]
@@ -320,7 +321,8 @@ def table():
         "- ✗ fails for a dtype the standard asks the function to take (its \"Should have a",
         "  ... data type\") and NumPy takes (listed below)",
         "- – fails for a dtype the standard does not ask for (or NumPy rejects too)",
-        "- · gpukit has no such dtype, or not on that device (complex on GPU devices, for now)",
+        "- · gpukit has no such dtype, or not on that device (float64 and complex128 need "
+        "double precision)",
         "",
         "float16 and bfloat16 are not the standard's; gpukit adds them for GPU work. The",
         "function-by-function behaviour (special values, shapes, errors) is tested by",

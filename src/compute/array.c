@@ -148,10 +148,10 @@ static gk_status new_handles(gk_dtype dtype, int ndim, const int64_t *shape, gk_
     return GK_OK;
 }
 
-/* Refuses arrays of dtypes the device cannot hold at all: complex ones on
- * GPUs. float64 on OpenCL devices without double precision is not refused
- * here (such arrays may still be made and moved; their kernels refuse
- * them), which is why only complex dtypes ask the backend. */
+/* Refuses complex arrays on a device that cannot compute them (complex128
+ * without double precision). float64 there is not refused here (such
+ * arrays may still be made and moved; their kernels refuse them), which is
+ * why only complex dtypes ask the backend. */
 static gk_status check_device_dtype(gk_device device, gk_dtype dtype, const char *what)
 {
     if (!gk_dtype_is_complex(dtype))
@@ -162,8 +162,8 @@ static gk_status check_device_dtype(gk_device device, gk_dtype dtype, const char
         return status;
     char name[GK_DEVICE_NAME_MAX];
     return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
-                   "%s: %s does not support %s (complex dtypes are CPU-only for now); compute "
-                   "on the CPU: x.to(\"cpu\")",
+                   "%s: %s does not support %s (no double precision); use complex64 there, "
+                   "or compute on the CPU: x.to(\"cpu\")",
                    what, gk_device_name(device, name, sizeof name), gk_dtype_name(dtype));
 }
 

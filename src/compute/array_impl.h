@@ -47,11 +47,15 @@ gk_status gk_narrow_to(gk_array **result, gk_dtype dtype);
  * fn to the real and imaginary parts of a (views of its component dtype)
  * and joins the two (equal-shaped, float32 or float64) results into a new
  * complex array. gk_complex_prod is the product along `axis`
- * (GK_ALL_AXES: of every element). */
+ * (GK_ALL_AXES: of every element), gk_complex_cumprod the running product
+ * (GK_ALL_AXES: of the flattened array) and gk_complex_sort sorts the last
+ * axis in NumPy's order (values, or int64 indices; stable). */
 typedef gk_status (*gk_part_fn)(const gk_array *part, const void *context, gk_array **out);
 gk_status gk_complex_by_parts(const gk_array *a, gk_part_fn fn, const void *context,
                               gk_array **out);
 gk_status gk_complex_prod(const gk_array *a, int axis, bool keepdims, gk_array **out);
+gk_status gk_complex_cumprod(const gk_array *a, int axis, gk_array **out);
+gk_status gk_complex_sort(const gk_array *a, bool want_indices, gk_array **out);
 
 /* A new handle on the same memory, shape and strides (for views to adjust). */
 gk_status gk_array_view(const gk_array *a, gk_array **out);

@@ -3,7 +3,9 @@
  * and imaginary parts as views of the component dtype (gk_unary's real
  * and imag of a complex array cost nothing) and join the two results; the
  * product, which mixes the parts, is a tree of elementwise complex
- * multiplications. All of it is device-agnostic. */
+ * multiplications, the running product a doubling scan of them; sorting is
+ * stable sorts of the parts and of where NaNs are. All of it is device-agnostic: any device
+ * with complex elementwise kernels has them. */
 #include "compute/array_impl.h"
 
 #include "core/error.h"
@@ -112,5 +114,135 @@ gk_status gk_complex_prod(const gk_array *a, int axis, bool keepdims, gk_array *
     } else if (status == GK_OK) {
         *out = result;
     }
+    return status;
+}
+
+gk_status gk_complex_cumprod(const gk_array *a, int axis, gk_array **out)
+{
+    *out = NULL;
+    gk_array *x = NULL;
+    gk_status status;
+    int ax = 0;
+    if (axis == GK_ALL_AXES || (a->ndim == 0 && (axis == 0 || axis == -1))) {
+        int64_t flat = -1;
+        gk_array *view = NULL;
+        status = gk_reshape(a, 1, &flat, &view);
+        if (status == GK_OK)
+            status = gk_copy(view, &x);
+        gk_array_free(view);
+    } else {
+        status = gk_normalize_axis(a, axis, &ax);
+        if (status != GK_OK)
+            return gk_fail(status, "cumprod: %s", gk_last_error());
+        status = gk_copy(a, &x);
+    }
+    /* Hillis and Steele's scan: after the step of distance d, element i
+     * holds the product of elements i - 2d + 1 ... i; log2(n) steps, each
+     * one elementwise product into a fresh array (no element is read after
+     * it was overwritten). */
+    int64_t n = status == GK_OK ? x->shape[ax] : 0;
+    for (int64_t d = 1; status == GK_OK && d < n; d *= 2) {
+        gk_array *high = NULL, *low = NULL, *product = NULL;
+        status = gk_slice(x, ax, d, n, 1, &high);
+        if (status == GK_OK)
+            status = gk_slice(x, ax, 0, n - d, 1, &low);
+        if (status == GK_OK)
+            status = gk_binary(GK_MUL, high, low, &product);
+        if (status == GK_OK)
+            status = gk_assign(high, product);
+        gk_array_free(high);
+        gk_array_free(low);
+        gk_array_free(product);
+    }
+    if (status == GK_OK)
+        *out = x;
+    else
+        gk_array_free(x);
+    return status;
+}
+
+/* The stable argsort of `key` along the last axis, applied to `order`
+ * (take_along_axis): the permutation that sorts key's rows as `order`
+ * arranges them. `order` NULL: the plain argsort. */
+static gk_status sort_by(const gk_array *key, const gk_array *order, gk_array **out)
+{
+    *out = NULL;
+    gk_array *arranged = NULL, *indices = NULL;
+    gk_status status = GK_OK;
+    if (order)
+        status = gk_take_along_axis(key, order, -1, &arranged);
+    if (status == GK_OK)
+        status = gk_argsort(order ? arranged : key, &indices);
+    gk_array_free(arranged);
+    if (status != GK_OK || !order) {
+        *out = indices;
+        return status;
+    }
+    status = gk_take_along_axis(order, indices, -1, out);
+    gk_array_free(indices);
+    return status;
+}
+
+/* Which of NumPy's four ranks of complex values each element of a has,
+ * as int8: 0 neither part NaN, 1 only the imaginary part, 2 only the real
+ * part, 3 both (2 isnan(re) + isnan(im)). */
+static gk_status nan_rank(const gk_array *re, const gk_array *im, gk_array **out)
+{
+    *out = NULL;
+    gk_array *nan_re = NULL, *nan_im = NULL, *rank_re = NULL, *rank_im = NULL, *twice = NULL;
+    gk_status status = gk_unary(GK_ISNAN, re, &nan_re);
+    if (status == GK_OK)
+        status = gk_unary(GK_ISNAN, im, &nan_im);
+    if (status == GK_OK)
+        status = gk_cast(nan_re, GK_INT8, &rank_re);
+    if (status == GK_OK)
+        status = gk_cast(nan_im, GK_INT8, &rank_im);
+    if (status == GK_OK)
+        status = gk_binary_scalar(GK_MUL, rank_re, 2, &twice);
+    if (status == GK_OK)
+        status = gk_binary(GK_ADD, twice, rank_im, out);
+    gk_array_free(nan_re);
+    gk_array_free(nan_im);
+    gk_array_free(rank_re);
+    gk_array_free(rank_im);
+    gk_array_free(twice);
+    return status;
+}
+
+gk_status gk_complex_sort(const gk_array *a, bool want_indices, gk_array **out)
+{
+    *out = NULL;
+    /* NumPy's order: values without NaN by real part, then imaginary part;
+     * then R + nanj by real part, nan + Rj by imaginary part, and nan +
+     * nanj last. So three stable sorts, the least significant key first:
+     * the imaginary part, the real part, the NaN rank. */
+    gk_array *re = NULL, *im = NULL, *rank = NULL, *by_imag = NULL, *by_real = NULL;
+    gk_array *order = NULL;
+    gk_status status = gk_unary(GK_REAL, a, &re);
+    if (status == GK_OK)
+        status = gk_unary(GK_IMAG, a, &im);
+    if (status == GK_OK && a->ndim == 0) { /* its own sorted form */
+        status = want_indices ? gk_argsort(re, out) : gk_copy(a, out);
+    } else if (status == GK_OK) {
+        status = nan_rank(re, im, &rank);
+        if (status == GK_OK)
+            status = sort_by(im, NULL, &by_imag);
+        if (status == GK_OK)
+            status = sort_by(re, by_imag, &by_real);
+        if (status == GK_OK)
+            status = sort_by(rank, by_real, &order);
+        if (status == GK_OK && want_indices) {
+            *out = order;
+            order = NULL;
+        } else if (status == GK_OK) {
+            status = gk_take_along_axis(a, order, -1, out);
+        }
+    }
+    gk_array_free(re);
+    gk_array_free(im);
+    gk_array_free(rank);
+    gk_array_free(by_imag);
+    gk_array_free(by_real);
+    gk_array_free(order);
     return status;
 }

@@ -3,7 +3,8 @@
  * contiguous and the outputs; the backend sorts or scans (backend.h).
  *
  * - sort/argsort: NaN sorts last (NumPy); equal keys keep their order. A
- *   0-d array is its own sorted form (argsort: 0), as PyTorch.
+ *   0-d array is its own sorted form (argsort: 0), as PyTorch. Complex
+ *   sorts in NumPy's order (complex.c).
  * - cumsum, cumprod: int64 for signed integers and bool, uint64 for
  *   unsigned ones, the float type for floats. Axis GK_ALL_AXES flattens
  *   (C order) to a 1-d result, as NumPy's cumsum without an axis; a 0-d
@@ -24,11 +25,8 @@ static gk_status sort(const gk_array *a, bool want_indices, gk_array **out)
     *out = NULL;
     if ((unsigned)a->dtype >= GK_DTYPE_COUNT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", name, (int)a->dtype);
-    if (gk_dtype_is_complex(a->dtype))
-        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
-                       "%s: not defined for %s (complex numbers have no order; the array API "
-                       "standard sorts real dtypes); sort abs(x), real(x) or imag(x)",
-                       name, gk_dtype_name(a->dtype));
+    if (gk_dtype_is_complex(a->dtype)) /* NumPy's order (complex.c) */
+        return gk_complex_sort(a, want_indices, out);
     if (gk_dtype_is_half(a->dtype)) { /* sorted as float32: exact both ways */
         gk_array *wide = NULL;
         gk_status status = gk_widen_half(a, &wide);
@@ -83,16 +81,9 @@ static gk_status scan(gk_reduction op, const gk_array *a, int axis, gk_array **o
     const char *name = op == GK_SUM ? "cumsum" : "cumprod";
     if ((unsigned)a->dtype >= GK_DTYPE_COUNT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", name, (int)a->dtype);
-    if (gk_dtype_is_complex(a->dtype)) {
-        /* running sums part by part; a running product mixes the parts and
-         * has no loop yet */
-        if (op == GK_SUM)
-            return gk_complex_by_parts(a, scan_part, &axis, out);
-        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
-                       "%s: not implemented for %s yet (cumulative sums are); compute it on "
-                       "NumPy's array (np.asarray(x))",
-                       name, gk_dtype_name(a->dtype));
-    }
+    if (gk_dtype_is_complex(a->dtype)) /* running sums part by part */
+        return op == GK_SUM ? gk_complex_by_parts(a, scan_part, &axis, out)
+                            : gk_complex_cumprod(a, axis, out);
     if (gk_dtype_is_half(a->dtype)) { /* running sums in float32 */
         gk_array *wide = NULL;
         gk_status status = gk_widen_half(a, &wide);

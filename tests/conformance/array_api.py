@@ -13,8 +13,8 @@ It prints each one's share of the tests that pass, and fails when
   off until gpukit gets there): gpukit's share on a device is below NumPy's.
 
 Shares are over the union of the tests collected for the three: a test that
-is not collected for gpukit (a dtype gpukit lacks, such as complex64) counts
-as not passing.
+is not collected for gpukit (a dtype the device lacks, such as float64
+without double precision) counts as not passing.
 
     python tests/conformance/array_api.py [--max-examples N] [--update-baseline]
 
@@ -60,8 +60,8 @@ def targets(requested):
         print("conformance: no OpenCL device; GPUKIT_TEST_NO_GPU_DEVICE=1, so only the cpu")
         names.remove("opencl")
     # The suite draws every standard dtype the namespace has; those gpukit
-    # or the run's device lacks (complex on GPU devices, for now) are
-    # skipped (it cannot even start otherwise).
+    # or the run's device lacks (float64 and complex128 where a device has
+    # no double precision) are skipped (it cannot even start otherwise).
     info = gpukit.__array_namespace_info__()
     runs = []
     for name in names:

@@ -1,12 +1,14 @@
-"""complex64 and complex128 against NumPy 2 on the CPU device: creation
-and interop, conversions, arithmetic, the standard's complex functions over
+"""complex64 and complex128 against NumPy 2 on every device (the CPU's
+loops over glibc, the GPU kernels over kernels/complex.h): creation and
+interop, conversions, arithmetic, the standard's complex functions over
 special values (zeros of both signs, infinities and NaN in each part),
-reductions, matmul and vecdot, printing; the refusals the standard asks for
-(ordering, rounding down, remainder ...) as TypeError; and on GPU devices,
-which have no complex kernels yet, a clear refusal naming the fix."""
-import cmath
+reductions, running products, sorting in NumPy's order, matmul and vecdot,
+printing; the refusals the standard asks for (ordering, rounding down,
+remainder ...) as TypeError. A device without double precision refusing
+complex128 is test_dtypes.py's test_a_device_without_float64_says_so."""
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -103,17 +105,45 @@ def test_round_trips(dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
+def test_devices_hold_and_move_complex(device, dtype):
+    x = values(dtype)
+    a = gpukit.asarray(x, device=device)
+    assert a.dtype == dtype and str(a.device) == device
+    same(host(a), x)
+    same(host(a.to("cpu")), x)
+    same(host(gpukit.asarray(x.tolist(), dtype=dtype, device=device)), x)
+    same(host(gpukit.full(3, 1.5 - 2j, dtype=dtype, device=device)), np.full(3, 1.5 - 2j, dtype))
+    same(host(gpukit.zeros((2, 2), dtype=dtype, device=device)), np.zeros((2, 2), dtype))
+    assert complex(a[3]) == complex(x[3])
+    # moves: where, masks, take, concat, flip (16-byte elements move as pairs)
+    mask = np.isfinite(x.real)
+    same(host(a[gpukit.asarray(mask, device=device)]), x[mask])
+    same(host(gpukit.where(gpukit.asarray(mask, device=device), a, -a)),
+         np.where(mask, x, -x))
+    order = RNG.permutation(len(x))
+    same(host(gpukit.take(a, gpukit.asarray(order, device=device))), x[order])
+    same(host(gpukit.concat([a, a[::-3]])), np.concatenate([x, x[::-3]]))
+    b = gpukit.asarray(x, device=device)
+    b[gpukit.asarray(order[:5], device=device)] = 7 - 1j
+    y = x.copy()
+    y[order[:5]] = 7 - 1j
+    same(host(b), y)
+    info = gpukit.__array_namespace_info__()
+    assert dtype in info.dtypes(device=device)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("target", ["bool", "int32", "float32", "float64", "complex64",
                                     "complex128"])
-def test_conversions(dtype, target):
+def test_conversions(device, dtype, target):
     x = np.concatenate([RANDOM, [0, -0.0, 1j, 2 + 0j]]).astype(dtype)
-    got = gpukit.astype(gpukit.asarray(x), target)
-    with np.errstate(all="ignore"), np.testing.suppress_warnings() as s:
-        s.filter(np.exceptions.ComplexWarning)
+    got = gpukit.astype(gpukit.asarray(x, device=device), target)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         expected = x.astype(target)
     same(host(got), expected)
     real = RNG.normal(size=50).astype("float32")
-    same(host(gpukit.astype(gpukit.asarray(real), dtype)), real.astype(dtype))
+    same(host(gpukit.astype(gpukit.asarray(real, device=device), dtype)), real.astype(dtype))
 
 
 # --- elementwise -------------------------------------------------------------
@@ -133,42 +163,42 @@ MATH_UNARY = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "log1p": np.log1p,
 
 @pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("name", sorted(EXACT_BINARY))
-def test_exact_binary(dtype, name):
+def test_exact_binary(device, dtype, name):
     x = values(dtype)
     y = RNG.permutation(x)
     with np.errstate(all="ignore"):
         expected = EXACT_BINARY[name](x, y)
-    same(host(getattr(gpukit, name)(gpukit.asarray(x), gpukit.asarray(y))), expected)
+    same(host(getattr(gpukit, name)(gpukit.asarray(x, device=device), gpukit.asarray(y, device=device))), expected)
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-def test_multiply(dtype):
+def test_multiply(device, dtype):
     # NumPy's infinities and NaNs (C99 Annex G's), the finite products
     # within an ulp: gpukit's AVX2 loops fuse a*c - b*d into an FMA
     x = values(dtype)
     y = RNG.permutation(x)
     with np.errstate(all="ignore"):
         expected = x * y
-    same(host(gpukit.asarray(x) * gpukit.asarray(y)), expected, rtol=tolerance(dtype))
+    same(host(gpukit.asarray(x, device=device) * gpukit.asarray(y, device=device)), expected, rtol=tolerance(dtype))
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-def test_divide_and_pow_on_finite_values(dtype):
+def test_divide_and_pow_on_finite_values(device, dtype):
     x = RANDOM.astype(dtype)
     y = RNG.permutation(x)
-    a, b = gpukit.asarray(x), gpukit.asarray(y)
+    a, b = gpukit.asarray(x, device=device), gpukit.asarray(y, device=device)
     same(host(a / b), x / y, rtol=tolerance(dtype))
-    same(host(a ** gpukit.asarray(np.full(x.shape, 2 + 0j, dtype))), x ** 2, rtol=tolerance(dtype) * 4)
+    same(host(a ** gpukit.asarray(np.full(x.shape, 2 + 0j, dtype), device=device)), x ** 2, rtol=tolerance(dtype) * 4)
     same(host(gpukit.pow(a, b)), np.power(x, y), rtol=tolerance(dtype) * 100)
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("name", sorted(EXACT_UNARY))
-def test_exact_unary(dtype, name):
+def test_exact_unary(device, dtype, name):
     x = values(dtype)
     with np.errstate(all="ignore"):
         expected = np.asarray(EXACT_UNARY[name](x))
-    got = getattr(gpukit, name)(gpukit.asarray(x))
+    got = getattr(gpukit, name)(gpukit.asarray(x, device=device))
     same(host(got), expected if name != "square" else expected, rtol=0 if name != "square"
          else tolerance(dtype))
 
@@ -188,9 +218,9 @@ STANDARD_NOT_NUMPY = {
 
 @pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("name", sorted(STANDARD_NOT_NUMPY))
-def test_standard_special_cases_numpy_misses(dtype, name):
+def test_standard_special_cases_numpy_misses(device, dtype, name):
     cases = STANDARD_NOT_NUMPY[name]
-    got = getattr(gpukit, name)(gpukit.asarray(np.array([c[0] for c in cases], dtype)))
+    got = getattr(gpukit, name)(gpukit.asarray(np.array([c[0] for c in cases], dtype), device=device))
     for (x, expected), value in zip(cases, got.tolist()):
         for part in ("real", "imag"):
             g, e = getattr(value, part), getattr(expected, part)
@@ -202,7 +232,7 @@ def test_standard_special_cases_numpy_misses(dtype, name):
 
 @pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("name", sorted(MATH_UNARY))
-def test_math_functions(dtype, name):
+def test_math_functions(device, dtype, name):
     # random values: within the precision; special values: NumPy's (C99
     # Annex G's) infinities, NaNs and zeros, the finite parts within the
     # precision too. Where NumPy departs from the standard (expm1 and sign
@@ -212,32 +242,32 @@ def test_math_functions(dtype, name):
         x = x[np.isfinite(x.real) & np.isfinite(x.imag)]
     with np.errstate(all="ignore"):
         expected = np.asarray(MATH_UNARY[name](x))
-    got = getattr(gpukit, name)(gpukit.asarray(x))
+    got = getattr(gpukit, name)(gpukit.asarray(x, device=device))
     assert got.dtype == expected.dtype
     same(host(got), expected, rtol=tolerance(dtype) * 8)
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-def test_layouts(dtype):
+def test_layouts(device, dtype):
     x = RANDOM[:48].astype(dtype).reshape(6, 8)
-    a = gpukit.asarray(x)
+    a = gpukit.asarray(x, device=device)
     same(host(a[::-2, 1::3] - a[::-2, 1::3].T.T), x[::-2, 1::3] - x[::-2, 1::3])
     same(host(a[::-2, 1::3] * a[::-2, 1::3]), x[::-2, 1::3] * x[::-2, 1::3],
          rtol=tolerance(dtype))
     same(host(a + a[0]), x + x[0])
     same(host(gpukit.exp(a.T)), np.exp(x.T), rtol=tolerance(dtype) * 8)
     same(host(gpukit.real(a)[1:]), np.real(x)[1:])
-    e = gpukit.asarray(np.zeros((0, 3), dtype))
+    e = gpukit.asarray(np.zeros((0, 3), dtype), device=device)
     assert (e * e).shape == (0, 3) and gpukit.sum(e).item() == 0
-    z = gpukit.asarray(np.complex128(1 + 2j).astype(dtype))
+    z = gpukit.asarray(np.complex128(1 + 2j).astype(dtype), device=device)
     assert z.ndim == 0 and complex(z * z) == complex(np.asarray(1 + 2j, dtype) ** 2)
 
 
 @pytest.mark.parametrize("name", ["less", "greater_equal", "maximum", "minimum", "floor",
                                   "ceil", "trunc", "remainder", "floor_divide", "atan2",
                                   "signbit", "logaddexp", "searchsorted"])
-def test_refused_as_the_standard_says(name):
-    a = gpukit.asarray([1 + 1j, 2 - 1j])
+def test_refused_as_the_standard_says(device, name):
+    a = gpukit.asarray([1 + 1j, 2 - 1j], device=device)
     function = getattr(gpukit, name)
     with pytest.raises(TypeError, match="complex"):
         function(a, a) if name in ("less", "greater_equal", "maximum", "minimum", "remainder",
@@ -248,9 +278,9 @@ def test_refused_as_the_standard_says(name):
 # --- reductions and products -------------------------------------------------
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-def test_reductions(dtype):
+def test_reductions(device, dtype):
     x = RANDOM.astype(dtype).reshape(10, 20)
-    a = gpukit.asarray(x)
+    a = gpukit.asarray(x, device=device)
     for name in ("sum", "mean", "prod"):
         rtol = tolerance(dtype) * (100 if name == "prod" else 10)
         same(host(getattr(gpukit, name)(a)), np.asarray(getattr(np, name)(x)), rtol=rtol)
@@ -262,30 +292,45 @@ def test_reductions(dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-def test_matmul_and_vecdot(dtype):
+def test_matmul_and_vecdot(device, dtype):
     x = (RNG.normal(size=(7, 5)) + 1j * RNG.normal(size=(7, 5))).astype(dtype)
     y = (RNG.normal(size=(5, 3)) + 1j * RNG.normal(size=(5, 3))).astype(dtype)
     rtol = tolerance(dtype) * 10
-    same(host(gpukit.matmul(gpukit.asarray(x), gpukit.asarray(y))), x @ y, rtol=rtol)
+    same(host(gpukit.matmul(gpukit.asarray(x, device=device), gpukit.asarray(y, device=device))), x @ y, rtol=rtol)
     # vecdot conjugates its first argument (the standard's, NumPy's)
-    same(host(gpukit.vecdot(gpukit.asarray(x), gpukit.asarray(x))), np.vecdot(x, x), rtol=rtol)
+    same(host(gpukit.vecdot(gpukit.asarray(x, device=device), gpukit.asarray(x, device=device))), np.vecdot(x, x), rtol=rtol)
 
 
-# --- devices without complex ---------------------------------------------------
+# --- sorting, sets, running products ------------------------------------------
 
-GPUS = [d for d in DEVICES if d != "cpu"]
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_sort_is_numpys_order(device, dtype):
+    # NumPy's: by real part, then imaginary part, NaN last in each
+    x = np.concatenate([values(dtype), values(dtype)[::6]]).reshape(-1, 10)
+    a = gpukit.asarray(x, device=device)
+    same(host(gpukit.sort(a)), np.sort(x, kind="stable"))
+    same(host(gpukit.argsort(a)), np.argsort(x, kind="stable"))
+    # descending and stable: equal values (0 and -0) keep their order
+    same(host(gpukit.sort(a, axis=0, descending=True)),
+         np.flip(np.sort(np.flip(x, axis=0), axis=0, kind="stable"), axis=0))
+    flat = x.ravel()
+    finite = flat[np.isfinite(flat)]
+    u = gpukit.unique_all(gpukit.asarray(finite, device=device))
+    expected = np.unique(finite, return_index=True, return_inverse=True, return_counts=True)
+    same(host(u.values), expected[0])
+    same(host(u.counts), expected[3])
+    # (0 and -0 are one unique value)
+    np.testing.assert_array_equal(host(u.values)[host(u.inverse_indices)], finite)
+    same(host(gpukit.unique_values(gpukit.asarray(finite, device=device))), expected[0])
 
 
-@pytest.mark.skipif(not GPUS, reason="needs a CUDA or OpenCL device (PoCL in CI)")
-@pytest.mark.parametrize("device", GPUS)
-def test_gpu_devices_refuse_complex_naming_the_fix(device):
-    info = gpukit.__array_namespace_info__()
-    assert "complex64" not in info.dtypes(device=device)
-    assert "complex64" in info.dtypes(device="cpu")
-    a = gpukit.asarray([1 + 2j])
-    for make in (lambda: gpukit.zeros(2, dtype="complex64", device=device),
-                 lambda: a.to(device),
-                 lambda: gpukit.asarray([1.0], device=device) + 1j):
-        with pytest.raises(TypeError, match=r"complex.*to\(.cpu.\)"):
-            make()
-    assert cmath.isclose(complex(a), 1 + 2j)
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_cumulative_prod(device, dtype):
+    x = (RANDOM[:60] / 3).astype(dtype).reshape(3, 20)
+    a = gpukit.asarray(x, device=device)
+    rtol = tolerance(dtype) * 100
+    same(host(gpukit.cumulative_prod(a, axis=1)), np.cumprod(x, axis=1), rtol=rtol)
+    same(host(gpukit.cumulative_prod(a, axis=0)), np.cumprod(x, axis=0), rtol=rtol)
+    same(host(gpukit.cumulative_prod(a[0], include_initial=True)),
+         np.concatenate([[1], np.cumprod(x[0])]).astype(dtype), rtol=rtol)
+    assert gpukit.cumulative_prod(gpukit.asarray(np.zeros(0, dtype), device=device)).shape == (0,)

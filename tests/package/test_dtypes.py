@@ -349,6 +349,12 @@ def test_a_device_without_float64_says_so(py):
             with pytest.raises(TypeError, match="float64.*float32"):
                 make()
         assert gpukit.asarray([1.5], device=opencl).tolist() == [1.5]  # float32 lives there
+        # complex128 too needs double precision; complex64 computes there
+        assert list(info.dtypes(device=opencl, kind="complex floating")) == ["complex64"]
+        with pytest.raises(TypeError, match="complex128.*double precision.*complex64"):
+            gpukit.zeros(2, dtype="complex128", device=opencl)
+        z = gpukit.asarray([1 + 2j], dtype="complex64", device=opencl)
+        assert (z * z).tolist() == [-3 + 4j]
     """, GPUKIT_OPENCL_FP64="0")
 
 
@@ -365,9 +371,8 @@ def test_namespace_info_dtypes():
             name for name in standard if gpukit.isdtype(getattr(gpukit, name), kind)], kind
     assert list(info.dtypes(kind="integral")) == INTEGERS
     assert list(info.dtypes(device="cpu", kind="complex floating")) == ["complex64", "complex128"]
-    for device in gpukit.devices():  # complex is the CPU's alone, for now
-        expected = standard if device == "cpu" else DTYPES
-        assert list(info.dtypes(device=device)) == expected
+    for device in gpukit.devices():  # every device has every dtype (PoCL has fp64)
+        assert list(info.dtypes(device=device)) == standard
     with pytest.raises(ValueError, match="unknown kind"):
         info.dtypes(kind="integer")
     with pytest.raises(ValueError):

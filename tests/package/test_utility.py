@@ -128,8 +128,10 @@ def test_cumulative_prod_zero_d_and_errors(device):
         gk.cumulative_prod(x, axis=2)
     with pytest.raises(TypeError, match="axis must be an int"):
         gk.cumulative_prod(x, axis=1.0)
+    same(gk.cumulative_prod(x, axis=0, dtype="complex64"),
+         np.cumulative_prod(np.ones((2, 3), np.float32), axis=0, dtype=np.complex64))
     with pytest.raises(TypeError):
-        gk.cumulative_prod(x, axis=0, dtype="complex64")
+        gk.cumulative_prod(x, axis=0, dtype="float128")
     with pytest.raises(TypeError, match="unexpected keyword"):
         gk.cumulative_prod(x, axes=0)
     with pytest.raises(TypeError, match="at most 1 positional"):

@@ -3,8 +3,9 @@
  *
  * - each built-in program: src/compute/kernels/<family>.gk for each dtype
  *   it has (gk_gpu_family_has_dtype: float16 and bfloat16 only for
- *   elementwise), the full source being dialect.h, types.h and the
- *   family's file with -DGK_DTYPE=<n>, exactly as the runtime compiles it;
+ *   elementwise, complex also for matmul), the full source being
+ *   dialect.h, types.h, complex.h and the family's file with
+ *   -DGK_DTYPE=<n>, exactly as the runtime compiles it;
  * - each example kernel: examples/kernels/<name>.gk, a portable-dialect
  *   source (dialect.h in front, no dtype);
  *
@@ -305,10 +306,17 @@ int main(void)
     snprintf(path, sizeof path, "%s/src/compute/kernels/dialect.h", root);
     char *dialect = read_file(path, NULL);
     snprintf(path, sizeof path, "%s/src/compute/kernels/types.h", root);
-    char *types = read_file(path, NULL);
-    CHECK(dialect && types, "dialect.h and types.h readable in %s", root);
-    if (!dialect || !types)
+    char *types_only = read_file(path, NULL);
+    snprintf(path, sizeof path, "%s/src/compute/kernels/complex.h", root);
+    char *complex = read_file(path, NULL);
+    CHECK(dialect && types_only && complex, "dialect.h, types.h and complex.h readable in %s",
+          root);
+    if (!dialect || !types_only || !complex)
         CHECK_DONE();
+    /* What the runtime puts between the dialect and a family's file. */
+    char *types = join(types_only, complex, NULL);
+    free(types_only);
+    free(complex);
 
     /* The sources stay alive until every compile is done. */
     static char names[256][256];

@@ -6,9 +6,11 @@
  *
  * Programs are per dtype: the input's for arithmetic and comparisons, the
  * output's for conversions (one kernel per source dtype), the values' for
- * fill and where. float16 and bfloat16 have programs of their own like
- * every dtype (stored as 16-bit patterns, computed in float: kernels/
- * types.h), so nothing here treats them apart. */
+ * fill and where. float16 and bfloat16 (stored as 16-bit patterns,
+ * computed in float: kernels/types.h) and complex64 and complex128 (structs
+ * of two parts, computed by kernels/complex.h) have programs of their own
+ * like every dtype, so nothing here treats them apart but the table of ops
+ * each has. */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
@@ -23,33 +25,38 @@ static const char *const family = "elementwise";
  * ops of floats...), and copies or fills where an op needs no kernel
  * (positive, conj, real, imag, rounding integers). */
 #define D(t) (1u << (t))
-#define ALL (D(GK_DTYPE_COUNT) - 1)
-#define NUMERIC (ALL & ~D(GK_BOOL))
+#define COMPLEX (D(GK_COMPLEX64) | D(GK_COMPLEX128))
+#define REAL ((D(GK_DTYPE_COUNT) - 1) & ~COMPLEX)
+#define NUMERIC (REAL & ~D(GK_BOOL))
 /* float16 and bfloat16 have every float kernel, computed in float. */
 #define FLOATING (D(GK_FLOAT32) | D(GK_FLOAT64) | D(GK_FLOAT16) | D(GK_BFLOAT16))
 #define INTEGERS (NUMERIC & ~FLOATING)
-#define INTEGRAL (ALL & ~FLOATING)
+#define INTEGRAL (REAL & ~FLOATING)
+/* The ops complex numbers have (cpu/complex.c's table). */
+#define INEXACT (FLOATING | COMPLEX)
 
 static const unsigned op_dtypes[GK_OP_COUNT] = {
-    [GK_ADD] = ALL,          [GK_SUB] = NUMERIC,   [GK_MUL] = ALL,       [GK_DIV] = FLOATING,
-    [GK_POW] = NUMERIC,      [GK_MINIMUM] = ALL,   [GK_MAXIMUM] = ALL,   [GK_EQ] = ALL,
-    [GK_NE] = ALL,           [GK_LT] = ALL,        [GK_LE] = ALL,        [GK_GT] = ALL,
-    [GK_GE] = ALL,           [GK_NEG] = NUMERIC,   [GK_ABS] = ALL,       [GK_EXP] = FLOATING,
-    [GK_LOG] = FLOATING,     [GK_SQRT] = FLOATING, [GK_SIN] = FLOATING,  [GK_COS] = FLOATING,
-    [GK_TANH] = FLOATING,    [GK_TAN] = FLOATING,  [GK_ASIN] = FLOATING, [GK_ACOS] = FLOATING,
-    [GK_ATAN] = FLOATING,    [GK_SINH] = FLOATING, [GK_COSH] = FLOATING, [GK_ASINH] = FLOATING,
-    [GK_ACOSH] = FLOATING,   [GK_ATANH] = FLOATING, [GK_LOG1P] = FLOATING,
-    [GK_EXPM1] = FLOATING,   [GK_SIGMOID] = FLOATING, [GK_RELU] = ALL,
+    [GK_ADD] = REAL | COMPLEX, [GK_SUB] = NUMERIC | COMPLEX, [GK_MUL] = REAL | COMPLEX,
+    [GK_DIV] = INEXACT,      [GK_POW] = NUMERIC | COMPLEX, [GK_MINIMUM] = REAL,
+    [GK_MAXIMUM] = REAL,     [GK_EQ] = REAL | COMPLEX, [GK_NE] = REAL | COMPLEX,
+    [GK_LT] = REAL,          [GK_LE] = REAL,       [GK_GT] = REAL,       [GK_GE] = REAL,
+    [GK_NEG] = NUMERIC | COMPLEX, [GK_CONJ] = COMPLEX, [GK_ABS] = REAL | COMPLEX,
+    [GK_EXP] = INEXACT,      [GK_LOG] = INEXACT,   [GK_SQRT] = INEXACT,  [GK_SIN] = INEXACT,
+    [GK_COS] = INEXACT,      [GK_TANH] = INEXACT,  [GK_TAN] = INEXACT,   [GK_ASIN] = INEXACT,
+    [GK_ACOS] = INEXACT,     [GK_ATAN] = INEXACT,  [GK_SINH] = INEXACT,  [GK_COSH] = INEXACT,
+    [GK_ASINH] = INEXACT,    [GK_ACOSH] = INEXACT, [GK_ATANH] = INEXACT, [GK_LOG1P] = INEXACT,
+    [GK_EXPM1] = INEXACT,    [GK_SIGMOID] = FLOATING, [GK_RELU] = REAL,
     [GK_ATAN2] = FLOATING,   [GK_COPYSIGN] = FLOATING, [GK_HYPOT] = FLOATING,
     [GK_LOGADDEXP] = FLOATING, [GK_NEXTAFTER] = FLOATING, [GK_FLOOR_DIVIDE] = NUMERIC,
     [GK_REMAINDER] = NUMERIC, [GK_BITWISE_AND] = INTEGRAL, [GK_BITWISE_OR] = INTEGRAL,
     [GK_BITWISE_XOR] = INTEGRAL, [GK_BITWISE_LEFT_SHIFT] = INTEGERS,
-    [GK_BITWISE_RIGHT_SHIFT] = INTEGERS, [GK_LOGICAL_AND] = ALL, [GK_LOGICAL_OR] = ALL,
-    [GK_LOGICAL_XOR] = ALL,  [GK_CEIL] = FLOATING, [GK_FLOOR] = FLOATING,
-    [GK_TRUNC] = FLOATING,   [GK_ROUND] = FLOATING, [GK_SIGN] = NUMERIC,
-    [GK_SIGNBIT] = ALL,      [GK_ISNAN] = ALL,     [GK_ISINF] = ALL,     [GK_ISFINITE] = ALL,
-    [GK_LOG2] = FLOATING,    [GK_LOG10] = FLOATING, [GK_SQUARE] = NUMERIC,
-    [GK_RECIPROCAL] = NUMERIC, [GK_BITWISE_INVERT] = INTEGRAL, [GK_LOGICAL_NOT] = ALL,
+    [GK_BITWISE_RIGHT_SHIFT] = INTEGERS, [GK_LOGICAL_AND] = REAL, [GK_LOGICAL_OR] = REAL,
+    [GK_LOGICAL_XOR] = REAL, [GK_CEIL] = FLOATING, [GK_FLOOR] = FLOATING,
+    [GK_TRUNC] = FLOATING,   [GK_ROUND] = INEXACT, [GK_SIGN] = NUMERIC | COMPLEX,
+    [GK_SIGNBIT] = REAL,     [GK_ISNAN] = REAL | COMPLEX, [GK_ISINF] = REAL | COMPLEX,
+    [GK_ISFINITE] = REAL | COMPLEX, [GK_LOG2] = INEXACT, [GK_LOG10] = INEXACT,
+    [GK_SQUARE] = NUMERIC | COMPLEX, [GK_RECIPROCAL] = NUMERIC | COMPLEX,
+    [GK_BITWISE_INVERT] = INTEGRAL, [GK_LOGICAL_NOT] = REAL,
 };
 
 static bool valid_dtype(gk_dtype dtype)
@@ -66,12 +73,18 @@ static int64_t loop_size(const gk_loop *loop)
     return size;
 }
 
-/* float64 kernels exist only where the device has double precision. The
- * shared code refuses a float64 program there; this also covers float64
- * inputs and outputs of other dtypes' programs (conversions). */
+/* float64 and complex128 kernels exist only where the device has double
+ * precision. The shared code refuses such a program there; this also
+ * covers float64 inputs and outputs of other dtypes' programs
+ * (conversions). */
+static bool needs_fp64(gk_dtype dtype)
+{
+    return dtype == GK_FLOAT64 || dtype == GK_COMPLEX128;
+}
+
 static gk_status check_fp64(gk_device device, gk_dtype a, gk_dtype b, const char *what)
 {
-    if (a != GK_FLOAT64 && b != GK_FLOAT64)
+    if (!needs_fp64(a) && !needs_fp64(b))
         return GK_OK;
     const gk_gpu_info *info;
     gk_status status = gk_gpu_info_of(device, &info);
@@ -81,9 +94,11 @@ static gk_status check_fp64(gk_device device, gk_dtype a, gk_dtype b, const char
         return GK_OK;
     char name[GK_DEVICE_NAME_MAX];
     return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
-                   "%s: %s does not support float64 (no double precision): use float32 "
-                   "arrays there, or another device",
-                   what, gk_device_name(device, name, sizeof name));
+                   "%s: %s does not support %s (no double precision): use %s arrays there, "
+                   "or another device",
+                   what, gk_device_name(device, name, sizeof name),
+                   gk_dtype_name(needs_fp64(a) ? a : b),
+                   gk_dtype_is_complex(needs_fp64(a) ? a : b) ? "complex64" : "float32");
 }
 
 gk_status gpu_convert(gk_device device, const gk_loop *loop, const gk_operand *out,
@@ -159,7 +174,9 @@ gk_status gpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const
     bool known = (unsigned)op < GK_OP_COUNT && valid_dtype(dtype) &&
                  (op_dtypes[op] & D(dtype)) != 0;
     bool binary = known && gk_op_is_binary(op);
-    gk_dtype want = gk_op_gives_bool(op) ? GK_BOOL : dtype;
+    gk_dtype want = gk_op_gives_bool(op)                          ? GK_BOOL
+                    : op == GK_ABS && gk_dtype_is_complex(dtype) ? gk_dtype_component(dtype)
+                                                                  : dtype;
     if (!known || out->dtype != want || (binary && in[1].dtype != dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "gpu: no elementwise kernel for %s on %s%s%s into %s",

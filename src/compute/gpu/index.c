@@ -5,6 +5,8 @@
 
 #include "core/error.h"
 
+#include <stdio.h>
+
 static const char *const family = "index";
 
 /* The number of elements of a loop (ndim 0: one). */
@@ -18,30 +20,37 @@ static int64_t loop_size(const gk_loop *loop)
 
 /* Gather and scatter move elements without looking at them: the program of
  * an integer dtype of the same size does it for every dtype, so four
- * programs serve all, and float64 moves on devices without fp64. */
-static bool mover_of(gk_dtype dtype, gk_dtype *mover)
+ * programs serve all, and float64 moves on devices without fp64. 16-byte
+ * elements move as pairs of int64 (the "_pair" kernels). */
+static bool mover_of(gk_dtype dtype, gk_dtype *mover, const char **suffix)
 {
     if ((unsigned)dtype >= GK_DTYPE_COUNT)
         return false;
+    *suffix = "";
     switch (gk_dtype_size(dtype)) {
     case 1: *mover = GK_UINT8; return true;
     case 2: *mover = GK_INT16; return true;
     case 4: *mover = GK_INT32; return true;
     case 8: *mover = GK_INT64; return true;
+    case 16: *mover = GK_INT64; *suffix = "_pair"; return true;
     default: return false;
     }
 }
 
-static gk_status move_along(gk_device device, const char *kernel, const gk_loop *loop,
+static gk_status move_along(gk_device device, const char *what, const gk_loop *loop,
                             const gk_operand *out, const gk_operand *in,
                             const gk_operand *index, int64_t axis_length, int64_t axis_stride)
 {
     gk_dtype mover;
-    if (out->dtype != in->dtype || index->dtype != GK_INT64 || !mover_of(out->dtype, &mover))
+    const char *suffix;
+    if (out->dtype != in->dtype || index->dtype != GK_INT64 ||
+        !mover_of(out->dtype, &mover, &suffix))
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "gpu: no %s kernel for %s into %s with %s "
                        "indices",
-                       kernel, gk_dtype_name(in->dtype), gk_dtype_name(out->dtype),
+                       what, gk_dtype_name(in->dtype), gk_dtype_name(out->dtype),
                        gk_dtype_name(index->dtype));
+    char kernel[32];
+    snprintf(kernel, sizeof kernel, "%s%s", what, suffix);
     gk_gpu_launch launch;
     gk_gpu_launch_begin(&launch, device);
     gk_operand operands[3] = {*out, *in, *index};

@@ -492,7 +492,8 @@ static gk_status parse_params(const char *text, const char *what, param *params,
 }
 
 /* The C type of `dtype`'s elements in memory (bool: gk_u8 0/1; the 16-bit
- * floats: their bit patterns, dialect.h's gk_f16 and gk_bf16). */
+ * floats: their bit patterns, dialect.h's gk_f16 and gk_bf16; complex:
+ * dialect.h's structs gk_c64 and gk_c128, parts .re and .im). */
 static const char *c_type(gk_dtype dtype)
 {
     switch (dtype) {
@@ -509,8 +510,8 @@ static const char *c_type(gk_dtype dtype)
     case GK_UINT64: return "gk_u64";
     case GK_FLOAT32: return "float";
     case GK_FLOAT64: return "double";
-    case GK_COMPLEX64:
-    case GK_COMPLEX128: break; /* no GPU holds them (gpu_has_dtype) */
+    case GK_COMPLEX64: return "gk_c64";
+    case GK_COMPLEX128: return "gk_c128";
     }
     return "gk_u8";
 }
@@ -566,7 +567,8 @@ static char *elementwise_source(const gk_kernel *kernel, const char *body)
     }
     for (int k = 0; k < kernel->out_count; k++) {
         const param *p = &kernel->params[k];
-        fprintf(f, "        %s %s = 0;\n", local_type(p->dtype), p->name);
+        fprintf(f, "        %s %s = %s;\n", local_type(p->dtype), p->name,
+                gk_dtype_is_complex(p->dtype) ? "{0, 0}" : "0");
     }
     fprintf(f, "        {\n%s\n        }\n", body);
     for (int k = 0; k < kernel->out_count; k++) {

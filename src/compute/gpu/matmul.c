@@ -1,6 +1,7 @@
 /* Matrix products on a GPU: the vendor BLAS (cuBLAS) through the driver
- * when it loads, else the tiled kernel of kernels/matmul.gk, which needs
- * no library and runs on any CUDA or OpenCL device. */
+ * when it loads (float32 and float64), else the tiled kernel of
+ * kernels/matmul.gk, which needs no library and runs on any CUDA or OpenCL
+ * device (complex always takes it, for now). */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
@@ -20,9 +21,10 @@ gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
     gk_status refused = gk_gpu_refuse_half("matmul", dtype);
     if (refused != GK_OK)
         return refused;
-    if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64)
+    if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64 && !gk_dtype_is_complex(dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "matmul on a GPU: %s is not a floating dtype (use float32 or float64)",
+                       "matmul on a GPU: %s is not a floating dtype (use float32, float64, "
+                       "complex64 or complex128)",
                        gk_dtype_name(dtype));
     if (batch <= 0 || m <= 0 || n <= 0)
         return GK_OK;

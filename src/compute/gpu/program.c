@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* dialect.h, types.h and one <family>.gk per family (cmake/embed.cmake). */
+/* dialect.h, types.h, complex.h and one <family>.gk per family
+ * (cmake/embed.cmake). */
 extern const gk_embedded_file gk_kernel_source_files[];
 extern const size_t gk_kernel_source_files_count;
 
@@ -71,9 +72,13 @@ const char *gk_gpu_family(int i)
 
 bool gk_gpu_family_has_dtype(const char *family, gk_dtype dtype)
 {
-    /* complex dtypes have no GPU programs: arrays of them stay on the CPU */
-    if ((unsigned)dtype >= GK_DTYPE_COUNT || gk_dtype_is_complex(dtype))
+    if ((unsigned)dtype >= GK_DTYPE_COUNT)
         return false;
+    /* The 16-bit floats have elementwise programs only, complex also
+     * matrix products: the core computes their reductions, sorts, ... from
+     * elementwise work, a float32 copy or the real and imaginary parts. */
+    if (gk_dtype_is_complex(dtype))
+        return strcmp(family, "elementwise") == 0 || strcmp(family, "matmul") == 0;
     return !gk_dtype_is_half(dtype) || strcmp(family, "elementwise") == 0;
 }
 
@@ -123,12 +128,12 @@ gk_status gk_gpu_builtin_source(const char *family, gk_dtype dtype, char **sourc
     char file_name[MAX_FAMILY_NAME + 4];
     snprintf(file_name, sizeof file_name, "%s.gk", family);
     const gk_embedded_file *dialect = source_file("dialect.h"), *types = source_file("types.h"),
-                           *body = source_file(file_name);
+                           *complex = source_file("complex.h"), *body = source_file(file_name);
     if (!body)
         return gk_fail(GK_ERR_NOT_FOUND, "no built-in kernel family '%s'", family);
-    const void *parts[] = {dialect->data, types->data, body->data};
-    size_t sizes[] = {dialect->size, types->size, body->size};
-    gk_status status = join_lines(parts, sizes, 3, source);
+    const void *parts[] = {dialect->data, types->data, complex->data, body->data};
+    size_t sizes[] = {dialect->size, types->size, complex->size, body->size};
+    gk_status status = join_lines(parts, sizes, 4, source);
     if (status == GK_OK)
         snprintf(options, options_size, "-DGK_DTYPE=%d", (int)dtype);
     return status;
@@ -271,15 +276,17 @@ gk_status gk_gpu_builtin_function(gk_device device, const char *family, gk_dtype
         return status;
     if (!gk_gpu_family_has_dtype(family, dtype))
         return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
-                       "gpu: no %s kernels for %s (the core computes %s in float32; only "
-                       "elementwise work has 16-bit float programs)",
-                       family, gk_dtype_name(dtype), gk_dtype_name(dtype));
-    if (dtype == GK_FLOAT64 && !info->fp64) {
+                       "gpu: no %s kernels for %s (the 16-bit floats and complex have "
+                       "elementwise programs, complex also matmul; the core builds the rest "
+                       "from them)",
+                       family, gk_dtype_name(dtype));
+    if ((dtype == GK_FLOAT64 || dtype == GK_COMPLEX128) && !info->fp64) {
         char name[GK_DEVICE_NAME_MAX];
         return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
-                       "%s does not support float64 (no cl_khr_fp64): use float32 arrays "
-                       "there, or another device",
-                       gk_device_name(device, name, sizeof name));
+                       "%s does not support %s (no cl_khr_fp64): use %s arrays there, or "
+                       "another device",
+                       gk_device_name(device, name, sizeof name), gk_dtype_name(dtype),
+                       dtype == GK_FLOAT64 ? "float32" : "complex64");
     }
     gk_gpu_module *module = NULL;
     pthread_mutex_lock(&programs_lock);

@@ -17,6 +17,9 @@
  *                                 with conversions to and from float
  *                                 (gk_f16_to_float, gk_f16_from_float, ...,
  *                                 below)
+ *   gk_c64 gk_c128                complex64 and complex128 elements, structs
+ *                                 of two parts .re and .im (gk_c128 where
+ *                                 GK_HAS_FP64)
  *   math: the overloaded names of OpenCL C and CUDA (exp, log, sqrt, sin,
  *   cos, tan, asin, sinh, asinh, tanh, log1p, expm1, fabs, floor, pow,
  *   isnan, ...), which both provide for float and double.
@@ -230,6 +233,26 @@ GK_HELPER_FN_ gk_bf16 gk_bf16_from_double(double d)
 #endif
 
 /* --- shared by host and kernels --- */
+
+/* complex64 and complex128 elements: the real part, then the imaginary
+ * one (NumPy's and C99's layout), aligned to their whole size so that a
+ * GPU moves each in one load. Kernels compute with the parts; the built-in
+ * complex functions are in complex.h. complex128 needs double precision. */
+#if defined(GK_CUDA)
+#define GK_ALIGNED_(n) __align__(n)
+#else
+#define GK_ALIGNED_(n) __attribute__((aligned(n)))
+#endif
+typedef struct GK_ALIGNED_(8) gk_c64 {
+    float re;
+    float im;
+} gk_c64;
+#if !defined(GK_OPENCL) || defined(GK_HAS_FP64)
+typedef struct GK_ALIGNED_(16) gk_c128 {
+    double re;
+    double im;
+} gk_c128;
+#endif
 
 #define GK_KLOOP_DIMS 8
 #define GK_KLOOP_OPERANDS 8

@@ -11,9 +11,11 @@
  *                  for the 16-bit floats), for kernels that write bit
  *                  patterns they made themselves (conversions)
  *   GK_T_NAME      bool, int8 ... uint64, float32, float64, float16,
- *                  bfloat16 (as a token)
- *   GK_T_IS_BOOL, GK_T_IS_FLOAT, GK_T_IS_SIGNED, GK_T_IS_HALF   0 or 1
- *                  (GK_T_IS_HALF: float16 or bfloat16, also GK_T_IS_FLOAT)
+ *                  bfloat16, complex64, complex128 (as a token)
+ *   GK_T_IS_BOOL, GK_T_IS_FLOAT, GK_T_IS_SIGNED, GK_T_IS_HALF,
+ *   GK_T_IS_COMPLEX   0 or 1 (GK_T_IS_HALF: float16 or bfloat16, also
+ *                  GK_T_IS_FLOAT; GK_T_IS_FLOAT is 0 for complex, which
+ *                  has GK_T_REAL, its parts' type, instead)
  *   GK_T_UNSIGNED  the unsigned type of the same width (integers wrap by
  *                  computing in it); GK_T itself for floats
  *
@@ -47,6 +49,8 @@
 #define GK_DTYPE_UINT64 10
 #define GK_DTYPE_FLOAT16 11
 #define GK_DTYPE_BFLOAT16 12
+#define GK_DTYPE_COMPLEX64 13
+#define GK_DTYPE_COMPLEX128 14
 
 #define GK_TYPE_OF_0 gk_u8
 #define GK_TYPE_OF_1 gk_u8
@@ -61,6 +65,8 @@
 #define GK_TYPE_OF_10 gk_u64
 #define GK_TYPE_OF_11 gk_f16
 #define GK_TYPE_OF_12 gk_bf16
+#define GK_TYPE_OF_13 gk_c64
+#define GK_TYPE_OF_14 gk_c128
 #define GK_TYPE_OF_(n) GK_TYPE_OF_##n
 #define GK_TYPE_OF(n) GK_TYPE_OF_(n)
 
@@ -110,6 +116,12 @@
 #define GK_COMPUTE_double double
 #define GK_LOAD_double(v) (v)
 #define GK_STORE_double(v) (v)
+#define GK_COMPUTE_gk_c64 gk_c64
+#define GK_LOAD_gk_c64(v) (v)
+#define GK_STORE_gk_c64(v) (v)
+#define GK_COMPUTE_gk_c128 gk_c128
+#define GK_LOAD_gk_c128(v) (v)
+#define GK_STORE_gk_c128(v) (v)
 
 #ifdef GK_DTYPE
 #define GK_S GK_TYPE_OF(GK_DTYPE)
@@ -120,6 +132,11 @@
 #else
 #define GK_T_IS_HALF 0
 #define GK_S_BITS GK_S
+#endif
+#if GK_DTYPE == GK_DTYPE_COMPLEX64 || GK_DTYPE == GK_DTYPE_COMPLEX128
+#define GK_T_IS_COMPLEX 1
+#else
+#define GK_T_IS_COMPLEX 0
 #endif
 
 #if GK_DTYPE == GK_DTYPE_BOOL
@@ -200,6 +217,18 @@
 #define GK_T_IS_FLOAT 1
 #define GK_T_IS_SIGNED 1
 #define GK_T_UNSIGNED float
+#elif GK_DTYPE == GK_DTYPE_COMPLEX64
+#define GK_T_NAME complex64
+#define GK_T_IS_BOOL 0
+#define GK_T_IS_FLOAT 0
+#define GK_T_IS_SIGNED 1
+#define GK_T_REAL float
+#elif GK_DTYPE == GK_DTYPE_COMPLEX128
+#define GK_T_NAME complex128
+#define GK_T_IS_BOOL 0
+#define GK_T_IS_FLOAT 0
+#define GK_T_IS_SIGNED 1
+#define GK_T_REAL double
 #endif
 #endif
 

@@ -8,11 +8,11 @@
 # It defines GPUKIT_CUDA_PTX_SOURCE, a generated C file with the table
 #   const gk_embedded_file gk_cuda_ptx_files[];  const size_t gk_cuda_ptx_files_count;
 # holding "<family>_<dtype>.ptx" for every compute/kernels/<family>.gk and
-# dtype it has (float16 and bfloat16: elementwise only), and appends it to GPUKIT_LIBRARY_SOURCES. Without nvcc the table
+# dtype it has (float16 and bfloat16: elementwise only; complex: elementwise and matmul), and appends it to GPUKIT_LIBRARY_SOURCES. Without nvcc the table
 # is empty (the backend then compiles built-in programs with NVRTC).
 #
-# Each program is what the runtime compiles: dialect.h, then types.h, then
-# the family's file, with -DGK_DTYPE=<n>, for the oldest virtual
+# Each program is what the runtime compiles: dialect.h, types.h and
+# complex.h, then the family's file, with -DGK_DTYPE=<n>, for the oldest virtual
 # architecture this nvcc supports from compute_70 up (compute_75 for CUDA
 # 13, compute_70 for CUDA 12), so the PTX runs on every GPU the toolkit
 # supports. A family that does not compile fails the build with nvcc's
@@ -67,29 +67,33 @@ else()
   file(MAKE_DIRECTORY ${gpukit_ptx_dir})
   set(gpukit_ptx_files "")
   set(gpukit_dtype_names bool uint8 int32 int64 float32 float64 int8 int16 uint16 uint32 uint64
-    float16 bfloat16)
+    float16 bfloat16 complex64 complex128)
   foreach(family_file ${gpukit_ptx_families})
     get_filename_component(family ${family_file} NAME_WE)
-    # float16 and bfloat16 (11, 12) have elementwise programs only: the core
-    # computes everything else of theirs in float32 (gk_gpu_family_has_dtype
-    # in gpu/program.c states the same rule).
+    # float16 and bfloat16 (11, 12) have elementwise programs only,
+    # complex64 and complex128 (13, 14) also matmul ones: the core computes
+    # everything else of theirs from those (gk_gpu_family_has_dtype in
+    # gpu/program.c states the same rule).
+    set(gpukit_family_dtypes 0 1 2 3 4 5 6 7 8 9 10)
     if(family STREQUAL "elementwise")
-      set(gpukit_last_dtype 12)
-    else()
-      set(gpukit_last_dtype 10)
+      list(APPEND gpukit_family_dtypes 11 12 13 14)
+    elseif(family STREQUAL "matmul")
+      list(APPEND gpukit_family_dtypes 13 14)
     endif()
-    foreach(dtype RANGE ${gpukit_last_dtype})
+    foreach(dtype ${gpukit_family_dtypes})
       list(GET gpukit_dtype_names ${dtype} dtype_name)
       set(ptx ${gpukit_ptx_dir}/${family}_${dtype_name}.ptx)
       # -x cu: the family files are CUDA C++ (after dialect.h) whatever
-      # their extension; --pre-include puts the two headers in front, as
+      # their extension; --pre-include puts the three headers in front, as
       # the runtime does.
       add_custom_command(OUTPUT ${ptx}
         COMMAND ${GPUKIT_NVCC} -x cu -ptx -arch=compute_${gpukit_ptx_arch}
           --pre-include ${gpukit_kernels_dir}/dialect.h
           --pre-include ${gpukit_kernels_dir}/types.h
+          --pre-include ${gpukit_kernels_dir}/complex.h
           -DGK_DTYPE=${dtype} -o ${ptx} ${family_file}
         DEPENDS ${family_file} ${gpukit_kernels_dir}/dialect.h ${gpukit_kernels_dir}/types.h
+          ${gpukit_kernels_dir}/complex.h
         COMMENT "PTX for ${family}_${dtype_name} (compute_${gpukit_ptx_arch})"
         VERBATIM)
       list(APPEND gpukit_ptx_files ${ptx})
