@@ -153,6 +153,8 @@ def required(function):
     (where's first array is the condition; the column is x1's dtype)."""
     if function.__name__ == "where":
         return list(DTYPES)
+    if function.__name__ in ("iinfo", "finfo"):  # of the dtypes their docs name in words
+        return KINDS["integer" if function.__name__ == "iinfo" else "floating-point"]
     doc = inspect.getdoc(function) or ""
     params = doc.split("Parameters", 1)[-1].split("Returns", 1)[0]
     blocks = re.split(r"\n(?=\w+: )", params)
@@ -252,7 +254,9 @@ def cell(name, dtype, device, kinds):
         return "no dtype", None
     recipe = RECIPES.get(name)
     if recipe is None:
-        arity = len(inspect.signature(STUB_FUNCTIONS[name]).parameters)
+        # the arrays a function needs: its positional-only parameters
+        parameters = inspect.signature(STUB_FUNCTIONS[name]).parameters.values()
+        arity = sum(p.kind is p.POSITIONAL_ONLY for p in parameters)
         recipe = binary(name) if arity == 2 else unary(name)
     want = numpy_result(name, recipe, dtype)
     numpy_runs = want is not None

@@ -49,12 +49,13 @@ typedef struct gk_backend {
     /* Every element of out = *value, one element of out's dtype in host memory. */
     gk_status (*fill)(gk_device device, const gk_loop *loop, const gk_operand *out,
                       const void *value);
-    /* out[i] = start + i * step for i < count (out contiguous), computed in
-     * double and converted to out's dtype. */
+    /* out[i] = start + i * step for i < count (out contiguous, of a real
+     * dtype), computed in double and converted to out's dtype. */
     gk_status (*sequence)(gk_device device, const gk_operand *out, int64_t count, double start,
                           double step);
     /* out = op(in[0]) or op(in[0], in[1]). Inputs share one dtype; out has it
-     * too, or is bool where gk_op_gives_bool(op). The core calls it only for
+     * too, or is bool where gk_op_gives_bool(op), or the parts' dtype for
+     * abs of complex. The core calls it only for
      * (op, dtype) pairs that have a loop: positive, conj, real, imag and the
      * rounding of integers are copies and fills it does itself. */
     gk_status (*elementwise)(gk_device device, gk_op op, const gk_loop *loop,

@@ -50,6 +50,16 @@ gk_status gk_scalar(gk_device device, gk_dtype dtype, double value, gk_array **o
 static gk_status sequence(gk_device device, gk_dtype dtype, int64_t count, double start,
                           double step, gk_array **out)
 {
+    if (gk_dtype_is_complex(dtype)) {
+        /* The real parts' sequence, converted (imaginary parts 0): the
+         * backends make sequences of real dtypes only. */
+        gk_array *real = NULL;
+        gk_status status = sequence(device, gk_dtype_component(dtype), count, start, step, &real);
+        if (status == GK_OK)
+            status = gk_cast(real, dtype, out);
+        gk_array_free(real);
+        return status;
+    }
     gk_status status = gk_empty(device, dtype, 1, &count, out);
     if (status != GK_OK || count == 0)
         return status;

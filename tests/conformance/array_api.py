@@ -10,7 +10,7 @@ It prints each one's share of the tests that pass, and fails when
   longer be true: run with --update-baseline and commit both files);
 - docs/ARRAY_API.md is not the one the baseline makes;
 - with --require-numpy-share (the CMake option GPUKIT_ARRAY_API_NUMPY_SHARE,
-  off until gpukit gets there): gpukit's share on a device is below NumPy's.
+  on by default): gpukit's share on a device is below NumPy's.
 
 Shares are over the union of the tests collected for the three: a test that
 is not collected for gpukit (a dtype the device lacks, such as float64

@@ -334,3 +334,25 @@ def test_cumulative_prod(device, dtype):
     same(host(gpukit.cumulative_prod(a[0], include_initial=True)),
          np.concatenate([[1], np.cumprod(x[0])]).astype(dtype), rtol=rtol)
     assert gpukit.cumulative_prod(gpukit.asarray(np.zeros(0, dtype), device=device)).shape == (0,)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_sequences(device, dtype):
+    same(host(gpukit.arange(0, 5, 0.5, dtype=dtype, device=device)),
+         np.arange(0, 5, 0.5, dtype=dtype))
+    same(host(gpukit.linspace(-1, 2, 7, dtype=dtype, device=device)),
+         np.linspace(-1, 2, 7, dtype=dtype))
+
+
+GPUS = [d for d in DEVICES if d != "cpu"]
+
+
+@pytest.mark.skipif(not GPUS, reason="needs a CUDA or OpenCL device (PoCL in CI)")
+@pytest.mark.parametrize("device", GPUS)
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_user_kernels_see_the_parts(device, dtype):
+    # a complex parameter is dialect.h's gk_c64 / gk_c128: parts .re, .im
+    swap = gpukit.ElementwiseKernel(f"{dtype} z", f"{dtype} w", "w.re = z.im; w.im = z.re;",
+                                    f"swap_{dtype}")
+    x = RANDOM[:20].astype(dtype)
+    same(host(swap(gpukit.asarray(x, device=device))), (x.imag + 1j * x.real).astype(dtype))

@@ -278,9 +278,7 @@ gk_status cpu_sequence(gk_device device, const gk_operand *out, int64_t count, d
         char *data[2] = {out->data + done * (int64_t)size, (char *)values};
         const int64_t strides[2] = {1, 1};
         half_conversion to_half = {GK_FLOAT64, out->dtype};
-        if (gk_dtype_is_complex(out->dtype))
-            convert_complex(n, data, strides, &to_half);
-        else if (gk_dtype_is_half(out->dtype))
+        if (gk_dtype_is_half(out->dtype))
             convert_half(n, data, strides, &to_half);
         else
             convert_loops[GK_FLOAT64][out->dtype](n, data, strides, NULL);
