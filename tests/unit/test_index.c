@@ -604,10 +604,7 @@ static void test_flatnonzero(gk_device device)
         }
         check_nonzero(device, big, n, "a random mask");
         for (int64_t i = 0; i < n; i++)
-            big[i] = 0;
-        big[n - 1] = 1;
-        if (n > 65535)
-            big[65535] = 1;
+            big[i] = i == n - 1 || i == 65535;
         check_nonzero(device, big, n, "a mask true at the ends of blocks");
     }
     free(big);
