@@ -1,6 +1,8 @@
 /* The rest of the array API's main namespace: meshgrid, tril, triu,
  * tensordot, vecdot, cumulative_prod, all, any, diff, and the constants
- * (e, inf, nan, pi, newaxis, __array_api_version__). Argument parsing over
+ * (e, inf, nan, pi, newaxis, __array_api_version__); and the C halves of
+ * the linalg extension's views and norms (diagonal, trace, outer, cross,
+ * vector_norm, matrix_norm, svdvals), which gpukit.linalg wraps. Argument parsing over
  * the library's calls (array.h: utility.c, contract.c, sort.c), one C call
  * each, the GIL released for long work. */
 #include "gkpy.h"
@@ -485,7 +487,192 @@ static PyObject *fn_diff(PyObject *module, PyObject *const *args, Py_ssize_t nar
     return result;
 }
 
+/* --- the linalg extension's views and norms (gpukit.linalg wraps these,
+ * positional arguments in the standard's order) --- */
+
+/* _linalg_diagonal(x, offset) and _linalg_trace(x, offset) */
+static PyObject *diagonal_or_trace(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                   const char *function, bool trace)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", "offset", NULL};
+    PyObject *values[2];
+    int64_t offset = 0;
+    if (parse(function, args, nargs, NULL, names, 2, 2, 2, values) < 0 ||
+        int_value(function, "offset", values[1], &offset) < 0)
+        return NULL;
+    PyObject *x = gkpy_as_array(state, values[0], NULL);
+    if (!x)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    if (trace) {
+        GKPY_RUN(gkpy_long_work(array_of(x)), gk_trace(array_of(x), offset, &out));
+    } else {
+        status = gk_diagonal(array_of(x), offset, &out);
+    }
+    Py_DECREF(x);
+    return gkpy_array_result(state, status, out);
+}
+
+static PyObject *fn_linalg_diagonal(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return diagonal_or_trace(module, args, nargs, "diagonal", false);
+}
+
+static PyObject *fn_linalg_trace(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return diagonal_or_trace(module, args, nargs, "trace", true);
+}
+
+/* _linalg_outer(x1, x2) and _linalg_cross(x1, x2, axis) */
+static PyObject *fn_linalg_outer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x1", "x2", NULL};
+    PyObject *values[2], *pair[2];
+    if (parse("outer", args, nargs, NULL, names, 2, 2, 2, values) < 0 ||
+        as_pair(state, values[0], values[1], pair) < 0)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(false, gk_outer(array_of(pair[0]), array_of(pair[1]), &out));
+    Py_DECREF(pair[0]);
+    Py_DECREF(pair[1]);
+    return gkpy_array_result(state, status, out);
+}
+
+static PyObject *fn_linalg_cross(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x1", "x2", "axis", NULL};
+    PyObject *values[3], *pair[2];
+    int axis = -1;
+    if (parse("cross", args, nargs, NULL, names, 3, 3, 3, values) < 0 ||
+        axis_value("cross", values[2], &axis) < 0 ||
+        as_pair(state, values[0], values[1], pair) < 0)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(false, gk_cross(array_of(pair[0]), array_of(pair[1]), axis, &out));
+    Py_DECREF(pair[0]);
+    Py_DECREF(pair[1]);
+    return gkpy_array_result(state, status, out);
+}
+
+/* An ord that is a number (int or float, not bool); -1 with TypeError. */
+static int ord_number(const char *function, PyObject *object, double *ord)
+{
+    if (PyBool_Check(object) || !(PyLong_Check(object) || PyFloat_Check(object))) {
+        PyErr_Format(PyExc_TypeError, "%s(): ord must be an int or a float, not %.100s",
+                     function, Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    *ord = PyFloat_AsDouble(object);
+    return *ord == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* _linalg_vector_norm(x, axis, keepdims, ord) */
+static PyObject *fn_linalg_vector_norm(PyObject *module, PyObject *const *args,
+                                       Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", "axis", "keepdims", "ord", NULL};
+    PyObject *values[4];
+    int axes[GK_MAX_DIMS], naxes = 0, keepdims;
+    double ord = 2;
+    if (parse("vector_norm", args, nargs, NULL, names, 4, 4, 4, values) < 0 ||
+        (values[1] != Py_None && axes_value("vector_norm", "axis", values[1], &naxes, axes) < 0) ||
+        (keepdims = flag(values[2])) < 0 || ord_number("vector_norm", values[3], &ord) < 0)
+        return NULL;
+    PyObject *x = gkpy_as_array(state, values[0], NULL);
+    if (!x)
+        return NULL;
+    const gk_array *a = array_of(x);
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(gkpy_long_work(a),
+             gk_vector_norm(a, naxes, values[1] == Py_None ? NULL : axes, ord, keepdims, &out));
+    Py_DECREF(x);
+    return gkpy_array_result(state, status, out);
+}
+
+/* _linalg_matrix_norm(x, keepdims, ord): ord 'fro', 'nuc', +-1, +-2, +-inf */
+static PyObject *fn_linalg_matrix_norm(PyObject *module, PyObject *const *args,
+                                       Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", "keepdims", "ord", NULL};
+    PyObject *values[3];
+    int keepdims;
+    if (parse("matrix_norm", args, nargs, NULL, names, 3, 3, 3, values) < 0 ||
+        (keepdims = flag(values[1])) < 0)
+        return NULL;
+    gk_matrix_norm_kind kind = GK_NORM_COUNT;
+    PyObject *ord = values[2];
+    double number = 0;
+    if (PyUnicode_Check(ord)) {
+        if (PyUnicode_CompareWithASCIIString(ord, "fro") == 0)
+            kind = GK_NORM_FROBENIUS;
+        else if (PyUnicode_CompareWithASCIIString(ord, "nuc") == 0)
+            kind = GK_NORM_NUCLEAR;
+    } else if (ord_number("matrix_norm", ord, &number) < 0) {
+        return NULL;
+    } else {
+        kind = number == 1           ? GK_NORM_MAX_COLUMN_SUM
+               : number == -1        ? GK_NORM_MIN_COLUMN_SUM
+               : number == 2         ? GK_NORM_LARGEST_SINGULAR
+               : number == -2        ? GK_NORM_SMALLEST_SINGULAR
+               : number == INFINITY  ? GK_NORM_MAX_ROW_SUM
+               : number == -INFINITY ? GK_NORM_MIN_ROW_SUM
+                                     : GK_NORM_COUNT;
+    }
+    if (kind == GK_NORM_COUNT) {
+        PyErr_Format(PyExc_ValueError,
+                     "matrix_norm(): ord is %R; it must be 'fro', 'nuc', 1, -1, 2, -2, inf or "
+                     "-inf",
+                     ord);
+        return NULL;
+    }
+    PyObject *x = gkpy_as_array(state, values[0], NULL);
+    if (!x)
+        return NULL;
+    const gk_array *a = array_of(x);
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(gkpy_long_work(a), gk_matrix_norm(a, kind, keepdims, &out));
+    Py_DECREF(x);
+    return gkpy_array_result(state, status, out);
+}
+
+/* _linalg_svdvals(x) */
+static PyObject *fn_linalg_svdvals(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", NULL};
+    PyObject *values[1];
+    if (parse("svdvals", args, nargs, NULL, names, 1, 1, 1, values) < 0)
+        return NULL;
+    PyObject *x = gkpy_as_array(state, values[0], NULL);
+    if (!x)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(true, gk_svdvals(array_of(x), &out));
+    Py_DECREF(x);
+    return gkpy_array_result(state, status, out);
+}
+
 static PyMethodDef utility_functions[] = {
+    {"_linalg_diagonal", FASTCALL(fn_linalg_diagonal), "gpukit.linalg.diagonal's C half."},
+    {"_linalg_trace", FASTCALL(fn_linalg_trace), "gpukit.linalg.trace's C half."},
+    {"_linalg_outer", FASTCALL(fn_linalg_outer), "gpukit.linalg.outer's C half."},
+    {"_linalg_cross", FASTCALL(fn_linalg_cross), "gpukit.linalg.cross's C half."},
+    {"_linalg_vector_norm", FASTCALL(fn_linalg_vector_norm),
+     "gpukit.linalg.vector_norm's C half."},
+    {"_linalg_matrix_norm", FASTCALL(fn_linalg_matrix_norm),
+     "gpukit.linalg.matrix_norm's C half."},
+    {"_linalg_svdvals", FASTCALL(fn_linalg_svdvals), "gpukit.linalg.svdvals's C half."},
     {"meshgrid", KEYWORDS(fn_meshgrid),
      "meshgrid(*arrays, indexing='xy', copy=True)\n--\n\nCoordinate grids from 1-d arrays "
      "(others are flattened): a tuple of one array per input, each of the grid's shape, "

@@ -550,6 +550,45 @@ gk_status gk_qr(const gk_array *a, gk_array **q, gk_array **r); /* reduced */
 gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x);
 gk_status gk_inv(const gk_array *a, gk_array **out);
 
+/* --- the linalg extension's views and norms (src/compute/norms.c), built
+ * from the calls above, on every device --- */
+/* The view of the diagonal of each matrix over a's last two axes (which it
+ * replaces by one): offset 0 the main diagonal, k > 0 the k-th above it,
+ * k < 0 below; empty where the offset passes the edge. Writable as a is. */
+gk_status gk_diagonal(const gk_array *a, int64_t offset, gk_array **out);
+/* The sum of that diagonal (gk_reduce's GK_SUM dtypes). */
+gk_status gk_trace(const gk_array *a, int64_t offset, gk_array **out);
+/* out[i, j] = a[i] * b[j] of two 1-d arrays, dtypes promoted. */
+gk_status gk_outer(const gk_array *a, const gk_array *b, gk_array **out);
+/* The cross product of the 3-vectors along `axis` of a and b broadcast
+ * together (both have length 3 there; the axis counts in the broadcast
+ * shape, negative from the end). */
+gk_status gk_cross(const gk_array *a, const gk_array *b, int axis, gk_array **out);
+/* The ord-norm of the vectors over the axes listed (as gk_reduce_axes):
+ * max |x| for inf, min |x| for -inf, the count of nonzeros for 0, else
+ * sum(|x|^ord)^(1/ord) (NumPy's formulas; ord 2 is sqrt(sum |x|^2)). The
+ * result is floating: the parts' dtype for complex, gk_float_for's for
+ * integers and bool. */
+gk_status gk_vector_norm(const gk_array *a, int naxes, const int *axes, double ord,
+                         bool keepdims, gk_array **out);
+/* The singular values of each matrix over a's last two axes, descending:
+ * shape (..., min(m, n)); float32 for float32 matrices, else float64. */
+gk_status gk_svdvals(const gk_array *a, gk_array **out);
+/* Matrix norms over the last two axes (keepdims: they stay, length 1). */
+typedef enum gk_matrix_norm_kind {
+    GK_NORM_FROBENIUS = 0,     /* 'fro': sqrt of the sum of |x|^2 */
+    GK_NORM_NUCLEAR,           /* 'nuc': the sum of the singular values */
+    GK_NORM_MAX_COLUMN_SUM,    /* 1: the largest sum of |x| down a column */
+    GK_NORM_MIN_COLUMN_SUM,    /* -1 */
+    GK_NORM_LARGEST_SINGULAR,  /* 2 */
+    GK_NORM_SMALLEST_SINGULAR, /* -2 */
+    GK_NORM_MAX_ROW_SUM,       /* inf: the largest sum of |x| along a row */
+    GK_NORM_MIN_ROW_SUM,       /* -inf */
+    GK_NORM_COUNT
+} gk_matrix_norm_kind;
+gk_status gk_matrix_norm(const gk_array *a, gk_matrix_norm_kind ord, bool keepdims,
+                         gk_array **out);
+
 /* --- printing --- */
 /* Like NumPy's repr, with the device: array([[1., 2.], [3., 4.]],
  * dtype=float32, device=cpu); long axes are abbreviated with "...". */

@@ -1,17 +1,23 @@
-"""gpukit.linalg: matrix factorizations and solvers (the array API's linalg names).
+"""gpukit.linalg: the array API's linalg extension (part of it so far).
 
 SVD, QR, solve and inv take 2-d float32 or float64 matrices (an integer
 matrix is a TypeError: convert it with ``gpukit.astype(x, gpukit.float64)``)
 and return arrays on the input's device. They are computed by LAPACK on the
-host whatever the device (the matrix is copied there and the results back);
-matmul runs on the device itself.
+host whatever the device (the matrix is copied there and the results back),
+as are svdvals and the norms built on singular values. matmul, tensordot,
+vecdot, diagonal, trace, outer, cross, vector_norm and the other matrix
+norms run on the device itself.
 """
 from collections import namedtuple
 
 from . import _gpukit
 from ._gpukit import matmul, matrix_transpose  # noqa: F401  (the standard's linalg names)
 
-__all__ = ["SVDResult", "QRResult", "svd", "qr", "solve", "inv", "matmul", "matrix_transpose"]
+from ._gpukit import tensordot, vecdot  # noqa: F401  (the standard's linalg names too)
+
+__all__ = ["SVDResult", "QRResult", "svd", "qr", "solve", "inv", "matmul", "matrix_transpose",
+           "tensordot", "vecdot", "diagonal", "trace", "outer", "cross", "vector_norm",
+           "matrix_norm", "svdvals"]
 
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 SVDResult.__doc__ = "svd()'s result: x = U @ diag(S) @ Vh."
@@ -54,3 +60,60 @@ def solve(x1, x2, /):
 def inv(x, /):
     """The inverse of the square matrix x (a singular one is a ValueError)."""
     return _gpukit._linalg_inv(x)
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonal of each matrix over x's last two axes, as a view.
+
+    offset=0 is the main diagonal, offset > 0 one above it, offset < 0 one
+    below it. The result has x's leading axes and then the diagonal.
+    """
+    return _gpukit._linalg_diagonal(x, offset)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The sum of the diagonal (see diagonal()) of each matrix over x's last two axes.
+
+    dtype=None sums in x's dtype (integers and bool in int64, as sum());
+    another dtype converts x to it first.
+    """
+    if dtype is not None:
+        x = _gpukit.astype(x, dtype)
+    result = _gpukit._linalg_trace(x, offset)
+    return _gpukit.astype(result, dtype) if dtype is not None else result
+
+
+def outer(x1, x2, /):
+    """The outer product of two vectors: out[i, j] = x1[i] * x2[j]."""
+    return _gpukit._linalg_outer(x1, x2)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of the 3-element vectors along axis of x1 and x2 broadcast together."""
+    return _gpukit._linalg_cross(x1, x2, axis)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """The ord-norm of the vectors over axis (None: every element; an int or a tuple).
+
+    ord=inf is max(abs(x)), -inf min(abs(x)), 0 the count of nonzero
+    elements, any other p sum(abs(x)**p)**(1/p) (NumPy's). The result is
+    floating: a complex x gives its parts' dtype.
+    """
+    return _gpukit._linalg_vector_norm(x, axis, keepdims, ord)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """The ord-norm of each matrix over x's last two axes.
+
+    ord: 'fro' (Frobenius), 'nuc' (the sum of the singular values), 1 / -1
+    (the largest / smallest column sum of abs(x)), inf / -inf (row sums), 2
+    / -2 (the largest / smallest singular value). The singular-value norms
+    are computed by LAPACK on the host.
+    """
+    return _gpukit._linalg_matrix_norm(x, keepdims, ord)
+
+
+def svdvals(x, /):
+    """The singular values of each matrix over x's last two axes, descending (LAPACK, on the host)."""
+    return _gpukit._linalg_svdvals(x)

@@ -1,0 +1,360 @@
+/* The linalg extension's functions that are views and reductions rather
+ * than factorizations, built from other ops, so every device computes
+ * them and no backend has a kernel of its own:
+ *
+ * - diagonal: a view (the stride of a step down the diagonal is the sum of
+ *   the last two axes' strides); trace sums it.
+ * - outer: a[:, None] * b[None, :] (broadcasting); cross: the components
+ *   along the axis combined by the textbook formula.
+ * - vector_norm: over abs(x) (complex: the modulus), NumPy's formulas: max
+ *   and min for +-inf, a count for 0, the sum for 1, sqrt of the sum of
+ *   squares for 2, sum(|x|^p)^(1/p) otherwise.
+ * - matrix_norm: 'fro' as the 2-norm of the matrix's elements; 1, -1, inf
+ *   and -inf from column or row sums of abs(x); 2, -2 and 'nuc' from the
+ *   singular values (svdvals: gk_svd of each matrix of the stack). */
+#include "compute/array_impl.h"
+
+#include "core/error.h"
+
+#include <math.h>
+#include <string.h>
+
+/* --- diagonal, trace --- */
+
+gk_status gk_diagonal(const gk_array *a, int64_t offset, gk_array **out)
+{
+    *out = NULL;
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "diagonal: the array is NULL");
+    if (a->ndim < 2) {
+        char shape[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "diagonal: takes a stack of matrices (at least 2 axes), not shape %s",
+                       gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
+    }
+    int rows_axis = a->ndim - 2, cols_axis = a->ndim - 1;
+    int64_t rows = a->shape[rows_axis], cols = a->shape[cols_axis];
+    /* The diagonal starts at (0, offset) above the main one, (-offset, 0)
+     * below it, and runs until either edge. */
+    int64_t row0 = offset < 0 ? -offset : 0, col0 = offset > 0 ? offset : 0;
+    int64_t length = 0;
+    if (row0 < rows && col0 < cols)
+        length = rows - row0 < cols - col0 ? rows - row0 : cols - col0;
+    gk_status status = gk_array_view(a, out);
+    if (status != GK_OK)
+        return status;
+    gk_array *view = *out;
+    if (length > 0)
+        view->offset += (size_t)(row0 * a->strides[rows_axis] + col0 * a->strides[cols_axis]) *
+                        gk_dtype_size(a->dtype);
+    view->ndim = a->ndim - 1;
+    view->shape[rows_axis] = length;
+    view->strides[rows_axis] = a->strides[rows_axis] + a->strides[cols_axis];
+    return GK_OK;
+}
+
+gk_status gk_trace(const gk_array *a, int64_t offset, gk_array **out)
+{
+    *out = NULL;
+    gk_array *diagonal = NULL;
+    gk_status status = gk_diagonal(a, offset, &diagonal);
+    if (status != GK_OK)
+        return gk_fail(status, "trace: %s", gk_last_error());
+    status = gk_reduce(GK_SUM, diagonal, -1, false, out);
+    gk_array_free(diagonal);
+    return status;
+}
+
+/* --- outer, cross --- */
+
+gk_status gk_outer(const gk_array *a, const gk_array *b, gk_array **out)
+{
+    *out = NULL;
+    if (!a || !b)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "outer: an array is NULL");
+    if (a->ndim != 1 || b->ndim != 1)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "outer: takes two vectors (1-d arrays), not %d-d and %d-d; flatten "
+                       "them first (reshape(x, (-1,)))",
+                       a->ndim, b->ndim);
+    gk_array *column = NULL, *row = NULL;
+    gk_status status = gk_reshape(a, 2, (int64_t[]){a->shape[0], 1}, &column);
+    if (status == GK_OK)
+        status = gk_reshape(b, 2, (int64_t[]){1, b->shape[0]}, &row);
+    if (status == GK_OK)
+        status = gk_binary(GK_MUL, column, row, out);
+    gk_array_free(column);
+    gk_array_free(row);
+    return status;
+}
+
+/* x[i] * y[j] - x[j] * y[i] for the components i, j of the vectors. */
+static gk_status cross_component(gk_array *const *x, gk_array *const *y, int i, int j,
+                                 gk_array **out)
+{
+    gk_array *first = NULL, *second = NULL;
+    gk_status status = gk_binary(GK_MUL, x[i], y[j], &first);
+    if (status == GK_OK)
+        status = gk_binary(GK_MUL, x[j], y[i], &second);
+    if (status == GK_OK)
+        status = gk_binary(GK_SUB, first, second, out);
+    gk_array_free(first);
+    gk_array_free(second);
+    return status;
+}
+
+gk_status gk_cross(const gk_array *a, const gk_array *b, int axis, gk_array **out)
+{
+    *out = NULL;
+    if (!a || !b)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "cross: an array is NULL");
+    const gk_array *both[2] = {a, b};
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    char sa[160], sb[160];
+    gk_status status = gk_broadcast_shapes(2, both, &ndim, shape);
+    if (status != GK_OK)
+        return gk_fail(status, "cross: %s", gk_last_error());
+    if (axis < -ndim || axis >= ndim || ndim == 0)
+        return gk_fail(GK_ERR_OUT_OF_RANGE, "cross: axis %d is out of range for shape %s", axis,
+                       gk_shape_text(ndim, shape, sa, sizeof sa));
+    int ax = axis < 0 ? axis + ndim : axis;
+    /* Counted from the end, the axis is the same in both inputs; it must be
+     * there with length 3 (it does not broadcast). */
+    int from_end = ndim - ax;
+    if (a->ndim < from_end || b->ndim < from_end || a->shape[a->ndim - from_end] != 3 ||
+        b->shape[b->ndim - from_end] != 3)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "cross: shapes %s and %s: both need length 3 along axis %d (vectors "
+                       "in three dimensions)",
+                       gk_shape_text(a->ndim, a->shape, sa, sizeof sa),
+                       gk_shape_text(b->ndim, b->shape, sb, sizeof sb), axis);
+    gk_array *x[3] = {NULL}, *y[3] = {NULL}, *parts[3] = {NULL};
+    for (int i = 0; i < 3 && status == GK_OK; i++) {
+        status = gk_index_axis(a, a->ndim - from_end, i, &x[i]);
+        if (status == GK_OK)
+            status = gk_index_axis(b, b->ndim - from_end, i, &y[i]);
+    }
+    for (int i = 0; i < 3 && status == GK_OK; i++)
+        status = cross_component(x, y, (i + 1) % 3, (i + 2) % 3, &parts[i]);
+    if (status == GK_OK)
+        status = gk_stack(3, (const gk_array *const *)parts, ax, out);
+    for (int i = 0; i < 3; i++) {
+        gk_array_free(x[i]);
+        gk_array_free(y[i]);
+        gk_array_free(parts[i]);
+    }
+    return status;
+}
+
+/* --- norms --- */
+
+/* |x| as a floating array: the modulus of complex, abs of floats, and
+ * integers and bool converted to their float dtype first (gk_float_for). */
+static gk_status magnitude(const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    if (gk_dtype_is_inexact(a->dtype))
+        return gk_unary(GK_ABS, a, out);
+    gk_array *converted = NULL;
+    gk_status status = gk_cast(a, gk_float_for(a->dtype), &converted);
+    if (status == GK_OK)
+        status = gk_unary(GK_ABS, converted, out);
+    gk_array_free(converted);
+    return status;
+}
+
+/* sum(m^p)^(1/p) over the axes, m >= 0 (p = 2: sqrt of the sum of
+ * squares, p = 1: the sum). */
+static gk_status power_sum(const gk_array *m, double p, int naxes, const int *axes,
+                           bool keepdims, gk_array **out)
+{
+    *out = NULL;
+    gk_array *powered = NULL, *sum = NULL;
+    gk_status status = p == 1   ? gk_array_view(m, &powered)
+                       : p == 2 ? gk_binary(GK_MUL, m, m, &powered)
+                                : gk_binary_scalar(GK_POW, m, p, &powered);
+    if (status == GK_OK)
+        status = gk_reduce_axes(GK_SUM, powered, naxes, axes, 0, keepdims, &sum);
+    if (status == GK_OK && p == 1) {
+        *out = sum;
+        sum = NULL;
+    } else if (status == GK_OK && p == 2) {
+        status = gk_unary(GK_SQRT, sum, out);
+    } else if (status == GK_OK) {
+        status = gk_binary_scalar(GK_POW, sum, 1 / p, out);
+    }
+    gk_array_free(powered);
+    gk_array_free(sum);
+    return status;
+}
+
+gk_status gk_vector_norm(const gk_array *a, int naxes, const int *axes, double ord,
+                         bool keepdims, gk_array **out)
+{
+    *out = NULL;
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "vector_norm: the array is NULL");
+    if (isnan(ord))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "vector_norm: ord is NaN; give a number, inf or "
+                                                "-inf");
+    gk_array *m = NULL;
+    gk_status status = magnitude(a, &m);
+    if (status != GK_OK)
+        return gk_fail(status, "vector_norm: %s", gk_last_error());
+    if (isinf(ord)) {
+        status = gk_reduce_axes(ord > 0 ? GK_MAX : GK_MIN, m, naxes, axes, 0, keepdims, out);
+    } else if (ord == 0) {
+        /* how many are nonzero, in the norm's dtype */
+        gk_array *count = NULL;
+        status = gk_count_nonzero(m, naxes, axes, keepdims, &count);
+        if (status == GK_OK)
+            status = gk_cast(count, m->dtype, out);
+        gk_array_free(count);
+    } else {
+        status = power_sum(m, ord, naxes, axes, keepdims, out);
+    }
+    gk_array_free(m);
+    if (status != GK_OK)
+        return gk_fail(status, "vector_norm: %s", gk_last_error());
+    return GK_OK;
+}
+
+/* The singular values of each matrix of a stack: (..., k), k = min(m, n),
+ * descending. */
+gk_status gk_svdvals(const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "svdvals: the array is NULL");
+    if (a->ndim < 2) {
+        char shape[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "svdvals: takes a stack of matrices (at least 2 axes), not shape %s",
+                       gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
+    }
+    int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
+    int64_t batch = 1;
+    for (int i = 0; i < a->ndim - 2; i++)
+        batch *= a->shape[i];
+    int64_t shape[GK_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof(int64_t) * (size_t)(a->ndim - 2));
+    shape[a->ndim - 2] = k;
+    gk_array *stack = NULL, *values = NULL;
+    gk_status status = gk_reshape(a, 3, (int64_t[]){batch, m, n}, &stack);
+    /* float32 values of float32 matrices, float64 otherwise (as NumPy) */
+    gk_dtype dtype = a->dtype == GK_FLOAT32 ? GK_FLOAT32 : GK_FLOAT64;
+    if (status == GK_OK)
+        status = gk_empty(gk_array_device(a), dtype, 2, (int64_t[]){batch, k}, &values);
+    for (int64_t i = 0; i < batch && k > 0 && status == GK_OK; i++) {
+        gk_array *matrix = NULL, *u = NULL, *s = NULL, *vt = NULL, *row = NULL;
+        status = gk_index_axis(stack, 0, i, &matrix);
+        if (status == GK_OK)
+            status = gk_svd(matrix, &u, &s, &vt);
+        if (status == GK_OK)
+            status = gk_index_axis(values, 0, i, &row);
+        if (status == GK_OK)
+            status = gk_assign(row, s);
+        gk_array_free(matrix);
+        gk_array_free(u);
+        gk_array_free(s);
+        gk_array_free(vt);
+        gk_array_free(row);
+    }
+    if (status == GK_OK)
+        status = gk_reshape(values, a->ndim - 1, shape, out);
+    gk_array_free(stack);
+    gk_array_free(values);
+    return status;
+}
+
+/* The norm of the singular values: max (2), min (-2) or sum ('nuc'). */
+static gk_status singular_norm(const gk_array *a, gk_reduction reduction, bool keepdims,
+                               gk_array **out)
+{
+    gk_array *values = NULL;
+    gk_status status = gk_svdvals(a, &values);
+    if (status == GK_OK && keepdims) {
+        gk_array *reduced = NULL;
+        status = gk_reduce(reduction, values, -1, true, &reduced);
+        if (status == GK_OK)
+            status = gk_expand_dims(reduced, 1, (int[]){-1}, out);
+        gk_array_free(reduced);
+    } else if (status == GK_OK) {
+        status = gk_reduce(reduction, values, -1, false, out);
+    }
+    gk_array_free(values);
+    return status;
+}
+
+/* max or min over one of the last two axes of the sums along the other. */
+static gk_status line_sum_norm(const gk_array *m, int sum_axis, gk_reduction pick,
+                               bool keepdims, gk_array **out)
+{
+    *out = NULL;
+    int other = sum_axis == -2 ? -1 : -2;
+    gk_array *sums = NULL;
+    gk_status status = gk_reduce(GK_SUM, m, sum_axis, true, &sums);
+    if (status == GK_OK && keepdims) {
+        status = gk_reduce(pick, sums, other, true, out);
+    } else if (status == GK_OK) {
+        gk_array *picked = NULL;
+        status = gk_reduce(pick, sums, other, false, &picked);
+        if (status == GK_OK)
+            status = gk_squeeze(picked, 1, (int[]){-1}, out);
+        gk_array_free(picked);
+    }
+    gk_array_free(sums);
+    return status;
+}
+
+gk_status gk_matrix_norm(const gk_array *a, gk_matrix_norm_kind ord, bool keepdims,
+                         gk_array **out)
+{
+    *out = NULL;
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "matrix_norm: the array is NULL");
+    if (a->ndim < 2) {
+        char shape[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "matrix_norm: takes a stack of matrices (at least 2 axes), not shape %s",
+                       gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
+    }
+    if ((unsigned)ord >= GK_NORM_COUNT)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "matrix_norm: invalid ord %d", (int)ord);
+    gk_array *m = NULL;
+    gk_status status = magnitude(a, &m);
+    const int last_two[2] = {-2, -1};
+    switch (ord) {
+    case GK_NORM_FROBENIUS:
+        if (status == GK_OK)
+            status = power_sum(m, 2, 2, last_two, keepdims, out);
+        break;
+    case GK_NORM_MAX_COLUMN_SUM:
+    case GK_NORM_MIN_COLUMN_SUM:
+        if (status == GK_OK)
+            status = line_sum_norm(m, -2, ord == GK_NORM_MAX_COLUMN_SUM ? GK_MAX : GK_MIN,
+                                   keepdims, out);
+        break;
+    case GK_NORM_MAX_ROW_SUM:
+    case GK_NORM_MIN_ROW_SUM:
+        if (status == GK_OK)
+            status = line_sum_norm(m, -1, ord == GK_NORM_MAX_ROW_SUM ? GK_MAX : GK_MIN,
+                                   keepdims, out);
+        break;
+    case GK_NORM_LARGEST_SINGULAR:
+    case GK_NORM_SMALLEST_SINGULAR:
+    case GK_NORM_NUCLEAR:
+        if (status == GK_OK)
+            status = singular_norm(a, ord == GK_NORM_LARGEST_SINGULAR    ? GK_MAX
+                                      : ord == GK_NORM_SMALLEST_SINGULAR ? GK_MIN
+                                                                         : GK_SUM,
+                                   keepdims, out);
+        break;
+    case GK_NORM_COUNT: break;
+    }
+    gk_array_free(m);
+    if (status != GK_OK)
+        return gk_fail(status, "matrix_norm: %s", gk_last_error());
+    return GK_OK;
+}

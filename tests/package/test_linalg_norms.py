@@ -1,0 +1,119 @@
+"""gpukit.linalg's views and norms against NumPy on every device: diagonal
+(a view, any offset), trace, outer, cross (broadcast, any axis),
+vector_norm over axes with every kind of ord, matrix_norm with every ord,
+svdvals of stacks; over float, integer and complex dtypes, stacks, empty
+and non-finite inputs; and the errors each gives."""
+import math
+
+import numpy as np
+import pytest
+
+import gpukit as gk
+from gpukit import linalg
+
+from conftest import host, on
+
+RNG = np.random.default_rng(7)
+
+
+def close(got, expected, rtol=1e-5):
+    got = host(got)
+    expected = np.asarray(expected)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * 1e-3)
+
+
+@pytest.mark.parametrize("offset", [0, 1, -2, 5, -7])
+def test_diagonal_and_trace(device, offset):
+    x = RNG.normal(size=(2, 4, 5)).astype(np.float32)
+    a = on(x, device)
+    d = linalg.diagonal(a, offset=offset)
+    close(d, np.diagonal(x, offset=offset, axis1=-2, axis2=-1))
+    close(linalg.trace(a, offset=offset), np.trace(x, offset=offset, axis1=-2, axis2=-1))
+    if d.shape[-1]:  # a view: writing it writes x's elements
+        d[...] = 7.0
+        assert (host(linalg.diagonal(a, offset=offset)) == 7).all()
+    ints = on(np.arange(12, dtype=np.int32).reshape(3, 4), device)
+    assert linalg.trace(ints).item() == np.trace(np.arange(12).reshape(3, 4))
+    assert linalg.trace(ints, dtype="float64").dtype == gk.float64
+    with pytest.raises(ValueError, match="at least 2 axes"):
+        linalg.diagonal(on(np.ones(3, np.float32), device))
+
+
+def test_outer_and_cross(device):
+    x, y = RNG.normal(size=5).astype(np.float32), RNG.normal(size=3).astype(np.float32)
+    close(linalg.outer(on(x, device), on(y, device)), np.outer(x, y))
+    u = RNG.normal(size=(4, 3)).astype(np.float64)
+    v = RNG.normal(size=(1, 3)).astype(np.float64)
+    close(linalg.cross(on(u, device), on(v, device)), np.cross(u, v), 1e-12)
+    close(linalg.cross(on(u.T, device), on(v.T, device), axis=0), np.cross(u.T, v.T, axis=0), 1e-12)
+    ints = np.array([[1, 0, 0], [0, 1, 0]], np.int64)
+    close(linalg.cross(on(ints[0], device), on(ints[1], device)), np.cross(ints[0], ints[1]))
+    with pytest.raises(ValueError, match="1-d"):
+        linalg.outer(on(u, device), on(x, device))
+    with pytest.raises(ValueError, match="length 3"):
+        linalg.cross(on(x, device), on(x, device))
+
+
+ORDS = [2, 1, 0, math.inf, -math.inf, 3, 0.5, -1]
+
+
+@pytest.mark.parametrize("ord", ORDS)
+@pytest.mark.parametrize("axis", [None, 1, (0, 2), -1])
+def test_vector_norm(device, ord, axis):
+    x = RNG.normal(size=(3, 4, 5)).astype(np.float32)
+    x[0, 0, 0] = 0
+    a = on(x, device)
+    expected = np.linalg.vector_norm(x, axis=axis, ord=ord)
+    close(linalg.vector_norm(a, axis=axis, ord=ord), expected, 1e-4)
+    close(linalg.vector_norm(a, axis=axis, ord=ord, keepdims=True),
+          np.linalg.vector_norm(x, axis=axis, ord=ord, keepdims=True), 1e-4)
+
+
+def test_vector_norm_dtypes_and_special_values(device):
+    ints = np.arange(-4, 5, dtype=np.int16)
+    close(linalg.vector_norm(on(ints, device)), np.linalg.vector_norm(ints).astype(np.float32))
+    z = (RNG.normal(size=6) + 1j * RNG.normal(size=6)).astype(np.complex64)
+    close(linalg.vector_norm(on(z, device)), np.linalg.vector_norm(z))
+    close(linalg.vector_norm(on(z, device), ord=1), np.linalg.vector_norm(z, ord=1))
+    special = np.array([1.0, math.inf, -2.0], np.float64)
+    assert linalg.vector_norm(on(special, device)).item() == math.inf
+    assert math.isnan(linalg.vector_norm(on(np.array([1.0, math.nan]), device)).item())
+    assert linalg.vector_norm(on(np.zeros(0, np.float32), device)).item() == 0
+    with pytest.raises(TypeError, match="ord"):
+        linalg.vector_norm(on(special, device), ord="fro")
+
+
+MATRIX_ORDS = ["fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf]
+
+
+@pytest.mark.parametrize("ord", MATRIX_ORDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matrix_norm(device, ord, dtype):
+    x = RNG.normal(size=(2, 3, 4, 5)).astype(dtype)
+    a = on(x, device)
+    rtol = 1e-4 if dtype == "float32" else 1e-10
+    close(linalg.matrix_norm(a, ord=ord), np.linalg.matrix_norm(x, ord=ord), rtol)
+    close(linalg.matrix_norm(a, ord=ord, keepdims=True),
+          np.linalg.matrix_norm(x, ord=ord, keepdims=True), rtol)
+
+
+def test_matrix_norm_and_svdvals_edges(device):
+    z = (RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))).astype(np.complex128)
+    close(linalg.matrix_norm(on(z, device)), np.linalg.matrix_norm(z), 1e-12)
+    close(linalg.matrix_norm(on(z, device), ord=math.inf),
+          np.linalg.matrix_norm(z, ord=math.inf), 1e-12)
+    x = RNG.normal(size=(4, 2, 3)).astype(np.float64)
+    close(linalg.svdvals(on(x, device)), np.linalg.svdvals(x), 1e-12)
+    with pytest.raises(ValueError, match="'fro', 'nuc'"):
+        linalg.matrix_norm(on(x, device), ord=3)
+    with pytest.raises(ValueError, match="at least 2 axes"):
+        linalg.matrix_norm(on(np.ones(3), device))
+
+
+def test_standard_names_are_there():
+    for name in ["matmul", "matrix_transpose", "tensordot", "vecdot", "diagonal", "trace",
+                 "outer", "cross", "vector_norm", "matrix_norm", "svdvals"]:
+        assert name in linalg.__all__ and callable(getattr(linalg, name)), name
+    assert linalg.vecdot is gk.vecdot and linalg.tensordot is gk.tensordot
