@@ -1,8 +1,9 @@
 /* The rest of the array API's main namespace: meshgrid, tril, triu,
  * tensordot, vecdot, cumulative_prod, all, any, diff, and the constants
  * (e, inf, nan, pi, newaxis, __array_api_version__); and the C halves of
- * the linalg extension's views and norms (diagonal, trace, outer, cross,
- * vector_norm, matrix_norm, svdvals), which gpukit.linalg wraps. Argument parsing over
+ * the linalg extension's views, norms and stacked functions (diagonal,
+ * trace, outer, cross, vector_norm, matrix_norm, svdvals, matrix_rank,
+ * pinv, matrix_power), which gpukit.linalg wraps. Argument parsing over
  * the library's calls (array.h: utility.c, contract.c, sort.c), one C call
  * each, the GIL released for long work. */
 #include "gkpy.h"
@@ -663,7 +664,82 @@ static PyObject *fn_linalg_svdvals(PyObject *module, PyObject *const *args, Py_s
     return gkpy_array_result(state, status, out);
 }
 
+/* An rtol: None (NaN: the library's default) or a number; -1 with TypeError. */
+static int rtol_value(const char *function, PyObject *object, double *rtol)
+{
+    if (object == Py_None) {
+        *rtol = NAN;
+        return 0;
+    }
+    if (ord_number(function, object, rtol) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s(): rtol must be None or a number, not %.100s",
+                     function, Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* _linalg_matrix_rank(x, rtol) and _linalg_pinv(x, rtol) */
+static PyObject *with_rtol(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                           const char *function,
+                           gk_status (*call)(const gk_array *, double, gk_array **))
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", "rtol", NULL};
+    PyObject *values[2];
+    double rtol;
+    if (parse(function, args, nargs, NULL, names, 2, 2, 2, values) < 0 ||
+        rtol_value(function, values[1], &rtol) < 0)
+        return NULL;
+    PyObject *x = gkpy_as_array(state, values[0], NULL);
+    if (!x)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(true, call(array_of(x), rtol, &out));
+    Py_DECREF(x);
+    return gkpy_array_result(state, status, out);
+}
+
+static PyObject *fn_linalg_matrix_rank(PyObject *module, PyObject *const *args,
+                                       Py_ssize_t nargs)
+{
+    return with_rtol(module, args, nargs, "matrix_rank", gk_matrix_rank);
+}
+
+static PyObject *fn_linalg_pinv(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return with_rtol(module, args, nargs, "pinv", gk_pinv);
+}
+
+/* _linalg_matrix_power(x, n) */
+static PyObject *fn_linalg_matrix_power(PyObject *module, PyObject *const *args,
+                                        Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", "n", NULL};
+    PyObject *values[2];
+    int64_t n = 0;
+    if (parse("matrix_power", args, nargs, NULL, names, 2, 2, 2, values) < 0 ||
+        int_value("matrix_power", "n", values[1], &n) < 0)
+        return NULL;
+    PyObject *x = gkpy_as_array(state, values[0], NULL);
+    if (!x)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(true, gk_matrix_power(array_of(x), n, &out));
+    Py_DECREF(x);
+    return gkpy_array_result(state, status, out);
+}
+
 static PyMethodDef utility_functions[] = {
+    {"_linalg_matrix_rank", FASTCALL(fn_linalg_matrix_rank),
+     "gpukit.linalg.matrix_rank's C half."},
+    {"_linalg_pinv", FASTCALL(fn_linalg_pinv), "gpukit.linalg.pinv's C half."},
+    {"_linalg_matrix_power", FASTCALL(fn_linalg_matrix_power),
+     "gpukit.linalg.matrix_power's C half."},
     {"_linalg_diagonal", FASTCALL(fn_linalg_diagonal), "gpukit.linalg.diagonal's C half."},
     {"_linalg_trace", FASTCALL(fn_linalg_trace), "gpukit.linalg.trace's C half."},
     {"_linalg_outer", FASTCALL(fn_linalg_outer), "gpukit.linalg.outer's C half."},

@@ -574,6 +574,18 @@ gk_status gk_vector_norm(const gk_array *a, int naxes, const int *axes, double o
 /* The singular values of each matrix over a's last two axes, descending:
  * shape (..., min(m, n)); float32 for float32 matrices, else float64. */
 gk_status gk_svdvals(const gk_array *a, gk_array **out);
+/* The rank of each matrix over a's last two axes: how many singular values
+ * exceed rtol times the largest (rtol NaN: the standard's default,
+ * max(m, n) * the dtype's eps), as int64. */
+gk_status gk_matrix_rank(const gk_array *a, double rtol, gk_array **out);
+/* The pseudo-inverse (n, m) of each (m, n) matrix over a's last two axes,
+ * singular values up to rtol times the largest taken as zero (rtol NaN:
+ * the default of gk_matrix_rank). */
+gk_status gk_pinv(const gk_array *a, double rtol, gk_array **out);
+/* Each square matrix over a's last two axes to the n-th power: n = 0 the
+ * identity (a's dtype), n < 0 the inverse's -n-th power (float32 stays,
+ * others float64). */
+gk_status gk_matrix_power(const gk_array *a, int64_t n, gk_array **out);
 /* Matrix norms over the last two axes (keepdims: they stay, length 1). */
 typedef enum gk_matrix_norm_kind {
     GK_NORM_FROBENIUS = 0,     /* 'fro': sqrt of the sum of |x|^2 */

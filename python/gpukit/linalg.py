@@ -4,7 +4,9 @@ SVD, QR, solve and inv take 2-d float32 or float64 matrices (an integer
 matrix is a TypeError: convert it with ``gpukit.astype(x, gpukit.float64)``)
 and return arrays on the input's device. They are computed by LAPACK on the
 host whatever the device (the matrix is copied there and the results back),
-as are svdvals and the norms built on singular values. matmul, tensordot,
+as are svdvals, matrix_rank, pinv, matrix_power of a negative power and
+the norms built on singular values (one matrix of a stack at a time).
+matmul, tensordot,
 vecdot, diagonal, trace, outer, cross, vector_norm and the other matrix
 norms run on the device itself.
 """
@@ -17,7 +19,7 @@ from ._gpukit import tensordot, vecdot  # noqa: F401  (the standard's linalg nam
 
 __all__ = ["SVDResult", "QRResult", "svd", "qr", "solve", "inv", "matmul", "matrix_transpose",
            "tensordot", "vecdot", "diagonal", "trace", "outer", "cross", "vector_norm",
-           "matrix_norm", "svdvals"]
+           "matrix_norm", "svdvals", "matrix_rank", "pinv", "matrix_power"]
 
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 SVDResult.__doc__ = "svd()'s result: x = U @ diag(S) @ Vh."
@@ -117,3 +119,30 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 def svdvals(x, /):
     """The singular values of each matrix over x's last two axes, descending (LAPACK, on the host)."""
     return _gpukit._linalg_svdvals(x)
+
+
+def matrix_rank(x, /, *, rtol=None):
+    """The rank of each matrix over x's last two axes, as int64.
+
+    The singular values above rtol times the largest count; rtol=None is
+    max(m, n) times the dtype's machine epsilon (the standard's default).
+    """
+    return _gpukit._linalg_matrix_rank(x, rtol)
+
+
+def pinv(x, /, *, rtol=None):
+    """The Moore-Penrose pseudo-inverse (n, m) of each (m, n) matrix over x's last two axes.
+
+    Singular values up to rtol times the largest are taken as zero; rtol=None
+    as matrix_rank's.
+    """
+    return _gpukit._linalg_pinv(x, rtol)
+
+
+def matrix_power(x, n, /):
+    """Each square matrix over x's last two axes to the integer power n.
+
+    n=0 gives the identity, a negative n the inverse's power (a singular
+    matrix is then a ValueError).
+    """
+    return _gpukit._linalg_matrix_power(x, n)

@@ -11,7 +11,12 @@
  *   squares for 2, sum(|x|^p)^(1/p) otherwise.
  * - matrix_norm: 'fro' as the 2-norm of the matrix's elements; 1, -1, inf
  *   and -inf from column or row sums of abs(x); 2, -2 and 'nuc' from the
- *   singular values (svdvals: gk_svd of each matrix of the stack). */
+ *   singular values.
+ * - stacks through the 2-d factorizations (each_matrix: one matrix at a
+ *   time, the results stacked): svdvals, matrix_rank (singular values above
+ *   rtol times the largest), pinv (vt^T diag(1/s) u^T over those), and
+ *   matrix_power (repeated squaring with gk_matmul, which takes stacks
+ *   itself; the inverse first for a negative power). */
 #include "compute/array_impl.h"
 
 #include "core/error.h"
@@ -220,51 +225,244 @@ gk_status gk_vector_norm(const gk_array *a, int naxes, const int *axes, double o
     return GK_OK;
 }
 
-/* The singular values of each matrix of a stack: (..., k), k = min(m, n),
- * descending. */
-gk_status gk_svdvals(const gk_array *a, gk_array **out)
+/* --- stacks of matrices through the 2-d factorizations --- */
+
+/* What fn makes of one matrix (2-d): a new array of the shape and dtype
+ * each_matrix was given. */
+typedef gk_status (*matrix_fn)(const gk_array *matrix, const void *context, gk_array **out);
+
+/* fn of each matrix over a's last two axes (the factorizations take one
+ * 2-d matrix at a time), the results behind a's batch axes: shape (*batch,
+ * *result_shape) of result_dtype. A stack of no matrices gives an empty
+ * result without calling fn. */
+static gk_status each_matrix(const gk_array *a, const char *function, matrix_fn fn,
+                             const void *context, gk_dtype result_dtype, int result_ndim,
+                             const int64_t *result_shape, gk_array **out)
 {
     *out = NULL;
     if (!a)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "svdvals: the array is NULL");
-    if (a->ndim < 2) {
-        char shape[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the array is NULL", function);
+    char text[160];
+    if (a->ndim < 2)
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "svdvals: takes a stack of matrices (at least 2 axes), not shape %s",
-                       gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
-    }
-    int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
-    int64_t batch = 1;
-    for (int i = 0; i < a->ndim - 2; i++)
+                       "%s: takes a stack of matrices (at least 2 axes), not shape %s", function,
+                       gk_shape_text(a->ndim, a->shape, text, sizeof text));
+    int batch_ndim = a->ndim - 2;
+    if (batch_ndim + result_ndim > GK_MAX_DIMS)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the result would have more than %d axes",
+                       function, GK_MAX_DIMS);
+    int64_t batch = 1, shape[GK_MAX_DIMS];
+    for (int i = 0; i < batch_ndim; i++) {
         batch *= a->shape[i];
-    int64_t shape[GK_MAX_DIMS];
-    memcpy(shape, a->shape, sizeof(int64_t) * (size_t)(a->ndim - 2));
-    shape[a->ndim - 2] = k;
-    gk_array *stack = NULL, *values = NULL;
-    gk_status status = gk_reshape(a, 3, (int64_t[]){batch, m, n}, &stack);
-    /* float32 values of float32 matrices, float64 otherwise (as NumPy) */
-    gk_dtype dtype = a->dtype == GK_FLOAT32 ? GK_FLOAT32 : GK_FLOAT64;
+        shape[i] = a->shape[i];
+    }
+    memcpy(shape + batch_ndim, result_shape, sizeof(int64_t) * (size_t)result_ndim);
+    gk_array *stack = NULL, *results = NULL;
+    gk_status status = gk_reshape(a, 3, (int64_t[]){batch, a->shape[a->ndim - 2],
+                                                    a->shape[a->ndim - 1]},
+                                  &stack);
     if (status == GK_OK)
-        status = gk_empty(gk_array_device(a), dtype, 2, (int64_t[]){batch, k}, &values);
-    for (int64_t i = 0; i < batch && k > 0 && status == GK_OK; i++) {
-        gk_array *matrix = NULL, *u = NULL, *s = NULL, *vt = NULL, *row = NULL;
+        status = gk_empty(gk_array_device(a), result_dtype, batch_ndim + result_ndim, shape,
+                          &results);
+    gk_array *flat = NULL;
+    if (status == GK_OK) {
+        int64_t flat_shape[GK_MAX_DIMS] = {batch};
+        memcpy(flat_shape + 1, result_shape, sizeof(int64_t) * (size_t)result_ndim);
+        status = gk_reshape(results, 1 + result_ndim, flat_shape, &flat);
+    }
+    for (int64_t i = 0; i < batch && status == GK_OK; i++) {
+        gk_array *matrix = NULL, *made = NULL, *slot = NULL;
         status = gk_index_axis(stack, 0, i, &matrix);
         if (status == GK_OK)
-            status = gk_svd(matrix, &u, &s, &vt);
+            status = fn(matrix, context, &made);
         if (status == GK_OK)
-            status = gk_index_axis(values, 0, i, &row);
+            status = gk_index_axis(flat, 0, i, &slot);
         if (status == GK_OK)
-            status = gk_assign(row, s);
+            status = gk_assign(slot, made);
         gk_array_free(matrix);
-        gk_array_free(u);
-        gk_array_free(s);
-        gk_array_free(vt);
-        gk_array_free(row);
+        gk_array_free(made);
+        gk_array_free(slot);
     }
-    if (status == GK_OK)
-        status = gk_reshape(values, a->ndim - 1, shape, out);
     gk_array_free(stack);
+    gk_array_free(flat);
+    if (status == GK_OK)
+        *out = results;
+    else
+        gk_array_free(results);
+    return status;
+}
+
+/* The factorizations' dtype for a: float32 stays, everything else is
+ * float64 (as gk_svd gives). */
+static gk_dtype factor_dtype_of(const gk_array *a)
+{
+    return a->dtype == GK_FLOAT32 ? GK_FLOAT32 : GK_FLOAT64;
+}
+
+static gk_status singular_values(const gk_array *matrix, const void *context, gk_array **out)
+{
+    (void)context;
+    gk_array *u = NULL, *vt = NULL;
+    gk_status status = gk_svd(matrix, &u, out, &vt);
+    gk_array_free(u);
+    gk_array_free(vt);
+    return status;
+}
+
+gk_status gk_svdvals(const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    int64_t k = 0;
+    if (a && a->ndim >= 2) {
+        int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
+        k = m < n ? m : n;
+    }
+    return each_matrix(a, "svdvals", singular_values, NULL, a ? factor_dtype_of(a) : GK_FLOAT64,
+                       1, &k, out);
+}
+
+/* The cut-off below which singular values count as zero: rtol times the
+ * largest, rtol NaN meaning the standard's default max(m, n) * eps. */
+static double default_rtol(const gk_array *a, double rtol)
+{
+    if (!isnan(rtol))
+        return rtol;
+    int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
+    double eps = factor_dtype_of(a) == GK_FLOAT32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+    return (double)(m > n ? m : n) * eps;
+}
+
+gk_status gk_matrix_rank(const gk_array *a, double rtol, gk_array **out)
+{
+    *out = NULL;
+    gk_array *values = NULL, *largest = NULL, *cutoff = NULL, *above = NULL;
+    gk_status status = gk_svdvals(a, &values);
+    if (status != GK_OK)
+        return gk_fail(status, "matrix_rank: %s", gk_last_error());
+    /* how many exceed rtol * the largest (an empty matrix has rank 0) */
+    if (values->shape[values->ndim - 1] == 0) {
+        status = gk_zeros(gk_array_device(a), GK_INT64, values->ndim - 1, values->shape, out);
+    } else {
+        status = gk_reduce(GK_MAX, values, -1, true, &largest);
+        if (status == GK_OK)
+            status = gk_binary_scalar(GK_MUL, largest, default_rtol(a, rtol), &cutoff);
+        if (status == GK_OK)
+            status = gk_binary(GK_GT, values, cutoff, &above);
+        if (status == GK_OK)
+            status = gk_reduce(GK_SUM, above, -1, false, out);
+    }
     gk_array_free(values);
+    gk_array_free(largest);
+    gk_array_free(cutoff);
+    gk_array_free(above);
+    return status;
+}
+
+/* The pseudo-inverse of one matrix: vt^T diag(1/s) u^T over the singular
+ * values above the cut-off (the others' reciprocals taken as 0). */
+static gk_status pseudo_inverse(const gk_array *matrix, const void *context, gk_array **out)
+{
+    double rtol = *(const double *)context;
+    gk_array *u = NULL, *s = NULL, *vt = NULL, *largest = NULL, *keep = NULL, *inverse = NULL;
+    gk_array *kept = NULL, *zero = NULL, *scaled = NULL, *v = NULL, *ut = NULL;
+    gk_status status = gk_svd(matrix, &u, &s, &vt);
+    bool empty = status == GK_OK && s->shape[0] == 0;
+    if (status == GK_OK && !empty)
+        status = gk_reduce(GK_MAX, s, 0, true, &largest);
+    if (status == GK_OK && !empty)
+        status = gk_binary_scalar(GK_MUL, largest, rtol, &keep);
+    if (status == GK_OK && !empty) {
+        gk_array *mask = NULL;
+        status = gk_binary(GK_GT, s, keep, &mask);
+        if (status == GK_OK)
+            status = gk_unary(GK_RECIPROCAL, s, &inverse);
+        if (status == GK_OK)
+            status = gk_scalar(gk_array_device(s), s->dtype, 0, &zero);
+        if (status == GK_OK)
+            status = gk_where(mask, inverse, zero, &kept);
+        gk_array_free(mask);
+    }
+    /* (vt^T * kept) @ u^T: kept scales v's columns */
+    if (status == GK_OK)
+        status = gk_transpose(vt, (int[]){1, 0}, &v);
+    if (status == GK_OK)
+        status = gk_transpose(u, (int[]){1, 0}, &ut);
+    if (status == GK_OK && !empty)
+        status = gk_binary(GK_MUL, v, kept, &scaled);
+    if (status == GK_OK)
+        status = gk_matmul(empty ? v : scaled, ut, out);
+    gk_array *all[] = {u, s, vt, largest, keep, inverse, kept, zero, scaled, v, ut};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+    return status;
+}
+
+gk_status gk_pinv(const gk_array *a, double rtol, gk_array **out)
+{
+    *out = NULL;
+    if (!a || a->ndim < 2)
+        return each_matrix(a, "pinv", pseudo_inverse, &rtol, GK_FLOAT64, 0, NULL, out);
+    double cut = default_rtol(a, rtol);
+    int64_t shape[2] = {a->shape[a->ndim - 1], a->shape[a->ndim - 2]};
+    return each_matrix(a, "pinv", pseudo_inverse, &cut, factor_dtype_of(a), 2, shape, out);
+}
+
+static gk_status inverse(const gk_array *matrix, const void *context, gk_array **out)
+{
+    (void)context;
+    return gk_inv(matrix, out);
+}
+
+gk_status gk_matrix_power(const gk_array *a, int64_t n, gk_array **out)
+{
+    *out = NULL;
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "matrix_power: the array is NULL");
+    char text[160];
+    if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "matrix_power: takes a stack of square matrices, not shape %s",
+                       gk_shape_text(a->ndim, a->shape, text, sizeof text));
+    int64_t side = a->shape[a->ndim - 1];
+    if (n == 0) { /* the identity of a's dtype, for each matrix */
+        gk_array *identity = NULL;
+        gk_status status = gk_eye(gk_array_device(a), a->dtype, side, &identity);
+        if (status == GK_OK) {
+            gk_array *view = NULL;
+            status = gk_broadcast_to(identity, a->ndim, a->shape, &view);
+            if (status == GK_OK)
+                status = gk_copy(view, out);
+            gk_array_free(view);
+        }
+        gk_array_free(identity);
+        return status;
+    }
+    gk_array *base = NULL, *result = NULL;
+    gk_status status = n > 0 ? gk_array_view(a, &base)
+                             : each_matrix(a, "matrix_power", inverse, NULL, factor_dtype_of(a),
+                                           2, (int64_t[]){side, side}, &base);
+    /* |n| by repeated squaring: result *= base where a bit of |n| is set. */
+    uint64_t k = n > 0 ? (uint64_t)n : 0 - (uint64_t)n;
+    while (status == GK_OK && k) {
+        if (k & 1) {
+            gk_array *next = NULL;
+            status = result ? gk_matmul(result, base, &next) : gk_copy(base, &next);
+            gk_array_free(result);
+            result = next;
+        }
+        k >>= 1;
+        if (status == GK_OK && k) {
+            gk_array *squared = NULL;
+            status = gk_matmul(base, base, &squared);
+            gk_array_free(base);
+            base = squared;
+        }
+    }
+    gk_array_free(base);
+    if (status == GK_OK)
+        *out = result;
+    else
+        gk_array_free(result);
     return status;
 }
 

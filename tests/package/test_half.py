@@ -195,7 +195,8 @@ EXACT_BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "
                 "not_equal"]
 EXACT_UNARY = ["sqrt", "abs", "negative", "floor", "ceil", "trunc", "round", "square",
                "sign", "isnan", "isinf", "isfinite", "signbit"]
-MATH_UNARY = ["exp", "log", "sin", "cos", "tanh", "expm1", "log1p", "atan", "log2"]
+MATH_UNARY = ["exp", "log", "sin", "cos", "tan", "tanh", "sinh", "cosh", "expm1", "log1p", "asin",
+              "acos", "atan", "asinh", "acosh", "atanh", "log2", "log10"]
 
 
 def float16_pair(seed):

@@ -1,8 +1,9 @@
-"""gpukit.linalg's views and norms against NumPy on every device: diagonal
-(a view, any offset), trace, outer, cross (broadcast, any axis),
-vector_norm over axes with every kind of ord, matrix_norm with every ord,
-svdvals of stacks; over float, integer and complex dtypes, stacks, empty
-and non-finite inputs; and the errors each gives."""
+"""gpukit.linalg's views, norms and stacked functions against NumPy on
+every device: diagonal (a view, any offset), trace, outer, cross
+(broadcast, any axis), vector_norm over axes with every kind of ord,
+matrix_norm with every ord, svdvals, matrix_rank, pinv and matrix_power of
+stacks; over float, integer and complex dtypes, stacks, empty and
+non-finite inputs; and the errors each gives."""
 import math
 
 import numpy as np
@@ -112,8 +113,38 @@ def test_matrix_norm_and_svdvals_edges(device):
         linalg.matrix_norm(on(np.ones(3), device))
 
 
+def test_matrix_rank_and_pinv(device):
+    x = RNG.normal(size=(3, 5, 4))
+    x[1, :, 3] = x[1, :, 0] * 2  # one rank-deficient matrix
+    a = on(x, device)
+    rank = linalg.matrix_rank(a)
+    assert rank.dtype == gk.int64
+    assert host(rank).tolist() == np.linalg.matrix_rank(x).tolist() == [4, 3, 4]
+    assert linalg.matrix_rank(a, rtol=0.9).tolist() == np.linalg.matrix_rank(x, rtol=0.9).tolist()
+    close(linalg.pinv(a), np.linalg.pinv(x), 1e-9)
+    close(linalg.pinv(on(x.astype(np.float32), device)), np.linalg.pinv(x.astype(np.float32)), 1e-3)
+    close(linalg.pinv(a, rtol=0.5), np.linalg.pinv(x, rtol=0.5), 1e-9)
+    assert linalg.pinv(on(np.zeros((0, 2, 3)), device)).shape == (0, 3, 2)
+    with pytest.raises(TypeError, match="rtol"):
+        linalg.pinv(a, rtol="big")
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, -1, -3])
+def test_matrix_power(device, n):
+    x = (RNG.normal(size=(2, 3, 3)) + 3 * np.eye(3)).astype(np.float64)
+    close(linalg.matrix_power(on(x, device), n), np.linalg.matrix_power(x, n), 1e-9)
+    ints = np.array([[1, 1], [1, 0]], np.int32)  # Fibonacci numbers, exact
+    if n >= 0:
+        got = linalg.matrix_power(on(ints, device), n)
+        assert got.dtype == gk.int32
+        assert host(got).tolist() == np.linalg.matrix_power(ints, n).tolist()
+    with pytest.raises(ValueError, match="square"):
+        linalg.matrix_power(on(np.ones((2, 3)), device), n)
+
+
 def test_standard_names_are_there():
     for name in ["matmul", "matrix_transpose", "tensordot", "vecdot", "diagonal", "trace",
-                 "outer", "cross", "vector_norm", "matrix_norm", "svdvals"]:
+                 "outer", "cross", "vector_norm", "matrix_norm", "svdvals", "matrix_rank",
+                 "pinv", "matrix_power"]:
         assert name in linalg.__all__ and callable(getattr(linalg, name)), name
     assert linalg.vecdot is gk.vecdot and linalg.tensordot is gk.tensordot

@@ -813,7 +813,7 @@ gk_status cpu_elementwise(gk_device device, gk_op op, const gk_loop *loop, const
                        binary ? gk_dtype_name(in[1].dtype) : "", gk_dtype_name(out->dtype));
     /* The math functions on vectors where the CPU and SLEEF allow (vecmath.c). */
     cpu_vector_function function;
-    cpu_inner_loop vector = cpu_vector_math(op, computed, &function);
+    cpu_inner_loop vector = cpu_vector_math(op, dtype, &function);
     gk_operand operands[3] = {*out, in[0], binary ? in[1] : in[0]};
     cpu_inner_loop chosen = vector ? vector : inner;
     const void *context = vector ? &function : NULL;

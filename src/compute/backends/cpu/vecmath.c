@@ -211,7 +211,8 @@ cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *fu
     size_t i = 0, count = sizeof math_functions / sizeof math_functions[0];
     while (i < count && math_functions[i].op != op)
         i++;
-    if (i == count || (dtype != GK_FLOAT32 && dtype != GK_FLOAT64))
+    bool half = gk_dtype_is_half(dtype);
+    if (i == count || (dtype != GK_FLOAT32 && dtype != GK_FLOAT64 && !half))
         return NULL; /* not a math function */
     pthread_once(&isa_once, choose_isa);
     if (chosen_isa < 0)
@@ -221,6 +222,12 @@ cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *fu
     gk_vm_entry vector = NULL;
     if (op == GK_SQRT)
         vector = sqrt_functions[chosen_isa][wide];
+    if (!vector && half && op != GK_SIGMOID && op != GK_HYPOT) {
+        /* libmvec's float32 function (glibc: within 4 ULP, SVML's
+         * algorithms, faster than SLEEF's 1-ULP ones) */
+        vector = library_entry(gk_mvec_get(), math_functions[i].function, 0);
+        bound = 4;
+    }
     if (!vector)
         vector = mvec_entry(op, math_functions[i].function, wide, &bound);
     if (!vector) {
