@@ -222,9 +222,10 @@ cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *fu
     gk_vm_entry vector = NULL;
     if (op == GK_SQRT)
         vector = sqrt_functions[chosen_isa][wide];
-    if (!vector && half && op != GK_SIGMOID && op != GK_HYPOT) {
-        /* libmvec's float32 function (glibc: within 4 ULP, SVML's
-         * algorithms, faster than SLEEF's 1-ULP ones) */
+    if (!vector && half && sleef_bound(op, 0) == 1.0) {
+        /* libmvec's float32 function in place of SLEEF's 1-ULP one (glibc:
+         * within 4 ULP, SVML's algorithms, faster); where float32 already
+         * takes a faster variant (SLEEF's 3.5-ULP log, asin, tan) it stays */
         vector = library_entry(gk_mvec_get(), math_functions[i].function, 0);
         bound = 4;
     }

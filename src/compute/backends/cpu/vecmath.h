@@ -24,9 +24,9 @@ typedef struct cpu_vector_function {
  * (ext/vector_math.h; without them only sqrt is vectorised), or a build for
  * another architecture. The caller then runs its libm loop. The loop takes
  * any strides. For float16 and bfloat16 it is a float32 loop (their values
- * are computed in float32): the fastest one within 4 float32 ULPs, which
- * rounding to the 16-bit format's 8 or 11 bits hides (bound: in float32
- * ULPs). */
+ * are computed in float32), libmvec's in place of SLEEF's slower 1-ULP
+ * functions: within 4 float32 ULPs, which rounding to the 16-bit format's
+ * 8 or 11 bits hides (bound: in float32 ULPs). */
 cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *function);
 
 /* The same for C's fmod (SLEEF's, exact; bound 0), which the CPU loops of
