@@ -561,16 +561,18 @@ static PyObject *fn_linalg_cross(PyObject *module, PyObject *const *args, Py_ssi
     return gkpy_array_result(state, status, out);
 }
 
-/* An ord that is a number (int or float, not bool); -1 with TypeError. */
-static int ord_number(const char *function, PyObject *object, double *ord)
+/* A number (int or float, not bool) into *value; -1 with TypeError naming
+ * `what`. */
+static int number_value(const char *function, const char *what, PyObject *object,
+                        double *value)
 {
     if (PyBool_Check(object) || !(PyLong_Check(object) || PyFloat_Check(object))) {
-        PyErr_Format(PyExc_TypeError, "%s(): ord must be an int or a float, not %.100s",
-                     function, Py_TYPE(object)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s(): %s must be an int or a float, not %.100s",
+                     function, what, Py_TYPE(object)->tp_name);
         return -1;
     }
-    *ord = PyFloat_AsDouble(object);
-    return *ord == -1 && PyErr_Occurred() ? -1 : 0;
+    *value = PyFloat_AsDouble(object);
+    return *value == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
 /* _linalg_vector_norm(x, axis, keepdims, ord) */
@@ -584,7 +586,7 @@ static PyObject *fn_linalg_vector_norm(PyObject *module, PyObject *const *args,
     double ord = 2;
     if (parse("vector_norm", args, nargs, NULL, names, 4, 4, 4, values) < 0 ||
         (values[1] != Py_None && axes_value("vector_norm", "axis", values[1], &naxes, axes) < 0) ||
-        (keepdims = flag(values[2])) < 0 || ord_number("vector_norm", values[3], &ord) < 0)
+        (keepdims = flag(values[2])) < 0 || number_value("vector_norm", "ord", values[3], &ord) < 0)
         return NULL;
     PyObject *x = gkpy_as_array(state, values[0], NULL);
     if (!x)
@@ -617,7 +619,7 @@ static PyObject *fn_linalg_matrix_norm(PyObject *module, PyObject *const *args,
             kind = GK_NORM_FROBENIUS;
         else if (PyUnicode_CompareWithASCIIString(ord, "nuc") == 0)
             kind = GK_NORM_NUCLEAR;
-    } else if (ord_number("matrix_norm", ord, &number) < 0) {
+    } else if (number_value("matrix_norm", "ord", ord, &number) < 0) {
         return NULL;
     } else {
         kind = number == 1           ? GK_NORM_MAX_COLUMN_SUM
@@ -667,16 +669,9 @@ static PyObject *fn_linalg_svdvals(PyObject *module, PyObject *const *args, Py_s
 /* An rtol: None (NaN: the library's default) or a number; -1 with TypeError. */
 static int rtol_value(const char *function, PyObject *object, double *rtol)
 {
-    if (object == Py_None) {
-        *rtol = NAN;
-        return 0;
-    }
-    if (ord_number(function, object, rtol) < 0) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s(): rtol must be None or a number, not %.100s",
-                     function, Py_TYPE(object)->tp_name);
-        return -1;
-    }
+    if (object != Py_None)
+        return number_value(function, "rtol", object, rtol);
+    *rtol = NAN;
     return 0;
 }
 

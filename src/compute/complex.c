@@ -43,21 +43,29 @@ gk_status gk_complex_by_parts(const gk_array *a, gk_part_fn fn, const void *cont
     return status;
 }
 
+/* A view of a and the axis *ax a product runs along: axis itself
+ * (normalized), or axis 0 of a flattened for GK_ALL_AXES (and for a 0-d
+ * array, which is one element). */
+static gk_status along_axis(const gk_array *a, int axis, const char *what, gk_array **view,
+                            int *ax)
+{
+    *ax = 0;
+    if (axis == GK_ALL_AXES || (a->ndim == 0 && (axis == 0 || axis == -1))) {
+        int64_t flat = -1;
+        return gk_reshape(a, 1, &flat, view);
+    }
+    gk_status status = gk_normalize_axis(a, axis, ax);
+    if (status != GK_OK)
+        return gk_fail(status, "%s: %s", what, gk_last_error());
+    return gk_array_view(a, view);
+}
+
 gk_status gk_complex_prod(const gk_array *a, int axis, bool keepdims, gk_array **out)
 {
     *out = NULL;
     gk_array *x = NULL;
-    gk_status status;
     int ax = 0;
-    if (axis == GK_ALL_AXES || (a->ndim == 0 && (axis == 0 || axis == -1))) {
-        int64_t flat = -1;
-        status = gk_reshape(a, 1, &flat, &x);
-    } else {
-        status = gk_normalize_axis(a, axis, &ax);
-        if (status != GK_OK)
-            return gk_fail(status, "prod: %s", gk_last_error());
-        status = gk_array_view(a, &x);
-    }
+    gk_status status = along_axis(a, axis, "prod", &x, &ax);
     /* Halve the axis until one element is left: the first half times the
      * second, an odd last element carried along. */
     while (status == GK_OK && x->shape[ax] > 1) {
@@ -121,21 +129,12 @@ gk_status gk_complex_cumprod(const gk_array *a, int axis, gk_array **out)
 {
     *out = NULL;
     gk_array *x = NULL;
-    gk_status status;
+    gk_array *view = NULL;
     int ax = 0;
-    if (axis == GK_ALL_AXES || (a->ndim == 0 && (axis == 0 || axis == -1))) {
-        int64_t flat = -1;
-        gk_array *view = NULL;
-        status = gk_reshape(a, 1, &flat, &view);
-        if (status == GK_OK)
-            status = gk_copy(view, &x);
-        gk_array_free(view);
-    } else {
-        status = gk_normalize_axis(a, axis, &ax);
-        if (status != GK_OK)
-            return gk_fail(status, "cumprod: %s", gk_last_error());
-        status = gk_copy(a, &x);
-    }
+    gk_status status = along_axis(a, axis, "cumprod", &view, &ax);
+    if (status == GK_OK)
+        status = gk_copy(view, &x); /* scanned in place */
+    gk_array_free(view);
     /* Hillis and Steele's scan: after the step of distance d, element i
      * holds the product of elements i - 2d + 1 ... i; log2(n) steps, each
      * one elementwise product into a fresh array (no element is read after

@@ -24,19 +24,28 @@
 #include <math.h>
 #include <string.h>
 
+/* GK_OK when a is a stack of matrices (at least 2 axes), else the error
+ * naming `function` and a's shape. */
+static gk_status check_stack(const gk_array *a, const char *function)
+{
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the array is NULL", function);
+    if (a->ndim >= 2)
+        return GK_OK;
+    char shape[160];
+    return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                   "%s: takes a stack of matrices (at least 2 axes), not shape %s", function,
+                   gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
+}
+
 /* --- diagonal, trace --- */
 
 gk_status gk_diagonal(const gk_array *a, int64_t offset, gk_array **out)
 {
     *out = NULL;
-    if (!a)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "diagonal: the array is NULL");
-    if (a->ndim < 2) {
-        char shape[160];
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "diagonal: takes a stack of matrices (at least 2 axes), not shape %s",
-                       gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
-    }
+    gk_status status = check_stack(a, "diagonal");
+    if (status != GK_OK)
+        return status;
     int rows_axis = a->ndim - 2, cols_axis = a->ndim - 1;
     int64_t rows = a->shape[rows_axis], cols = a->shape[cols_axis];
     /* The diagonal starts at (0, offset) above the main one, (-offset, 0)
@@ -45,7 +54,7 @@ gk_status gk_diagonal(const gk_array *a, int64_t offset, gk_array **out)
     int64_t length = 0;
     if (row0 < rows && col0 < cols)
         length = rows - row0 < cols - col0 ? rows - row0 : cols - col0;
-    gk_status status = gk_array_view(a, out);
+    status = gk_array_view(a, out);
     if (status != GK_OK)
         return status;
     gk_array *view = *out;
@@ -240,13 +249,9 @@ static gk_status each_matrix(const gk_array *a, const char *function, matrix_fn 
                              const int64_t *result_shape, gk_array **out)
 {
     *out = NULL;
-    if (!a)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the array is NULL", function);
-    char text[160];
-    if (a->ndim < 2)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "%s: takes a stack of matrices (at least 2 axes), not shape %s", function,
-                       gk_shape_text(a->ndim, a->shape, text, sizeof text));
+    gk_status status = check_stack(a, function);
+    if (status != GK_OK)
+        return status;
     int batch_ndim = a->ndim - 2;
     if (batch_ndim + result_ndim > GK_MAX_DIMS)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the result would have more than %d axes",
@@ -258,7 +263,7 @@ static gk_status each_matrix(const gk_array *a, const char *function, matrix_fn 
     }
     memcpy(shape + batch_ndim, result_shape, sizeof(int64_t) * (size_t)result_ndim);
     gk_array *stack = NULL, *results = NULL;
-    gk_status status = gk_reshape(a, 3, (int64_t[]){batch, a->shape[a->ndim - 2],
+    status = gk_reshape(a, 3, (int64_t[]){batch, a->shape[a->ndim - 2],
                                                     a->shape[a->ndim - 1]},
                                   &stack);
     if (status == GK_OK)
@@ -312,13 +317,11 @@ static gk_status singular_values(const gk_array *matrix, const void *context, gk
 gk_status gk_svdvals(const gk_array *a, gk_array **out)
 {
     *out = NULL;
-    int64_t k = 0;
-    if (a && a->ndim >= 2) {
-        int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
-        k = m < n ? m : n;
-    }
-    return each_matrix(a, "svdvals", singular_values, NULL, a ? factor_dtype_of(a) : GK_FLOAT64,
-                       1, &k, out);
+    gk_status status = check_stack(a, "svdvals");
+    if (status != GK_OK)
+        return status;
+    int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
+    return each_matrix(a, "svdvals", singular_values, NULL, factor_dtype_of(a), 1, &k, out);
 }
 
 /* The cut-off below which singular values count as zero: rtol times the
@@ -400,8 +403,9 @@ static gk_status pseudo_inverse(const gk_array *matrix, const void *context, gk_
 gk_status gk_pinv(const gk_array *a, double rtol, gk_array **out)
 {
     *out = NULL;
-    if (!a || a->ndim < 2)
-        return each_matrix(a, "pinv", pseudo_inverse, &rtol, GK_FLOAT64, 0, NULL, out);
+    gk_status status = check_stack(a, "pinv");
+    if (status != GK_OK)
+        return status;
     double cut = default_rtol(a, rtol);
     int64_t shape[2] = {a->shape[a->ndim - 1], a->shape[a->ndim - 2]};
     return each_matrix(a, "pinv", pseudo_inverse, &cut, factor_dtype_of(a), 2, shape, out);
@@ -416,17 +420,18 @@ static gk_status inverse(const gk_array *matrix, const void *context, gk_array *
 gk_status gk_matrix_power(const gk_array *a, int64_t n, gk_array **out)
 {
     *out = NULL;
-    if (!a)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "matrix_power: the array is NULL");
     char text[160];
-    if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
+    if (a && a->ndim >= 2 && a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "matrix_power: takes a stack of square matrices, not shape %s",
                        gk_shape_text(a->ndim, a->shape, text, sizeof text));
+    gk_status status = check_stack(a, "matrix_power");
+    if (status != GK_OK)
+        return status;
     int64_t side = a->shape[a->ndim - 1];
     if (n == 0) { /* the identity of a's dtype, for each matrix */
         gk_array *identity = NULL;
-        gk_status status = gk_eye(gk_array_device(a), a->dtype, side, &identity);
+        status = gk_eye(gk_array_device(a), a->dtype, side, &identity);
         if (status == GK_OK) {
             gk_array *view = NULL;
             status = gk_broadcast_to(identity, a->ndim, a->shape, &view);
@@ -438,9 +443,9 @@ gk_status gk_matrix_power(const gk_array *a, int64_t n, gk_array **out)
         return status;
     }
     gk_array *base = NULL, *result = NULL;
-    gk_status status = n > 0 ? gk_array_view(a, &base)
-                             : each_matrix(a, "matrix_power", inverse, NULL, factor_dtype_of(a),
-                                           2, (int64_t[]){side, side}, &base);
+    status = n > 0 ? gk_array_view(a, &base)
+                   : each_matrix(a, "matrix_power", inverse, NULL, factor_dtype_of(a), 2,
+                                 (int64_t[]){side, side}, &base);
     /* |n| by repeated squaring: result *= base where a bit of |n| is set. */
     uint64_t k = n > 0 ? (uint64_t)n : 0 - (uint64_t)n;
     while (status == GK_OK && k) {
@@ -510,46 +515,27 @@ gk_status gk_matrix_norm(const gk_array *a, gk_matrix_norm_kind ord, bool keepdi
                          gk_array **out)
 {
     *out = NULL;
-    if (!a)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "matrix_norm: the array is NULL");
-    if (a->ndim < 2) {
-        char shape[160];
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "matrix_norm: takes a stack of matrices (at least 2 axes), not shape %s",
-                       gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
-    }
+    gk_status status = check_stack(a, "matrix_norm");
+    if (status != GK_OK)
+        return status;
     if ((unsigned)ord >= GK_NORM_COUNT)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "matrix_norm: invalid ord %d", (int)ord);
     gk_array *m = NULL;
-    gk_status status = magnitude(a, &m);
-    const int last_two[2] = {-2, -1};
     switch (ord) {
-    case GK_NORM_FROBENIUS:
-        if (status == GK_OK)
-            status = power_sum(m, 2, 2, last_two, keepdims, out);
+    case GK_NORM_LARGEST_SINGULAR: status = singular_norm(a, GK_MAX, keepdims, out); break;
+    case GK_NORM_SMALLEST_SINGULAR: status = singular_norm(a, GK_MIN, keepdims, out); break;
+    case GK_NORM_NUCLEAR: status = singular_norm(a, GK_SUM, keepdims, out); break;
+    default: {
+        /* of |x|: its elements ('fro'), column sums (1, -1) or row sums (inf, -inf) */
+        bool columns = ord == GK_NORM_MAX_COLUMN_SUM || ord == GK_NORM_MIN_COLUMN_SUM;
+        bool largest = ord == GK_NORM_MAX_COLUMN_SUM || ord == GK_NORM_MAX_ROW_SUM;
+        status = magnitude(a, &m);
+        if (status == GK_OK && ord == GK_NORM_FROBENIUS)
+            status = power_sum(m, 2, 2, (const int[]){-2, -1}, keepdims, out);
+        else if (status == GK_OK)
+            status = line_sum_norm(m, columns ? -2 : -1, largest ? GK_MAX : GK_MIN, keepdims, out);
         break;
-    case GK_NORM_MAX_COLUMN_SUM:
-    case GK_NORM_MIN_COLUMN_SUM:
-        if (status == GK_OK)
-            status = line_sum_norm(m, -2, ord == GK_NORM_MAX_COLUMN_SUM ? GK_MAX : GK_MIN,
-                                   keepdims, out);
-        break;
-    case GK_NORM_MAX_ROW_SUM:
-    case GK_NORM_MIN_ROW_SUM:
-        if (status == GK_OK)
-            status = line_sum_norm(m, -1, ord == GK_NORM_MAX_ROW_SUM ? GK_MAX : GK_MIN,
-                                   keepdims, out);
-        break;
-    case GK_NORM_LARGEST_SINGULAR:
-    case GK_NORM_SMALLEST_SINGULAR:
-    case GK_NORM_NUCLEAR:
-        if (status == GK_OK)
-            status = singular_norm(a, ord == GK_NORM_LARGEST_SINGULAR    ? GK_MAX
-                                      : ord == GK_NORM_SMALLEST_SINGULAR ? GK_MIN
-                                                                         : GK_SUM,
-                                   keepdims, out);
-        break;
-    case GK_NORM_COUNT: break;
+    }
     }
     gk_array_free(m);
     if (status != GK_OK)

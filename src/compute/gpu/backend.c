@@ -32,8 +32,7 @@ static gk_status gpu_has_dtype(gk_device device, gk_dtype dtype, bool *has)
     const gk_gpu_info *info;
     gk_status status = gk_gpu_info_of(device, &info);
     if (status == GK_OK)
-        /* float64 and complex128 need double precision. */
-        *has = (dtype != GK_FLOAT64 && dtype != GK_COMPLEX128) || info->fp64;
+        *has = !gk_gpu_needs_fp64(dtype) || info->fp64;
     return status;
 }
 

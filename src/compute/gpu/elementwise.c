@@ -77,14 +77,10 @@ static int64_t loop_size(const gk_loop *loop)
  * precision. The shared code refuses such a program there; this also
  * covers float64 inputs and outputs of other dtypes' programs
  * (conversions). */
-static bool needs_fp64(gk_dtype dtype)
-{
-    return dtype == GK_FLOAT64 || dtype == GK_COMPLEX128;
-}
-
 static gk_status check_fp64(gk_device device, gk_dtype a, gk_dtype b, const char *what)
 {
-    if (!needs_fp64(a) && !needs_fp64(b))
+    gk_dtype wide = gk_gpu_needs_fp64(a) ? a : b;
+    if (!gk_gpu_needs_fp64(wide))
         return GK_OK;
     const gk_gpu_info *info;
     gk_status status = gk_gpu_info_of(device, &info);
@@ -96,9 +92,8 @@ static gk_status check_fp64(gk_device device, gk_dtype a, gk_dtype b, const char
     return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                    "%s: %s does not support %s (no double precision): use %s arrays there, "
                    "or another device",
-                   what, gk_device_name(device, name, sizeof name),
-                   gk_dtype_name(needs_fp64(a) ? a : b),
-                   gk_dtype_is_complex(needs_fp64(a) ? a : b) ? "complex64" : "float32");
+                   what, gk_device_name(device, name, sizeof name), gk_dtype_name(wide),
+                   gk_dtype_is_complex(wide) ? "complex64" : "float32");
 }
 
 gk_status gpu_convert(gk_device device, const gk_loop *loop, const gk_operand *out,

@@ -29,11 +29,17 @@
 const char *gk_gpu_family(int i);
 /* Whether the family has a program for the dtype: every dtype, but the
  * 16-bit floats (float16, bfloat16) only in "elementwise" (conversion,
- * fill, sequence, where and the float ops, computed in float). The core
- * computes everything else of theirs in float32, so the other families
- * refuse them; the build-time PTX (backends/cuda/CMakeLists-ptx.cmake) and
- * the tests follow the same rule. */
+ * fill, sequence, where and the float ops, computed in float), complex
+ * only in "elementwise" and "matmul". The core computes everything else of
+ * theirs from those, so the other families refuse them; the build-time PTX
+ * (backends/cuda/CMakeLists-ptx.cmake) and the tests follow the same rule. */
 bool gk_gpu_family_has_dtype(const char *family, gk_dtype dtype);
+/* Whether the dtype's programs need double precision (float64, complex128),
+ * which some OpenCL devices lack. */
+static inline bool gk_gpu_needs_fp64(gk_dtype dtype)
+{
+    return dtype == GK_FLOAT64 || dtype == GK_COMPLEX128;
+}
 /* GK_OK for any dtype but the 16-bit floats, which `what` (an op family
  * the core never sends them to) refuses with a message. */
 gk_status gk_gpu_refuse_half(const char *what, gk_dtype dtype);

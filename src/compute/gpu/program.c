@@ -280,7 +280,7 @@ gk_status gk_gpu_builtin_function(gk_device device, const char *family, gk_dtype
                        "elementwise programs, complex also matmul; the core builds the rest "
                        "from them)",
                        family, gk_dtype_name(dtype));
-    if ((dtype == GK_FLOAT64 || dtype == GK_COMPLEX128) && !info->fp64) {
+    if (gk_gpu_needs_fp64(dtype) && !info->fp64) {
         char name[GK_DEVICE_NAME_MAX];
         return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                        "%s does not support %s (no cl_khr_fp64): use %s arrays there, or "
