@@ -46,11 +46,12 @@ import os
 import platform
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from benchlib import import_gpukit
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -241,15 +242,6 @@ SPECIAL_INPUTS = {"sign", "signbit", "isnan", "isinf", "isfinite", "logical_not"
                   "nextafter", "logical_and", "logical_or", "logical_xor"}
 REDUCTIONS = ("sum", "mean", "prod", "min", "max", "argmin", "argmax", "var", "std")
 SHAPES = ((4096, 4096), (256, 256, 256))
-
-
-def import_gpukit(build):
-    """The gpukit package of BUILD (its python/ folder) when it has one, else
-    the installed one."""
-    if (build / "python" / "gpukit").is_dir():
-        sys.path.insert(0, str(build / "python"))
-    import gpukit
-    return gpukit
 
 
 def ulps(ours, theirs):

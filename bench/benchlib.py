@@ -1,6 +1,9 @@
-"""What the benchmarks share: which build to time, and percentiles."""
+"""What the benchmarks share: which build to time, importing its gpukit,
+timing a call, and percentiles."""
 import math
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,3 +23,24 @@ def percentile(values, p):
     """Nearest-rank percentile (p in 0..100) of a non-empty list."""
     ordered = sorted(values)
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def import_gpukit(build):
+    """The gpukit package of the build directory `build` (a Path), else the
+    installed one."""
+    if (build / "python" / "gpukit").is_dir():
+        sys.path.insert(0, str(build / "python"))
+    import gpukit
+    return gpukit
+
+
+def times(run, repeat, warmup=2):
+    """Seconds each of `repeat` calls of run() takes, after `warmup` calls."""
+    for _ in range(warmup):
+        run()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        samples.append(time.perf_counter() - start)
+    return samples

@@ -24,31 +24,13 @@ Run it with the cores quiet; the load average is printed before and after.
 import argparse
 import os
 import statistics
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
+from benchlib import import_gpukit, times
+
 N = 1 << 24
-
-
-def import_gpukit(build):
-    if (build / "python" / "gpukit").is_dir():
-        sys.path.insert(0, str(build / "python"))
-    import gpukit
-    return gpukit
-
-
-def times(run, repeat):
-    run()
-    run()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def cases(gk, device):

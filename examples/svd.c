@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     show("A", A);
 
     /* Reduced SVD: U is 4x3, S has the 3 singular values (largest first), Vt is 3x3. */
-    check(gk_svd(A, &U, &S, &Vt), "gk_svd");
+    check(gk_svd(A, false, &U, &S, &Vt), "gk_svd");
     show("U", U);
     show("S", S);
     show("Vt", Vt);

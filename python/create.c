@@ -1098,3 +1098,23 @@ PyObject *gkpy_as_array(gkpy_state *state, PyObject *object, PyObject *near)
         device = gk_array_device(((gkpy_array *)near)->array);
     return gkpy_asarray(state, object, NULL, near ? &device : NULL, -1);
 }
+
+int gkpy_expect_args(const char *function, Py_ssize_t nargs, Py_ssize_t expected)
+{
+    if (nargs == expected)
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s() takes exactly %zd argument%s (%zd given)", function,
+                 expected, expected == 1 ? "" : "s", nargs);
+    return -1;
+}
+
+int gkpy_as_pair(gkpy_state *state, PyObject *x1, PyObject *x2, PyObject *pair[2])
+{
+    PyObject *near = gkpy_is_array(state, x1) ? x1 : gkpy_is_array(state, x2) ? x2 : NULL;
+    pair[0] = gkpy_as_array(state, x1, near);
+    pair[1] = pair[0] ? gkpy_as_array(state, x2, near ? near : pair[0]) : NULL;
+    if (pair[1])
+        return 0;
+    Py_XDECREF(pair[0]);
+    return -1;
+}

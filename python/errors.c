@@ -34,6 +34,9 @@ PyObject *gkpy_raise(gkpy_state *state, gk_status status)
     case GK_ERR_UNSUPPORTED_DTYPE:
         type = PyExc_TypeError;
         break;
+    case GK_ERR_LINALG:
+        type = state->linalg_error;
+        break;
     case GK_ERR_NOT_FOUND:
     case GK_ERR_DRIVER:
     default:
@@ -55,11 +58,13 @@ PyObject *gkpy_raise_op(gkpy_state *state, gk_status status, gk_op op, gk_dtype 
     return gkpy_raise(state, status);
 }
 
-static PyObject *new_exception(PyObject *module, const char *name, PyObject *base,
-                               const char *doc)
+/* A new exception type `name` ("gpukit.GPUError"), put in the module as
+ * `attribute`. */
+static PyObject *new_exception(PyObject *module, const char *attribute, const char *name,
+                               PyObject *base, const char *doc)
 {
     PyObject *type = PyErr_NewExceptionWithDoc(name, doc, base, NULL);
-    if (type && PyModule_AddObjectRef(module, strrchr(name, '.') + 1, type) < 0)
+    if (type && PyModule_AddObjectRef(module, attribute, type) < 0)
         Py_CLEAR(type);
     return type;
 }
@@ -67,12 +72,19 @@ static PyObject *new_exception(PyObject *module, const char *name, PyObject *bas
 int gkpy_errors_init(PyObject *module, gkpy_state *state)
 {
     state->gpu_error = new_exception(
-        module, "gpukit.GPUError", PyExc_RuntimeError,
+        module, "GPUError", "gpukit.GPUError", PyExc_RuntimeError,
         "A GPU, its driver or a vendor library failed (the message says what and how to fix it).");
     if (!state->gpu_error)
         return -1;
     state->no_gpu_error = new_exception(
-        module, "gpukit.NoGPUError", state->gpu_error,
+        module, "NoGPUError", "gpukit.NoGPUError", state->gpu_error,
         "No GPU can satisfy the request: there is none, or not enough fit or are free.");
-    return state->no_gpu_error ? 0 : -1;
+    if (!state->no_gpu_error)
+        return -1;
+    /* A ValueError, as NumPy's numpy.linalg.LinAlgError; private here,
+     * gpukit.linalg exports it (not gpukit itself, as NumPy). */
+    state->linalg_error = new_exception(
+        module, "_LinAlgError", "gpukit.linalg.LinAlgError", PyExc_ValueError,
+        "A matrix is singular or not positive definite, or a factorization did not converge.");
+    return state->linalg_error ? 0 : -1;
 }

@@ -35,6 +35,7 @@ typedef struct gkpy_state {
     /* exceptions */
     PyObject *gpu_error;    /* gpukit.GPUError(RuntimeError) */
     PyObject *no_gpu_error; /* gpukit.NoGPUError(GPUError) */
+    PyObject *linalg_error; /* gpukit.linalg.LinAlgError(ValueError) */
     /* gpukit.bool ... gpukit.uint64, indexed by gk_dtype */
     PyObject *dtypes[GK_DTYPE_COUNT];
     /* where arrays are created when no device= is given: the innermost
@@ -183,6 +184,13 @@ PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtyp
  * through asarray() (copy only if needed) on the device of `near` (an
  * Array) or, without one, asarray's own choice. */
 PyObject *gkpy_as_array(gkpy_state *state, PyObject *object, PyObject *near);
+/* -1 with Python's TypeError unless a METH_FASTCALL function got exactly
+ * `expected` positional arguments. */
+int gkpy_expect_args(const char *function, Py_ssize_t nargs, Py_ssize_t expected);
+/* x1 and x2 as Arrays on one device, new references in pair[]: the device
+ * of the first of them that is an Array; with none, x1 goes to the default
+ * device and x2 follows it. -1 with an exception and nothing held. */
+int gkpy_as_pair(gkpy_state *state, PyObject *x1, PyObject *x2, PyObject *pair[2]);
 int gkpy_create_init(PyObject *module, gkpy_state *state);
 /* Helpers for C functions with METH_FASTCALL | METH_KEYWORDS: matches
  * args/kwnames to `names` (count of them; the first `positional_only` only
@@ -218,6 +226,7 @@ int gkpy_ops_init(PyObject *module, gkpy_state *state);         /* ops.c: math, 
 int gkpy_manipulate_init(PyObject *module, gkpy_state *state);  /* manipulate.c: concat ... isin */
 /* utility.c: meshgrid ... diff, and the constants */
 int gkpy_utility_init(PyObject *module, gkpy_state *state);
+int gkpy_linalg_init(PyObject *module, gkpy_state *state);      /* linalg.c: the factorizations */
 int gkpy_gpus_init(PyObject *module, gkpy_state *state);        /* gpus.c: GPU, gpus(), cuda.* */
 /* gpus.c: a snapshot taken with the GIL released (NULL with an exception
  * on failure), and a list of new gpukit.GPU for snapshot->gpus[indices[k]]

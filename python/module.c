@@ -30,7 +30,8 @@ static int state_objects(gkpy_state *state, PyObject **fields[])
         (PyObject **)&state->unique_types[0],  (PyObject **)&state->unique_types[1],
         (PyObject **)&state->unique_types[2],
         &state->gpu_error,                     &state->no_gpu_error,
-        &state->device_context,                &state->held_reservation,
+        &state->linalg_error,                  &state->device_context,
+        &state->held_reservation,
     };
     int count = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -92,7 +93,7 @@ static int module_exec(PyObject *module)
         gkpy_errors_init, gkpy_dtype_init,  gkpy_device_init,      gkpy_array_init,
         gkpy_create_init, gkpy_dlpack_init, gkpy_ops_init,         gkpy_gpus_init,
         gkpy_reservation_init, gkpy_kernel_init, gkpy_info_init, gkpy_manipulate_init,
-        gkpy_utility_init,
+        gkpy_utility_init, gkpy_linalg_init,
     };
     for (size_t i = 0; i < sizeof inits / sizeof inits[0]; i++)
         if (inits[i](module, state) < 0)

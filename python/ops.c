@@ -1,7 +1,7 @@
 /* Array math as gpukit functions and Array methods: elementwise ops,
  * reductions, sorting and scans, views (reshape, permute_dims,
- * broadcast_to, matrix_transpose), and the C halves of gpukit.linalg
- * (_linalg_*) and gpukit.random (_random_*). The math is libgpukit's
+ * broadcast_to, matrix_transpose), matmul, and the C half of
+ * gpukit.random (_random_*). The math is libgpukit's
  * (include/gpukit/array.h); this file maps the array API standard's
  * signatures onto those calls and releases the GIL around work that can
  * take long.
@@ -89,38 +89,6 @@ static bool is_python_scalar(PyObject *object)
  * have a real-valued floating-point data type"): TypeError otherwise,
  * rather than a silent float64 copy of an integer matrix. Takes `array`'s
  * reference, and returns it or NULL. */
-static PyObject *require_float(const char *function, PyObject *array)
-{
-    if (array && !gk_dtype_is_float(gk_array_dtype(array_of(array)))) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s: the matrix is %s; linear algebra takes float32 or float64 (convert "
-                     "with gpukit.astype(x, gpukit.float64))",
-                     function, gk_dtype_name(gk_array_dtype(array_of(array))));
-        Py_CLEAR(array);
-    }
-    return array;
-}
-
-/* x1 and x2 as Arrays on one device, as new references in pair[]: the
- * device of the first Array among them; without one x1 goes to the default
- * device and x2 follows it. `linalg` names the linear algebra function when
- * both must be floating point (require_float), else it is NULL. */
-static int as_pair(gkpy_state *state, PyObject *x1, PyObject *x2, const char *linalg,
-                   PyObject *pair[2])
-{
-    PyObject *near = gkpy_is_array(state, x1) ? x1 : gkpy_is_array(state, x2) ? x2 : NULL;
-    pair[0] = gkpy_as_array(state, x1, near);
-    if (linalg)
-        pair[0] = require_float(linalg, pair[0]);
-    pair[1] = pair[0] ? gkpy_as_array(state, x2, near ? near : pair[0]) : NULL;
-    if (linalg)
-        pair[1] = require_float(linalg, pair[1]);
-    if (pair[1])
-        return 0;
-    Py_XDECREF(pair[0]);
-    return -1;
-}
-
 /* An axis argument as an int; -1 with an exception. */
 static int axis_value(const char *function, PyObject *object, int *axis)
 {
@@ -253,7 +221,7 @@ static PyObject *binary(gkpy_state *state, gk_op op, PyObject *x1, PyObject *x2)
     if (array2 && value1)
         return binary_value(state, op, x2, x1, true);
     PyObject *pair[2];
-    if (as_pair(state, x1, x2, NULL, pair) < 0)
+    if (gkpy_as_pair(state, x1, x2, pair) < 0)
         return NULL;
     const gk_array *a1 = array_of(pair[0]), *a2 = array_of(pair[1]);
     gk_array *out = NULL;
@@ -308,27 +276,18 @@ static int need_x(const char *function, Py_ssize_t nargs)
                     positional, __VA_ARGS__);                                                      \
     }
 
-static int expect_args(const char *function, Py_ssize_t nargs, Py_ssize_t expected)
-{
-    if (nargs == expected)
-        return 0;
-    PyErr_Format(PyExc_TypeError, "%s() takes exactly %zd argument%s (%zd given)", function,
-                 expected, expected == 1 ? "" : "s", nargs);
-    return -1;
-}
-
 /* One C function per op (a PyCFunction has no slot for the op). */
 #define BINARY_FUNCTION(name, op)                                                                 \
     static PyObject *fn_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs)        \
     {                                                                                              \
-        if (expect_args(#name, nargs, 2) < 0)                                                      \
+        if (gkpy_expect_args(#name, nargs, 2) < 0)                                                 \
             return NULL;                                                                           \
         return binary(gkpy_state_of_module(module), op, args[0], args[1]);                        \
     }
 #define UNARY_FUNCTION(name, op)                                                                  \
     static PyObject *fn_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs)        \
     {                                                                                              \
-        if (expect_args(#name, nargs, 1) < 0)                                                      \
+        if (gkpy_expect_args(#name, nargs, 1) < 0)                                                 \
             return NULL;                                                                           \
         return unary(gkpy_state_of_module(module), op, args[0]);                                  \
     }
@@ -407,7 +366,7 @@ UNARY_FUNCTION(imag, GK_IMAG)
 static PyObject *fn_where(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     gkpy_state *state = gkpy_state_of_module(module);
-    if (expect_args("where", nargs, 3) < 0)
+    if (gkpy_expect_args("where", nargs, 3) < 0)
         return NULL;
     /* Everything goes where the first Array is. A plain value among x1 and
      * x2 is weak beside the other (an Array): int32 array and 2.5 give
@@ -573,26 +532,19 @@ static PyObject *fn_astype(PyObject *module, PyObject *const *args, Py_ssize_t n
     return gkpy_array_result(state, status, out);
 }
 
-/* `call` of two operands (as_pair), always without the GIL (matrix work). */
-static PyObject *matrix_pair(PyObject *module, const char *function, const char *linalg,
-                             gk_status (*call)(const gk_array *, const gk_array *, gk_array **),
-                             PyObject *const *args, Py_ssize_t nargs)
+/* matmul(x1, x2), always without the GIL (matrix work). */
+static PyObject *fn_matmul(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     gkpy_state *state = gkpy_state_of_module(module);
     PyObject *pair[2];
-    if (expect_args(function, nargs, 2) < 0 || as_pair(state, args[0], args[1], linalg, pair) < 0)
+    if (gkpy_expect_args("matmul", nargs, 2) < 0 || gkpy_as_pair(state, args[0], args[1], pair) < 0)
         return NULL;
     gk_array *out = NULL;
     gk_status status;
-    GKPY_RUN(true, call(array_of(pair[0]), array_of(pair[1]), &out));
+    GKPY_RUN(true, gk_matmul(array_of(pair[0]), array_of(pair[1]), &out));
     Py_DECREF(pair[0]);
     Py_DECREF(pair[1]);
     return gkpy_array_result(state, status, out);
-}
-
-static PyObject *fn_matmul(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    return matrix_pair(module, "matmul", NULL, gk_matmul, args, nargs);
 }
 
 /* --- reductions --- */
@@ -1138,7 +1090,7 @@ static PyObject *fn_broadcast_to(PyObject *module, PyObject *const *args, Py_ssi
 static PyObject *fn_matrix_transpose(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     gkpy_state *state = gkpy_state_of_module(module);
-    if (expect_args("matrix_transpose", nargs, 1) < 0)
+    if (gkpy_expect_args("matrix_transpose", nargs, 1) < 0)
         return NULL;
     PyObject *array = gkpy_as_array(state, args[0], NULL);
     if (!array)
@@ -1164,111 +1116,6 @@ static PyObject *fn_matrix_transpose(PyObject *module, PyObject *const *args, Py
     return gkpy_array_result(state, status, out);
 }
 
-/* --- linalg (gpukit.linalg wraps these in named tuples) --- */
-
-/* (first, second[, third]) from gk_arrays, all or none; NULL with the
- * exception on failure. */
-static PyObject *array_tuple(gkpy_state *state, gk_status status, int count, gk_array **parts)
-{
-    if (status != GK_OK) {
-        for (int i = 0; i < count; i++)
-            gk_array_free(parts[i]);
-        return gkpy_raise(state, status);
-    }
-    PyObject *tuple = PyTuple_New(count);
-    for (int i = 0; i < count; i++) {
-        PyObject *item = tuple ? gkpy_array_wrap(state, parts[i]) : NULL;
-        if (!item) {
-            for (int j = tuple ? i + 1 : i; j < count; j++)
-                gk_array_free(parts[j]);
-            Py_XDECREF(tuple);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(tuple, i, item);
-    }
-    return tuple;
-}
-
-static PyObject *fn_linalg_svd(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    gkpy_state *state = gkpy_state_of_module(module);
-    if (expect_args("_linalg_svd", nargs, 2) < 0)
-        return NULL;
-    int full = PyObject_IsTrue(args[1]);
-    PyObject *array = full < 0 ? NULL : require_float("svd", gkpy_as_array(state, args[0], NULL));
-    if (!array)
-        return NULL;
-    const gk_array *a = array_of(array);
-    if (full && gk_array_ndim(a) == 2 && gk_array_shape(a)[0] != gk_array_shape(a)[1]) {
-        char text[200];
-        PyErr_Format(PyExc_NotImplementedError,
-                     "svd: full_matrices=True for the non-square matrix %s is not implemented "
-                     "(gpukit computes the reduced SVD); pass full_matrices=False",
-                     shape_text(a, text, sizeof text));
-        Py_DECREF(array);
-        return NULL;
-    }
-    gk_array *parts[3] = {NULL, NULL, NULL};
-    gk_status status;
-    GKPY_RUN(true, gk_svd(a, &parts[0], &parts[1], &parts[2]));
-    Py_DECREF(array);
-    return array_tuple(state, status, 3, parts);
-}
-
-static PyObject *fn_linalg_qr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    gkpy_state *state = gkpy_state_of_module(module);
-    if (expect_args("_linalg_qr", nargs, 2) < 0)
-        return NULL;
-    bool complete = PyUnicode_Check(args[1]) &&
-                    PyUnicode_CompareWithASCIIString(args[1], "complete") == 0;
-    if (!complete && !(PyUnicode_Check(args[1]) &&
-                       PyUnicode_CompareWithASCIIString(args[1], "reduced") == 0)) {
-        PyErr_Format(PyExc_ValueError, "qr: mode is %R; it must be 'reduced' or 'complete'",
-                     args[1]);
-        return NULL;
-    }
-    PyObject *array = require_float("qr", gkpy_as_array(state, args[0], NULL));
-    if (!array)
-        return NULL;
-    const gk_array *a = array_of(array);
-    if (complete && gk_array_ndim(a) == 2 && gk_array_shape(a)[0] > gk_array_shape(a)[1]) {
-        /* With m <= n the complete and reduced factorizations coincide. */
-        char text[200];
-        PyErr_Format(PyExc_NotImplementedError,
-                     "qr: mode='complete' for the %s matrix (more rows than columns) is not "
-                     "implemented (gpukit computes the reduced QR); use mode='reduced'",
-                     shape_text(a, text, sizeof text));
-        Py_DECREF(array);
-        return NULL;
-    }
-    gk_array *parts[2] = {NULL, NULL};
-    gk_status status;
-    GKPY_RUN(true, gk_qr(a, &parts[0], &parts[1]));
-    Py_DECREF(array);
-    return array_tuple(state, status, 2, parts);
-}
-
-static PyObject *fn_linalg_solve(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    return matrix_pair(module, "_linalg_solve", "solve", gk_solve, args, nargs);
-}
-
-static PyObject *fn_linalg_inv(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    gkpy_state *state = gkpy_state_of_module(module);
-    if (expect_args("_linalg_inv", nargs, 1) < 0)
-        return NULL;
-    PyObject *array = require_float("inv", gkpy_as_array(state, args[0], NULL));
-    if (!array)
-        return NULL;
-    gk_array *out = NULL;
-    gk_status status;
-    GKPY_RUN(true, gk_inv(array_of(array), &out));
-    Py_DECREF(array);
-    return gkpy_array_result(state, status, out);
-}
-
 /* --- random (gpukit.random keeps the seed sequence) --- */
 
 /* _random_uniform / _random_normal (shape, a, b, seed, dtype, device). */
@@ -1277,7 +1124,7 @@ static PyObject *random_array(PyObject *module, PyObject *const *args, Py_ssize_
 {
     gkpy_state *state = gkpy_state_of_module(module);
     const char *function = normal ? "normal" : "uniform";
-    if (expect_args(normal ? "_random_normal" : "_random_uniform", nargs, 6) < 0)
+    if (gkpy_expect_args(normal ? "_random_normal" : "_random_uniform", nargs, 6) < 0)
         return NULL;
     int ndim;
     int64_t shape[GK_MAX_DIMS];
@@ -1581,14 +1428,6 @@ static PyMethodDef ops_functions[] = {
     {"matrix_transpose", FASTCALL(fn_matrix_transpose),
      "matrix_transpose(x, /)\n--\n\nA view of x with its last two axes swapped (each matrix "
      "of a stack transposed). x needs 2 or more axes."},
-    {"_linalg_svd", FASTCALL(fn_linalg_svd),
-     "_linalg_svd(x, full_matrices, /)\n--\n\nThe C half of gpukit.linalg.svd: (U, S, Vh)."},
-    {"_linalg_qr", FASTCALL(fn_linalg_qr),
-     "_linalg_qr(x, mode, /)\n--\n\nThe C half of gpukit.linalg.qr: (Q, R)."},
-    {"_linalg_solve", FASTCALL(fn_linalg_solve),
-     "_linalg_solve(x1, x2, /)\n--\n\nThe C half of gpukit.linalg.solve."},
-    {"_linalg_inv", FASTCALL(fn_linalg_inv),
-     "_linalg_inv(x, /)\n--\n\nThe C half of gpukit.linalg.inv."},
     {"_random_uniform", FASTCALL(fn_random_uniform),
      "_random_uniform(shape, low, high, seed, dtype, device, /)\n--\n\nThe C half of "
      "gpukit.random.uniform (Philox4x32-10: the same seed gives the same numbers on every "

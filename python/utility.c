@@ -2,7 +2,7 @@
  * tensordot, vecdot, cumulative_prod, all, any, diff, and the constants
  * (e, inf, nan, pi, newaxis, __array_api_version__); and the C halves of
  * the linalg extension's views, norms and stacked functions (diagonal,
- * trace, outer, cross, vector_norm, matrix_norm, svdvals, matrix_rank,
+ * trace, outer, cross, vector_norm, matrix_norm, matrix_rank,
  * pinv, matrix_power), which gpukit.linalg wraps. Argument parsing over
  * the library's calls (array.h: utility.c, contract.c, sort.c), one C call
  * each, the GIL released for long work. */
@@ -29,19 +29,6 @@ static int parse(const char *function, PyObject *const *args, Py_ssize_t nargs,
         count++;
     return gkpy_parse_args(function, args, nargs, kwnames, names, count, positional_only,
                            positional, required, values);
-}
-
-/* x1 and x2 as Arrays (new references) on the device of the first that is
- * one; -1 with nothing held on error. */
-static int as_pair(gkpy_state *state, PyObject *x1, PyObject *x2, PyObject *pair[2])
-{
-    PyObject *near = gkpy_is_array(state, x1) ? x1 : gkpy_is_array(state, x2) ? x2 : NULL;
-    pair[0] = gkpy_as_array(state, x1, near);
-    pair[1] = pair[0] ? gkpy_as_array(state, x2, near ? near : pair[0]) : NULL;
-    if (pair[1])
-        return 0;
-    Py_XDECREF(pair[0]);
-    return -1;
 }
 
 /* One int (not a bool) into *out; -1 with TypeError naming `what`. */
@@ -314,7 +301,7 @@ static PyObject *fn_tensordot(PyObject *module, PyObject *const *args, Py_ssize_
     static const char *const names[] = {"x1", "x2", "axes", NULL};
     PyObject *values[3], *pair[2];
     if (parse("tensordot", args, nargs, kwnames, names, 2, 2, 2, values) < 0 ||
-        as_pair(state, values[0], values[1], pair) < 0)
+        gkpy_as_pair(state, values[0], values[1], pair) < 0)
         return NULL;
     const gk_array *a = array_of(pair[0]), *b = array_of(pair[1]);
     int count = 2, a_axes[GK_MAX_DIMS], b_axes[GK_MAX_DIMS];
@@ -342,7 +329,7 @@ static PyObject *fn_vecdot(PyObject *module, PyObject *const *args, Py_ssize_t n
     int axis = -1;
     if (parse("vecdot", args, nargs, kwnames, names, 2, 2, 2, values) < 0 ||
         (values[2] && axis_value("vecdot", values[2], &axis) < 0) ||
-        as_pair(state, values[0], values[1], pair) < 0)
+        gkpy_as_pair(state, values[0], values[1], pair) < 0)
         return NULL;
     const gk_array *a = array_of(pair[0]), *b = array_of(pair[1]);
     gk_array *out = NULL;
@@ -533,7 +520,7 @@ static PyObject *fn_linalg_outer(PyObject *module, PyObject *const *args, Py_ssi
     static const char *const names[] = {"x1", "x2", NULL};
     PyObject *values[2], *pair[2];
     if (parse("outer", args, nargs, NULL, names, 2, 2, 2, values) < 0 ||
-        as_pair(state, values[0], values[1], pair) < 0)
+        gkpy_as_pair(state, values[0], values[1], pair) < 0)
         return NULL;
     gk_array *out = NULL;
     gk_status status;
@@ -551,7 +538,7 @@ static PyObject *fn_linalg_cross(PyObject *module, PyObject *const *args, Py_ssi
     int axis = -1;
     if (parse("cross", args, nargs, NULL, names, 3, 3, 3, values) < 0 ||
         axis_value("cross", values[2], &axis) < 0 ||
-        as_pair(state, values[0], values[1], pair) < 0)
+        gkpy_as_pair(state, values[0], values[1], pair) < 0)
         return NULL;
     gk_array *out = NULL;
     gk_status status;
@@ -648,52 +635,33 @@ static PyObject *fn_linalg_matrix_norm(PyObject *module, PyObject *const *args,
     return gkpy_array_result(state, status, out);
 }
 
-/* _linalg_svdvals(x) */
-static PyObject *fn_linalg_svdvals(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    gkpy_state *state = gkpy_state_of_module(module);
-    static const char *const names[] = {"x", NULL};
-    PyObject *values[1];
-    if (parse("svdvals", args, nargs, NULL, names, 1, 1, 1, values) < 0)
-        return NULL;
-    PyObject *x = gkpy_as_array(state, values[0], NULL);
-    if (!x)
-        return NULL;
-    gk_array *out = NULL;
-    gk_status status;
-    GKPY_RUN(true, gk_svdvals(array_of(x), &out));
-    Py_DECREF(x);
-    return gkpy_array_result(state, status, out);
-}
-
-/* An rtol: None (NaN: the library's default) or a number; -1 with TypeError. */
-static int rtol_value(const char *function, PyObject *object, double *rtol)
-{
-    if (object != Py_None)
-        return number_value(function, "rtol", object, rtol);
-    *rtol = NAN;
-    return 0;
-}
-
-/* _linalg_matrix_rank(x, rtol) and _linalg_pinv(x, rtol) */
+/* _linalg_matrix_rank(x, rtol) and _linalg_pinv(x, rtol): rtol None (the
+ * library's default), a number, or an array broadcasting with x's batch. */
 static PyObject *with_rtol(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                            const char *function,
-                           gk_status (*call)(const gk_array *, double, gk_array **))
+                           gk_status (*call)(const gk_array *, const gk_array *, gk_array **))
 {
     gkpy_state *state = gkpy_state_of_module(module);
     static const char *const names[] = {"x", "rtol", NULL};
     PyObject *values[2];
-    double rtol;
-    if (parse(function, args, nargs, NULL, names, 2, 2, 2, values) < 0 ||
-        rtol_value(function, values[1], &rtol) < 0)
+    if (parse(function, args, nargs, NULL, names, 2, 2, 2, values) < 0)
         return NULL;
-    PyObject *x = gkpy_as_array(state, values[0], NULL);
-    if (!x)
+    PyObject *rtol = values[1];
+    if (rtol != Py_None && !gkpy_is_array(state, rtol) &&
+        (PyBool_Check(rtol) || !(PyFloat_Check(rtol) || PyIndex_Check(rtol)))) {
+        PyErr_Format(PyExc_TypeError, "%s(): rtol must be None, a number or an array, not %.100s",
+                     function, Py_TYPE(rtol)->tp_name);
+        return NULL;
+    }
+    PyObject *pair[2] = {NULL, NULL};
+    if (rtol == Py_None ? !(pair[0] = gkpy_as_array(state, values[0], NULL))
+                        : gkpy_as_pair(state, values[0], rtol, pair) < 0)
         return NULL;
     gk_array *out = NULL;
     gk_status status;
-    GKPY_RUN(true, call(array_of(x), rtol, &out));
-    Py_DECREF(x);
+    GKPY_RUN(true, call(array_of(pair[0]), pair[1] ? array_of(pair[1]) : NULL, &out));
+    Py_DECREF(pair[0]);
+    Py_XDECREF(pair[1]);
     return gkpy_array_result(state, status, out);
 }
 
@@ -743,7 +711,6 @@ static PyMethodDef utility_functions[] = {
      "gpukit.linalg.vector_norm's C half."},
     {"_linalg_matrix_norm", FASTCALL(fn_linalg_matrix_norm),
      "gpukit.linalg.matrix_norm's C half."},
-    {"_linalg_svdvals", FASTCALL(fn_linalg_svdvals), "gpukit.linalg.svdvals's C half."},
     {"meshgrid", KEYWORDS(fn_meshgrid),
      "meshgrid(*arrays, indexing='xy', copy=True)\n--\n\nCoordinate grids from 1-d arrays "
      "(others are flattened): a tuple of one array per input, each of the grid's shape, "

@@ -537,18 +537,54 @@ gk_status gk_tensordot(const gk_array *a, const gk_array *b, int naxes, const in
  * standard's vecdot). */
 gk_status gk_vecdot(const gk_array *a, const gk_array *b, int axis, gk_array **out);
 
-/* --- linear algebra (float32/float64; matmul, dot and tensordot also
- * complex64/complex128 through CBLAS's cgemm/zgemm; the factorizations
- * refuse complex) --- */
+/* --- matrix products (every dtype; floating ones through the backend's
+ * GEMM: CBLAS on the CPU, cuBLAS or our kernels on GPUs) --- */
 /* NumPy's matmul: 1-d operands are promoted and the added axis removed,
  * leading axes broadcast as a batch. */
 gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out);
 gk_status gk_dot(const gk_array *a, const gk_array *b, gk_array **out);
-/* a = u @ diag(s) @ vt with k = min(m, n) (reduced SVD). */
-gk_status gk_svd(const gk_array *a, gk_array **u, gk_array **s, gk_array **vt);
-gk_status gk_qr(const gk_array *a, gk_array **q, gk_array **r); /* reduced */
+
+/* --- factorizations (src/compute/factor.c): each takes a matrix or a
+ * stack of them (the last two axes; the axes before are the batch) on any
+ * device and returns its results there. float32, float64, complex64 and
+ * complex128 compute as they are, integers and bool in float64; float16
+ * and bfloat16 are GK_ERR_UNSUPPORTED_DTYPE. A singular or not positive
+ * definite matrix, or a factorization that did not converge, is
+ * GK_ERR_LINALG, naming the matrix of the stack. Real-valued results
+ * (singular values, eigh's eigenvalues, slogdet's log|det|) have the dtype
+ * of the parts. Computed by LAPACK on the host. --- */
+/* a = u @ diag(s) @ vt per matrix, s descending. With k = min(m, n):
+ * full_matrices gives u (m, m) and vt (n, n), else u (m, k) and vt (k, n).
+ * u and vt may both be NULL (the singular values only). A matrix with NaN
+ * or infinity is GK_ERR_LINALG (as NumPy: it does not converge). */
+gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array **s,
+                 gk_array **vt);
+/* The singular values of each matrix, descending: shape (..., k). */
+gk_status gk_svdvals(const gk_array *a, gk_array **out);
+/* a = q @ r, q with orthonormal columns, r upper triangular: (m, k) and
+ * (k, n), or (m, m) and (m, n) when `complete`. */
+gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r);
+/* x with a @ x = b for square a. A 1-d b of length n is one right-hand
+ * side (x has a's batch and length n); otherwise b is a stack of (n, k)
+ * matrices whose batch broadcasts with a's. */
 gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x);
 gk_status gk_inv(const gk_array *a, gk_array **out);
+/* The determinant of each square matrix (0 for a singular one). */
+gk_status gk_det(const gk_array *a, gk_array **out);
+/* det = sign * exp(logabsdet) per matrix: sign is +-1 (a unit complex
+ * number for complex a) or 0, logabsdet real (-inf when singular). */
+gk_status gk_slogdet(const gk_array *a, gk_array **sign, gk_array **logabsdet);
+/* l with a = l @ l^H, lower triangular (upper: u with a = u^H @ u). */
+gk_status gk_cholesky(const gk_array *a, bool upper, gk_array **out);
+/* The eigenvalues (ascending, real) and, when `vectors` is not NULL, the
+ * orthonormal eigenvectors (columns) of each Hermitian or real symmetric
+ * matrix, from its lower triangle. */
+gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors);
+/* The eigenvalues and, when `vectors` is not NULL, the right eigenvectors
+ * (columns of unit length) of each general square matrix, both complex
+ * (complex64 for float32 and complex64 input, else complex128), in
+ * LAPACK's order. A matrix with NaN or infinity is GK_ERR_LINALG. */
+gk_status gk_eig(const gk_array *a, gk_array **values, gk_array **vectors);
 
 /* --- the linalg extension's views and norms (src/compute/norms.c), built
  * from the calls above, on every device --- */
@@ -571,20 +607,19 @@ gk_status gk_cross(const gk_array *a, const gk_array *b, int axis, gk_array **ou
  * integers and bool. */
 gk_status gk_vector_norm(const gk_array *a, int naxes, const int *axes, double ord,
                          bool keepdims, gk_array **out);
-/* The singular values of each matrix over a's last two axes, descending:
- * shape (..., min(m, n)); float32 for float32 matrices, else float64. */
-gk_status gk_svdvals(const gk_array *a, gk_array **out);
 /* The rank of each matrix over a's last two axes: how many singular values
- * exceed rtol times the largest (rtol NaN: the standard's default,
- * max(m, n) * the dtype's eps), as int64. */
-gk_status gk_matrix_rank(const gk_array *a, double rtol, gk_array **out);
+ * exceed rtol times the largest, as int64. rtol NULL is the standard's
+ * default, max(m, n) * the dtype's eps; else an array (on a's device)
+ * whose shape broadcasts with a's batch a.shape[:-2]: 0-d for one number,
+ * or one per matrix. */
+gk_status gk_matrix_rank(const gk_array *a, const gk_array *rtol, gk_array **out);
 /* The pseudo-inverse (n, m) of each (m, n) matrix over a's last two axes,
- * singular values up to rtol times the largest taken as zero (rtol NaN:
- * the default of gk_matrix_rank). */
-gk_status gk_pinv(const gk_array *a, double rtol, gk_array **out);
+ * singular values up to rtol times the largest taken as zero (rtol as
+ * gk_matrix_rank's). */
+gk_status gk_pinv(const gk_array *a, const gk_array *rtol, gk_array **out);
 /* Each square matrix over a's last two axes to the n-th power: n = 0 the
- * identity (a's dtype), n < 0 the inverse's -n-th power (float32 stays,
- * others float64). */
+ * identity (a's dtype), n < 0 the inverse's -n-th power (in gk_inv's
+ * dtype). */
 gk_status gk_matrix_power(const gk_array *a, int64_t n, gk_array **out);
 /* Matrix norms over the last two axes (keepdims: they stay, length 1). */
 typedef enum gk_matrix_norm_kind {

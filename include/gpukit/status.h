@@ -21,6 +21,8 @@ typedef enum gk_status {
     GK_ERR_CANCELLED,        /* the caller asked a wait to stop (e.g. Ctrl-C) */
     GK_ERR_OUT_OF_RANGE,     /* an index beyond the end of an axis */
     GK_ERR_UNSUPPORTED_DTYPE, /* an op or a device does not take this dtype */
+    GK_ERR_LINALG, /* a matrix is singular or not positive definite, or a factorization did
+                    * not converge (NumPy's LinAlgError) */
 } gk_status;
 
 /* Short fixed name of a status ("out of memory"). Never NULL. */

@@ -1,25 +1,34 @@
-"""gpukit.linalg: the array API's linalg extension (part of it so far).
+"""gpukit.linalg: the array API's linalg extension (2025.12), complete.
 
-SVD, QR, solve and inv take 2-d float32 or float64 matrices (an integer
-matrix is a TypeError: convert it with ``gpukit.astype(x, gpukit.float64)``)
-and return arrays on the input's device. They are computed by LAPACK on the
-host whatever the device (the matrix is copied there and the results back),
-as are svdvals, matrix_rank, pinv, matrix_power of a negative power and
-the norms built on singular values (one matrix of a stack at a time).
-matmul, tensordot,
-vecdot, diagonal, trace, outer, cross, vector_norm and the other matrix
-norms run on the device itself.
+The factorizations (cholesky, det, eig, eigh, eigvals, eigvalsh, inv, qr,
+slogdet, solve, svd, svdvals, and pinv, matrix_rank, matrix_power of a
+negative power and the singular-value norms built on them) take a matrix
+or a stack of matrices (the last two axes; the axes before them are the
+batch) of float32, float64, complex64 or complex128 (integers and bool
+compute in float64, as NumPy; float16 and bfloat16 are a TypeError). They
+return arrays on the input's device and are computed by LAPACK on the host
+whatever the device: the stack is copied there and the results back.
+matmul, tensordot, vecdot, diagonal, trace, outer, cross, vector_norm and
+the other matrix norms run on the device itself.
+
+A singular matrix (inv, solve), one that is not positive definite
+(cholesky), or a factorization that does not converge raises LinAlgError, a
+ValueError, naming the matrix of the stack; det and slogdet of a singular
+matrix give 0 and (0, -inf), as NumPy does.
 """
 from collections import namedtuple
 
 from . import _gpukit
+from ._gpukit import _LinAlgError as LinAlgError  # a ValueError, as NumPy's
 from ._gpukit import matmul, matrix_transpose  # noqa: F401  (the standard's linalg names)
 
 from ._gpukit import tensordot, vecdot  # noqa: F401  (the standard's linalg names too)
 
-__all__ = ["SVDResult", "QRResult", "svd", "qr", "solve", "inv", "matmul", "matrix_transpose",
-           "tensordot", "vecdot", "diagonal", "trace", "outer", "cross", "vector_norm",
-           "matrix_norm", "svdvals", "matrix_rank", "pinv", "matrix_power"]
+__all__ = ["LinAlgError", "SVDResult", "QRResult", "SlogdetResult", "EighResult", "EigResult",
+           "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer",
+           "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
+           "vector_norm"]
 
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 SVDResult.__doc__ = "svd()'s result: x = U @ diag(S) @ Vh."
@@ -27,41 +36,112 @@ SVDResult.__doc__ = "svd()'s result: x = U @ diag(S) @ Vh."
 QRResult = namedtuple("QRResult", ["Q", "R"])
 QRResult.__doc__ = "qr()'s result: x = Q @ R, Q with orthonormal columns, R upper triangular."
 
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SlogdetResult.__doc__ = "slogdet()'s result: det(x) = sign * exp(logabsdet)."
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EighResult.__doc__ = "eigh()'s result: x = Q @ diag(L) @ Q^H, L the eigenvalues, Q the vectors."
+
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+EigResult.__doc__ = "eig()'s result: x @ V = V @ diag(L), L the eigenvalues, V the vectors."
+
 
 def svd(x, /, *, full_matrices=True):
     """The singular value decomposition x = U @ diag(S) @ Vh, as SVDResult(U, S, Vh).
 
-    x is an (m, n) matrix; with k = min(m, n), U is (m, k), S holds the k
-    singular values in descending order and Vh is (k, n) (the reduced SVD).
-    gpukit computes only the reduced SVD: full_matrices=True (the standard's
-    and NumPy's default) gives the same result for a square matrix and raises
-    NotImplementedError for a non-square one; pass full_matrices=False.
+    For each (m, n) matrix, with k = min(m, n): S holds the k singular
+    values in descending order (a real dtype: float32 for complex64);
+    full_matrices=True gives U (m, m) and Vh (n, n), False the reduced U
+    (m, k) and Vh (k, n). A matrix with NaN or infinity raises LinAlgError.
     """
     return SVDResult(*_gpukit._linalg_svd(x, full_matrices))
+
+
+def svdvals(x, /):
+    """The singular values of each matrix over x's last two axes, descending (svd's S)."""
+    return _gpukit._linalg_svdvals(x)
 
 
 def qr(x, /, *, mode="reduced"):
     """The QR decomposition x = Q @ R, as QRResult(Q, R).
 
-    x is an (m, n) matrix; with k = min(m, n), mode="reduced" gives Q (m, k)
-    with orthonormal columns and R (k, n) upper triangular. mode="complete"
-    is the same when m <= n and raises NotImplementedError when m > n.
+    For each (m, n) matrix, with k = min(m, n): mode="reduced" gives Q (m, k)
+    with orthonormal columns and R (k, n) upper triangular; mode="complete"
+    gives Q (m, m) and R (m, n).
     """
     return QRResult(*_gpukit._linalg_qr(x, mode))
 
 
 def solve(x1, x2, /):
-    """The solution y of x1 @ y = x2 for a square, invertible matrix x1.
+    """The solution of x1 @ y = x2 for each square, invertible matrix of x1.
 
-    x2 is a vector of length n (the result is one too) or an (n, k) matrix
-    of k right-hand sides. A singular x1 is a ValueError.
+    A 1-d x2 of length n is one right-hand side for every matrix (the result
+    has x1's batch and length n); otherwise x2 is a stack of (n, k) matrices
+    whose batch broadcasts with x1's. A singular x1 raises LinAlgError.
     """
     return _gpukit._linalg_solve(x1, x2)
 
 
 def inv(x, /):
-    """The inverse of the square matrix x (a singular one is a ValueError)."""
+    """The inverse of each square matrix of x (a singular one raises LinAlgError)."""
     return _gpukit._linalg_inv(x)
+
+
+def det(x, /):
+    """The determinant of each square matrix of x (0 for a singular one)."""
+    return _gpukit._linalg_det(x)
+
+
+def slogdet(x, /):
+    """The sign and the natural log of the absolute value of each determinant.
+
+    SlogdetResult(sign, logabsdet): sign is 1, -1 or 0 (a complex number of
+    modulus 1 for complex x) in x's dtype, logabsdet real (-inf for a
+    singular matrix); det = sign * exp(logabsdet) without overflowing.
+    """
+    return SlogdetResult(*_gpukit._linalg_slogdet(x))
+
+
+def cholesky(x, /, *, upper=False):
+    """The Cholesky factor of each Hermitian positive-definite matrix of x.
+
+    L lower triangular with x = L @ L^H, or with upper=True U upper
+    triangular with x = U^H @ U. Only the lower (upper) triangle of x is
+    read. A matrix that is not positive definite raises LinAlgError.
+    """
+    return _gpukit._linalg_cholesky(x, upper)
+
+
+def eigh(x, /):
+    """The eigenvalues and eigenvectors of each Hermitian (real symmetric) matrix of x.
+
+    EighResult(eigenvalues, eigenvectors): the eigenvalues ascending, real
+    (float32 for complex64); the eigenvectors orthonormal, as the columns,
+    in x's dtype. Only the lower triangle of x is read (NumPy's default).
+    """
+    return EighResult(*_gpukit._linalg_eigh(x))
+
+
+def eigvalsh(x, /):
+    """The eigenvalues of each Hermitian (real symmetric) matrix of x, ascending (eigh's)."""
+    return _gpukit._linalg_eigvalsh(x)
+
+
+def eig(x, /):
+    """The eigenvalues and right eigenvectors of each general square matrix of x.
+
+    EigResult(eigenvalues, eigenvectors), both complex whatever x is
+    (complex64 for float32 and complex64 x, else complex128; NumPy gives a
+    real result when every eigenvalue is real, CuPy and PyTorch complex, as
+    here): x @ v[:, i] = w[i] * v[:, i], each column of unit length. The
+    order is LAPACK's. A matrix with NaN or infinity raises LinAlgError.
+    """
+    return EigResult(*_gpukit._linalg_eig(x))
+
+
+def eigvals(x, /):
+    """The eigenvalues of each general square matrix of x, complex (eig's)."""
+    return _gpukit._linalg_eigvals(x)
 
 
 def diagonal(x, /, *, offset=0):
@@ -116,11 +196,6 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return _gpukit._linalg_matrix_norm(x, keepdims, ord)
 
 
-def svdvals(x, /):
-    """The singular values of each matrix over x's last two axes, descending (LAPACK, on the host)."""
-    return _gpukit._linalg_svdvals(x)
-
-
 def matrix_rank(x, /, *, rtol=None):
     """The rank of each matrix over x's last two axes, as int64.
 
@@ -143,6 +218,6 @@ def matrix_power(x, n, /):
     """Each square matrix over x's last two axes to the integer power n.
 
     n=0 gives the identity, a negative n the inverse's power (a singular
-    matrix is then a ValueError).
+    matrix then raises LinAlgError).
     """
     return _gpukit._linalg_matrix_power(x, n)

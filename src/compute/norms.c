@@ -12,11 +12,10 @@
  * - matrix_norm: 'fro' as the 2-norm of the matrix's elements; 1, -1, inf
  *   and -inf from column or row sums of abs(x); 2, -2 and 'nuc' from the
  *   singular values.
- * - stacks through the 2-d factorizations (each_matrix: one matrix at a
- *   time, the results stacked): svdvals, matrix_rank (singular values above
- *   rtol times the largest), pinv (vt^T diag(1/s) u^T over those), and
- *   matrix_power (repeated squaring with gk_matmul, which takes stacks
- *   itself; the inverse first for a negative power). */
+ * - built on the factorizations of factor.c, which take stacks:
+ *   matrix_rank (singular values above rtol times the largest), pinv
+ *   (v diag(1/s) u^H over those), and matrix_power (repeated squaring with
+ *   gk_matmul; the inverse first for a negative power). */
 #include "compute/array_impl.h"
 
 #include "core/error.h"
@@ -234,187 +233,139 @@ gk_status gk_vector_norm(const gk_array *a, int naxes, const int *axes, double o
     return GK_OK;
 }
 
-/* --- stacks of matrices through the 2-d factorizations --- */
+/* --- built on the factorizations (factor.c), which take stacks --- */
 
-/* What fn makes of one matrix (2-d): a new array of the shape and dtype
- * each_matrix was given. */
-typedef gk_status (*matrix_fn)(const gk_array *matrix, const void *context, gk_array **out);
-
-/* fn of each matrix over a's last two axes (the factorizations take one
- * 2-d matrix at a time), the results behind a's batch axes: shape (*batch,
- * *result_shape) of result_dtype. A stack of no matrices gives an empty
- * result without calling fn. */
-static gk_status each_matrix(const gk_array *a, const char *function, matrix_fn fn,
-                             const void *context, gk_dtype result_dtype, int result_ndim,
-                             const int64_t *result_shape, gk_array **out)
+/* Whether gk_svd of a computes in single precision (float32, complex64). */
+static bool single_precision(const gk_array *a)
 {
-    *out = NULL;
-    gk_status status = check_stack(a, function);
-    if (status != GK_OK)
-        return status;
-    int batch_ndim = a->ndim - 2;
-    if (batch_ndim + result_ndim > GK_MAX_DIMS)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the result would have more than %d axes",
-                       function, GK_MAX_DIMS);
-    int64_t batch = 1, shape[GK_MAX_DIMS];
-    for (int i = 0; i < batch_ndim; i++) {
-        batch *= a->shape[i];
-        shape[i] = a->shape[i];
+    return a->dtype == GK_FLOAT32 || a->dtype == GK_COMPLEX64;
+}
+
+/* Which singular values s (..., k) of a's matrices count: those above rtol
+ * times their matrix's largest. rtol NULL is the standard's default,
+ * max(m, n) * the dtype's eps; else an array whose shape broadcasts with
+ * a's batch (0-d for one number). k must be > 0. */
+static gk_status singular_mask(const gk_array *a, const gk_array *s, const gk_array *rtol,
+                               gk_array **mask)
+{
+    *mask = NULL;
+    gk_array *largest = NULL, *column = NULL, *cutoff = NULL;
+    gk_status status = gk_reduce(GK_MAX, s, -1, true, &largest);
+    if (status == GK_OK && !rtol) {
+        int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
+        double eps = single_precision(a) ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+        status = gk_binary_scalar(GK_MUL, largest, (double)(m > n ? m : n) * eps, &cutoff);
+    } else if (status == GK_OK) {
+        /* rtol per matrix: a trailing axis to meet the singular values' */
+        int64_t shape[GK_MAX_DIMS];
+        if (rtol->ndim + 1 > GK_MAX_DIMS)
+            status = gk_fail(GK_ERR_INVALID_ARGUMENT, "rtol has too many axes");
+        memcpy(shape, rtol->shape, sizeof(int64_t) * (size_t)rtol->ndim);
+        shape[rtol->ndim] = 1;
+        if (status == GK_OK)
+            status = gk_reshape(rtol, rtol->ndim + 1, shape, &column);
+        if (status == GK_OK)
+            status = gk_binary(GK_MUL, largest, column, &cutoff);
     }
-    memcpy(shape + batch_ndim, result_shape, sizeof(int64_t) * (size_t)result_ndim);
-    gk_array *stack = NULL, *results = NULL;
-    status = gk_reshape(a, 3, (int64_t[]){batch, a->shape[a->ndim - 2],
-                                                    a->shape[a->ndim - 1]},
-                                  &stack);
     if (status == GK_OK)
-        status = gk_empty(gk_array_device(a), result_dtype, batch_ndim + result_ndim, shape,
-                          &results);
-    gk_array *flat = NULL;
-    if (status == GK_OK) {
-        int64_t flat_shape[GK_MAX_DIMS] = {batch};
-        memcpy(flat_shape + 1, result_shape, sizeof(int64_t) * (size_t)result_ndim);
-        status = gk_reshape(results, 1 + result_ndim, flat_shape, &flat);
-    }
-    for (int64_t i = 0; i < batch && status == GK_OK; i++) {
-        gk_array *matrix = NULL, *made = NULL, *slot = NULL;
-        status = gk_index_axis(stack, 0, i, &matrix);
-        if (status == GK_OK)
-            status = fn(matrix, context, &made);
-        if (status == GK_OK)
-            status = gk_index_axis(flat, 0, i, &slot);
-        if (status == GK_OK)
-            status = gk_assign(slot, made);
-        gk_array_free(matrix);
-        gk_array_free(made);
-        gk_array_free(slot);
-    }
-    gk_array_free(stack);
-    gk_array_free(flat);
-    if (status == GK_OK)
-        *out = results;
-    else
-        gk_array_free(results);
+        status = gk_binary(GK_GT, s, cutoff, mask);
+    gk_array_free(largest);
+    gk_array_free(column);
+    gk_array_free(cutoff);
     return status;
 }
 
-/* The factorizations' dtype for a: float32 stays, everything else is
- * float64 (as gk_svd gives). */
-static gk_dtype factor_dtype_of(const gk_array *a)
-{
-    return a->dtype == GK_FLOAT32 ? GK_FLOAT32 : GK_FLOAT64;
-}
-
-static gk_status singular_values(const gk_array *matrix, const void *context, gk_array **out)
-{
-    (void)context;
-    gk_array *u = NULL, *vt = NULL;
-    gk_status status = gk_svd(matrix, &u, out, &vt);
-    gk_array_free(u);
-    gk_array_free(vt);
-    return status;
-}
-
-gk_status gk_svdvals(const gk_array *a, gk_array **out)
+gk_status gk_matrix_rank(const gk_array *a, const gk_array *rtol, gk_array **out)
 {
     *out = NULL;
-    gk_status status = check_stack(a, "svdvals");
-    if (status != GK_OK)
-        return status;
-    int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
-    return each_matrix(a, "svdvals", singular_values, NULL, factor_dtype_of(a), 1, &k, out);
-}
-
-/* The cut-off below which singular values count as zero: rtol times the
- * largest, rtol NaN meaning the standard's default max(m, n) * eps. */
-static double default_rtol(const gk_array *a, double rtol)
-{
-    if (!isnan(rtol))
-        return rtol;
-    int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
-    double eps = factor_dtype_of(a) == GK_FLOAT32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
-    return (double)(m > n ? m : n) * eps;
-}
-
-gk_status gk_matrix_rank(const gk_array *a, double rtol, gk_array **out)
-{
-    *out = NULL;
-    gk_array *values = NULL, *largest = NULL, *cutoff = NULL, *above = NULL;
+    gk_array *values = NULL, *above = NULL;
     gk_status status = gk_svdvals(a, &values);
     if (status != GK_OK)
         return gk_fail(status, "matrix_rank: %s", gk_last_error());
-    /* how many exceed rtol * the largest (an empty matrix has rank 0) */
+    /* how many count (an empty matrix has rank 0) */
     if (values->shape[values->ndim - 1] == 0) {
         status = gk_zeros(gk_array_device(a), GK_INT64, values->ndim - 1, values->shape, out);
     } else {
-        status = gk_reduce(GK_MAX, values, -1, true, &largest);
-        if (status == GK_OK)
-            status = gk_binary_scalar(GK_MUL, largest, default_rtol(a, rtol), &cutoff);
-        if (status == GK_OK)
-            status = gk_binary(GK_GT, values, cutoff, &above);
+        status = singular_mask(a, values, rtol, &above);
         if (status == GK_OK)
             status = gk_reduce(GK_SUM, above, -1, false, out);
+        if (status != GK_OK)
+            status = gk_fail(status, "matrix_rank: %s", gk_last_error());
     }
     gk_array_free(values);
-    gk_array_free(largest);
-    gk_array_free(cutoff);
     gk_array_free(above);
     return status;
 }
 
-/* The pseudo-inverse of one matrix: vt^T diag(1/s) u^T over the singular
- * values above the cut-off (the others' reciprocals taken as 0). */
-static gk_status pseudo_inverse(const gk_array *matrix, const void *context, gk_array **out)
+/* The conjugate transpose of each matrix over x's last two axes. */
+static gk_status adjoint(const gk_array *x, gk_array **out)
 {
-    double rtol = *(const double *)context;
-    gk_array *u = NULL, *s = NULL, *vt = NULL, *largest = NULL, *keep = NULL, *inverse = NULL;
-    gk_array *kept = NULL, *zero = NULL, *scaled = NULL, *v = NULL, *ut = NULL;
-    gk_status status = gk_svd(matrix, &u, &s, &vt);
-    bool empty = status == GK_OK && s->shape[0] == 0;
-    if (status == GK_OK && !empty)
-        status = gk_reduce(GK_MAX, s, 0, true, &largest);
-    if (status == GK_OK && !empty)
-        status = gk_binary_scalar(GK_MUL, largest, rtol, &keep);
-    if (status == GK_OK && !empty) {
-        gk_array *mask = NULL;
-        status = gk_binary(GK_GT, s, keep, &mask);
+    int axes[GK_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++)
+        axes[i] = i;
+    axes[x->ndim - 2] = x->ndim - 1;
+    axes[x->ndim - 1] = x->ndim - 2;
+    if (!gk_dtype_is_complex(x->dtype))
+        return gk_transpose(x, axes, out);
+    gk_array *swapped = NULL;
+    gk_status status = gk_transpose(x, axes, &swapped);
+    if (status == GK_OK)
+        status = gk_unary(GK_CONJ, swapped, out);
+    gk_array_free(swapped);
+    return status;
+}
+
+/* The pseudo-inverse of each matrix: v diag(1/s) u^H over the singular
+ * values above the cut-off (the others' reciprocals taken as 0). */
+gk_status gk_pinv(const gk_array *a, const gk_array *rtol, gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_stack(a, "pinv");
+    if (status != GK_OK)
+        return status;
+    gk_array *u = NULL, *s = NULL, *vt = NULL, *mask = NULL;
+    gk_array *inverse = NULL, *zero = NULL, *kept = NULL, *row = NULL, *v = NULL, *ut = NULL;
+    gk_array *scaled = NULL;
+    status = gk_svd(a, false, &u, &s, &vt);
+    if (status != GK_OK)
+        return gk_fail(status, "pinv: %s", gk_last_error());
+    int64_t k = s->shape[s->ndim - 1];
+    if (k == 0) { /* no singular values: the (n, m) zeros */
+        int64_t shape[GK_MAX_DIMS];
+        memcpy(shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+        shape[a->ndim - 2] = a->shape[a->ndim - 1];
+        shape[a->ndim - 1] = a->shape[a->ndim - 2];
+        status = gk_zeros(gk_array_device(a), u->dtype, a->ndim, shape, out);
+    } else {
+        status = singular_mask(a, s, rtol, &mask);
         if (status == GK_OK)
             status = gk_unary(GK_RECIPROCAL, s, &inverse);
         if (status == GK_OK)
             status = gk_scalar(gk_array_device(s), s->dtype, 0, &zero);
         if (status == GK_OK)
             status = gk_where(mask, inverse, zero, &kept);
-        gk_array_free(mask);
+        /* (v * kept[..., None, :]) @ u^H: kept scales v's columns */
+        int64_t row_shape[GK_MAX_DIMS];
+        memcpy(row_shape, kept ? kept->shape : s->shape, sizeof(int64_t) * (size_t)s->ndim);
+        row_shape[s->ndim] = k;
+        row_shape[s->ndim - 1] = 1;
+        if (status == GK_OK)
+            status = gk_reshape(kept, s->ndim + 1, row_shape, &row);
+        if (status == GK_OK)
+            status = adjoint(vt, &v);
+        if (status == GK_OK)
+            status = adjoint(u, &ut);
+        if (status == GK_OK)
+            status = gk_binary(GK_MUL, v, row, &scaled);
+        if (status == GK_OK)
+            status = gk_matmul(scaled, ut, out);
+        if (status != GK_OK)
+            status = gk_fail(status, "pinv: %s", gk_last_error());
     }
-    /* (vt^T * kept) @ u^T: kept scales v's columns */
-    if (status == GK_OK)
-        status = gk_transpose(vt, (int[]){1, 0}, &v);
-    if (status == GK_OK)
-        status = gk_transpose(u, (int[]){1, 0}, &ut);
-    if (status == GK_OK && !empty)
-        status = gk_binary(GK_MUL, v, kept, &scaled);
-    if (status == GK_OK)
-        status = gk_matmul(empty ? v : scaled, ut, out);
-    gk_array *all[] = {u, s, vt, largest, keep, inverse, kept, zero, scaled, v, ut};
+    gk_array *all[] = {u, s, vt, mask, inverse, zero, kept, row, v, ut, scaled};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_array_free(all[i]);
     return status;
-}
-
-gk_status gk_pinv(const gk_array *a, double rtol, gk_array **out)
-{
-    *out = NULL;
-    gk_status status = check_stack(a, "pinv");
-    if (status != GK_OK)
-        return status;
-    double cut = default_rtol(a, rtol);
-    int64_t shape[2] = {a->shape[a->ndim - 1], a->shape[a->ndim - 2]};
-    return each_matrix(a, "pinv", pseudo_inverse, &cut, factor_dtype_of(a), 2, shape, out);
-}
-
-static gk_status inverse(const gk_array *matrix, const void *context, gk_array **out)
-{
-    (void)context;
-    return gk_inv(matrix, out);
 }
 
 gk_status gk_matrix_power(const gk_array *a, int64_t n, gk_array **out)
@@ -443,9 +394,7 @@ gk_status gk_matrix_power(const gk_array *a, int64_t n, gk_array **out)
         return status;
     }
     gk_array *base = NULL, *result = NULL;
-    status = n > 0 ? gk_array_view(a, &base)
-                   : each_matrix(a, "matrix_power", inverse, NULL, factor_dtype_of(a), 2,
-                                 (int64_t[]){side, side}, &base);
+    status = n > 0 ? gk_array_view(a, &base) : gk_inv(a, &base);
     /* |n| by repeated squaring: result *= base where a bit of |n| is set. */
     uint64_t k = n > 0 ? (uint64_t)n : 0 - (uint64_t)n;
     while (status == GK_OK && k) {

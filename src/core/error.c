@@ -44,6 +44,7 @@ const char *gk_status_string(gk_status status)
     case GK_ERR_CANCELLED: return "cancelled";
     case GK_ERR_OUT_OF_RANGE: return "index out of range";
     case GK_ERR_UNSUPPORTED_DTYPE: return "dtype not supported";
+    case GK_ERR_LINALG: return "linear algebra error";
     }
     return "unknown status";
 }

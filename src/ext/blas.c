@@ -27,21 +27,29 @@ static const entry_point cblas_entry_points[] = {
     {"openblas_get_num_threads", 0, offsetof(gk_cblas, openblas_get_num_threads)},
 };
 
+/* The four precisions of a LAPACKE routine, all required: "LAPACKE_sgetrf"
+ * and so on into field[GK_LAPACK_S..Z]. */
+#define FOUR(s, d, c, z, field)                                                                \
+    {"LAPACKE_" s, 1, offsetof(gk_lapacke, field[GK_LAPACK_S])},                               \
+        {"LAPACKE_" d, 1, offsetof(gk_lapacke, field[GK_LAPACK_D])},                           \
+        {"LAPACKE_" c, 1, offsetof(gk_lapacke, field[GK_LAPACK_C])},                           \
+        {"LAPACKE_" z, 1, offsetof(gk_lapacke, field[GK_LAPACK_Z])}
+
 static const entry_point lapacke_entry_points[] = {
-    {"LAPACKE_sgesdd", 1, offsetof(gk_lapacke, sgesdd)},
-    {"LAPACKE_dgesdd", 1, offsetof(gk_lapacke, dgesdd)},
-    {"LAPACKE_sgesvd", 1, offsetof(gk_lapacke, sgesvd)},
-    {"LAPACKE_dgesvd", 1, offsetof(gk_lapacke, dgesvd)},
-    {"LAPACKE_sgeqrf", 1, offsetof(gk_lapacke, sgeqrf)},
-    {"LAPACKE_dgeqrf", 1, offsetof(gk_lapacke, dgeqrf)},
-    {"LAPACKE_sorgqr", 1, offsetof(gk_lapacke, sorgqr)},
-    {"LAPACKE_dorgqr", 1, offsetof(gk_lapacke, dorgqr)},
-    {"LAPACKE_sgesv", 1, offsetof(gk_lapacke, sgesv)},
-    {"LAPACKE_dgesv", 1, offsetof(gk_lapacke, dgesv)},
-    {"LAPACKE_sgetrf", 1, offsetof(gk_lapacke, sgetrf)},
-    {"LAPACKE_dgetrf", 1, offsetof(gk_lapacke, dgetrf)},
-    {"LAPACKE_sgetri", 1, offsetof(gk_lapacke, sgetri)},
-    {"LAPACKE_dgetri", 1, offsetof(gk_lapacke, dgetri)},
+    FOUR("sgesdd", "dgesdd", "cgesdd", "zgesdd", gesdd),
+    FOUR("sgesvd", "dgesvd", "cgesvd", "zgesvd", gesvd),
+    FOUR("sgeqrf", "dgeqrf", "cgeqrf", "zgeqrf", geqrf),
+    FOUR("sorgqr", "dorgqr", "cungqr", "zungqr", orgqr),
+    FOUR("sgetrf", "dgetrf", "cgetrf", "zgetrf", getrf),
+    FOUR("sgetrs", "dgetrs", "cgetrs", "zgetrs", getrs),
+    FOUR("sgetri", "dgetri", "cgetri", "zgetri", getri),
+    FOUR("spotrf", "dpotrf", "cpotrf", "zpotrf", potrf),
+    FOUR("ssyevd", "dsyevd", "cheevd", "zheevd", syevd),
+    {"LAPACKE_sgeev", 1, offsetof(gk_lapacke, geev_real[0])},
+    {"LAPACKE_dgeev", 1, offsetof(gk_lapacke, geev_real[1])},
+    {"LAPACKE_cgeev", 1, offsetof(gk_lapacke, geev_complex[0])},
+    {"LAPACKE_zgeev", 1, offsetof(gk_lapacke, geev_complex[1])},
+    {"LAPACKE_set_nancheck", 0, offsetof(gk_lapacke, set_nancheck)},
 };
 
 /* The reference BLAS of Debian and Fedora carries the CBLAS functions
@@ -160,6 +168,8 @@ static void load_cblas(void)
 static void load_lapacke(void)
 {
     load(&lapacke_library);
+    if (lapacke_library.status == GK_OK && lapacke_table.set_nancheck)
+        lapacke_table.set_nancheck(0);
 }
 
 gk_status gk_cblas_open(const char *op, const gk_cblas **cblas)

@@ -2,7 +2,7 @@
  *
  * CBLAS (matrix products on the CPU) comes from libopenblas.so.0, else
  * libcblas.so.3, else libblas.so.3 (GPUKIT_BLAS_LIBRARY names one file
- * instead); LAPACKE (svd, qr, solve, inv) from liblapacke.so.3, else
+ * instead); LAPACKE (the factorizations of compute/factor.c) from liblapacke.so.3, else
  * libopenblas.so.0 (GPUKIT_LAPACKE_LIBRARY names one file instead).
  *
  * Loaded, not linked: a process that links libgpukit (the Python module,
@@ -20,7 +20,7 @@
 /* The values of CBLAS's and LAPACKE's enums and constants. */
 enum { CblasRowMajor = 101 };
 enum { CblasNoTrans = 111, CblasTrans = 112 };
-enum { LAPACK_ROW_MAJOR = 101 };
+enum { LAPACK_ROW_MAJOR = 101, LAPACK_COL_MAJOR = 102 };
 /* LAPACKE's info when it could not allocate its work or transposed copy. */
 enum { LAPACK_WORK_MEMORY_ERROR = -1010, LAPACK_TRANSPOSE_MEMORY_ERROR = -1011 };
 
@@ -53,42 +53,58 @@ typedef struct gk_cblas {
     int (*openblas_get_num_threads)(void);
 } gk_cblas;
 
+/* LAPACKE's routines by precision: each table below is indexed by
+ * GK_LAPACK_S (float32), _D (float64), _C (complex64) and _Z (complex128),
+ * the routine's first letter. Matrices are `void *` so that one declaration
+ * serves the four (they are float, double or interleaved real, imaginary
+ * pairs); the real outputs (singular values, eigenvalues of a Hermitian
+ * matrix, gesvd's superb) are float for S and C, double for D and Z. */
+enum { GK_LAPACK_S, GK_LAPACK_D, GK_LAPACK_C, GK_LAPACK_Z, GK_LAPACK_PRECISIONS };
+
 typedef struct gk_lapacke {
     void *library;
     char path[512];
 
-    lapack_int (*sgesdd)(int layout, char jobz, lapack_int m, lapack_int n, float *a,
-                         lapack_int lda, float *s, float *u, lapack_int ldu, float *vt,
-                         lapack_int ldvt);
-    lapack_int (*dgesdd)(int layout, char jobz, lapack_int m, lapack_int n, double *a,
-                         lapack_int lda, double *s, double *u, lapack_int ldu, double *vt,
-                         lapack_int ldvt);
-    lapack_int (*sgesvd)(int layout, char jobu, char jobvt, lapack_int m, lapack_int n,
-                         float *a, lapack_int lda, float *s, float *u, lapack_int ldu,
-                         float *vt, lapack_int ldvt, float *superb);
-    lapack_int (*dgesvd)(int layout, char jobu, char jobvt, lapack_int m, lapack_int n,
-                         double *a, lapack_int lda, double *s, double *u, lapack_int ldu,
-                         double *vt, lapack_int ldvt, double *superb);
-    lapack_int (*sgeqrf)(int layout, lapack_int m, lapack_int n, float *a, lapack_int lda,
-                         float *tau);
-    lapack_int (*dgeqrf)(int layout, lapack_int m, lapack_int n, double *a, lapack_int lda,
-                         double *tau);
-    lapack_int (*sorgqr)(int layout, lapack_int m, lapack_int n, lapack_int k, float *a,
-                         lapack_int lda, const float *tau);
-    lapack_int (*dorgqr)(int layout, lapack_int m, lapack_int n, lapack_int k, double *a,
-                         lapack_int lda, const double *tau);
-    lapack_int (*sgesv)(int layout, lapack_int n, lapack_int nrhs, float *a, lapack_int lda,
-                        lapack_int *ipiv, float *b, lapack_int ldb);
-    lapack_int (*dgesv)(int layout, lapack_int n, lapack_int nrhs, double *a, lapack_int lda,
-                        lapack_int *ipiv, double *b, lapack_int ldb);
-    lapack_int (*sgetrf)(int layout, lapack_int m, lapack_int n, float *a, lapack_int lda,
-                         lapack_int *ipiv);
-    lapack_int (*dgetrf)(int layout, lapack_int m, lapack_int n, double *a, lapack_int lda,
-                         lapack_int *ipiv);
-    lapack_int (*sgetri)(int layout, lapack_int n, float *a, lapack_int lda,
-                         const lapack_int *ipiv);
-    lapack_int (*dgetri)(int layout, lapack_int n, double *a, lapack_int lda,
-                         const lapack_int *ipiv);
+    /* SVD: divide and conquer, and the QR iteration when that fails. */
+    lapack_int (*gesdd[GK_LAPACK_PRECISIONS])(int layout, char jobz, lapack_int m, lapack_int n,
+                                              void *a, lapack_int lda, void *s, void *u,
+                                              lapack_int ldu, void *vt, lapack_int ldvt);
+    lapack_int (*gesvd[GK_LAPACK_PRECISIONS])(int layout, char jobu, char jobvt, lapack_int m,
+                                              lapack_int n, void *a, lapack_int lda, void *s,
+                                              void *u, lapack_int ldu, void *vt,
+                                              lapack_int ldvt, void *superb);
+    /* QR: the reflectors, then q from them (orgqr; ungqr for complex). */
+    lapack_int (*geqrf[GK_LAPACK_PRECISIONS])(int layout, lapack_int m, lapack_int n, void *a,
+                                              lapack_int lda, void *tau);
+    lapack_int (*orgqr[GK_LAPACK_PRECISIONS])(int layout, lapack_int m, lapack_int n,
+                                              lapack_int k, void *a, lapack_int lda,
+                                              const void *tau);
+    /* LU: factor, solve from the factors (trans 'N', 'T' or 'C'), invert. */
+    lapack_int (*getrf[GK_LAPACK_PRECISIONS])(int layout, lapack_int m, lapack_int n, void *a,
+                                              lapack_int lda, lapack_int *ipiv);
+    lapack_int (*getrs[GK_LAPACK_PRECISIONS])(int layout, char trans, lapack_int n,
+                                              lapack_int nrhs, const void *a, lapack_int lda,
+                                              const lapack_int *ipiv, void *b, lapack_int ldb);
+    lapack_int (*getri[GK_LAPACK_PRECISIONS])(int layout, lapack_int n, void *a, lapack_int lda,
+                                              const lapack_int *ipiv);
+    /* Cholesky. */
+    lapack_int (*potrf[GK_LAPACK_PRECISIONS])(int layout, char uplo, lapack_int n, void *a,
+                                              lapack_int lda);
+    /* Symmetric / Hermitian eigenproblem, divide and conquer (syevd;
+     * heevd for complex): w is real. */
+    lapack_int (*syevd[GK_LAPACK_PRECISIONS])(int layout, char jobz, char uplo, lapack_int n,
+                                              void *a, lapack_int lda, void *w);
+    /* General eigenproblem: real matrices give the eigenvalues' parts (wr,
+     * wi) and real vectors that pair up; complex ones give both complex. */
+    lapack_int (*geev_real[2])(int layout, char jobvl, char jobvr, lapack_int n, void *a,
+                               lapack_int lda, void *wr, void *wi, void *vl, lapack_int ldvl,
+                               void *vr, lapack_int ldvr);
+    lapack_int (*geev_complex[2])(int layout, char jobvl, char jobvr, lapack_int n, void *a,
+                                  lapack_int lda, void *w, void *vl, lapack_int ldvl, void *vr,
+                                  lapack_int ldvr);
+    /* Optional: turns LAPACKE's own NaN check of the inputs off, so that
+     * NaN meets LAPACK as it does in NumPy (which calls LAPACK directly). */
+    void (*set_nancheck)(int flag);
 } gk_lapacke;
 
 /* The CBLAS, loaded on the first call; GK_ERR_NOT_FOUND (the same answer

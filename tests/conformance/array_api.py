@@ -1,7 +1,8 @@
 """The data-apis array API test suite (tests/conformance/array-api-tests,
 pinned, see README.md there) on gpukit's cpu device, on its first OpenCL
 device (PoCL in CI) and on NumPy 2, in one run: the main namespace's tests
-only (array_api_plugin.py), three pytest processes side by side.
+and those of the extensions gpukit has (array_api_plugin.py: LEFT_OUT),
+three pytest processes side by side.
 
 It prints each one's share of the tests that pass, and fails when
 - gpukit fails a test that tests/conformance/baseline.txt does not list as
@@ -28,6 +29,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from array_api_plugin import LEFT_OUT  # the extensions not run
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parents[1]
@@ -95,7 +98,7 @@ def start(run, max_examples, workdir):
         env["GPUKIT_DEFAULT_DEVICE"] = device
     command = [sys.executable, "-m", "pytest", "array_api_tests", "-q", "-p", "array_api_plugin",
                "-p", "no:cacheprovider", "-p", "no:warnings", f"--max-examples={max_examples}",
-               "--disable-deadline", "--derandomize", "--disable-extension", "linalg", "fft"]
+               "--disable-deadline", "--derandomize", "--disable-extension", *LEFT_OUT]
     log = open(workdir / f"{name}.log", "w")
     return subprocess.Popen(command, cwd=SUITE, env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL), log
@@ -140,7 +143,8 @@ def write_baseline(results, shares, max_examples):
         "# ctest's conformance.array_api fails when a test fails that is not listed here, or passes",
         "# while listed here. docs/ARRAY_API.md is made from this file.",
         f"# suite: {SUITE_PIN}, standard {API_VERSION}",
-        f"# run: main namespace, hypothesis {hypothesis.__version__}, --max-examples={max_examples} "
+        f"# run: main namespace and extensions but {', '.join(LEFT_OUT)}, hypothesis {hypothesis.__version__}, "
+        f"--max-examples={max_examples} "
         "--derandomize",
         "# shares at this update: " + ", ".join(f"{n} {p}/{t}" for n, (p, t) in shares.items()),
     ]
@@ -169,9 +173,9 @@ def docs_text():
         "",
         "ctest's `conformance.array_api` runs the data-apis array API test suite, pinned and vendored",
         "in `tests/conformance/array-api-tests/`, on gpukit's `cpu` device, on its first OpenCL device",
-        "(PoCL in CI) and on NumPy 2 in the same run, over the standard's main namespace (the `linalg`",
-        "and `fft` extensions left out). It prints each share of passing tests and fails on any",
-        "change against the baseline. Shares count over the tests collected for any of the three, so",
+        "(PoCL in CI) and on NumPy 2 in the same run, over the standard's main namespace and its",
+        f"extensions but {', '.join(f'`{e}`' for e in LEFT_OUT)}. It prints each share of passing "
+        "tests and fails on any change against the baseline. Shares count over the tests collected for any of the three, so",
         "a test gpukit cannot collect (a dtype it lacks) counts as not passing. Each reason is the",
         "first line of the failure as pytest reports it; in test_special_cases.py,",
         "`'NoneType' object is not callable` means the function is missing from gpukit.",
@@ -221,7 +225,8 @@ def main():
     union = set().union(*(r.keys() for r in results.values()))
     shares = {name: (sum(1 for o, _ in r.values() if o == "passed"), len(union))
               for name, r in results.items()}
-    print(f"array API test suite, {SUITE_PIN}, standard {API_VERSION}, main namespace, "
+    print(f"array API test suite, {SUITE_PIN}, standard {API_VERSION}, main namespace and "
+          f"extensions but {', '.join(LEFT_OUT)}, "
           f"--max-examples={args.max_examples}: {len(union)} tests, {seconds:.0f} s")
     for name, (passed, total) in shares.items():
         result = results[name]

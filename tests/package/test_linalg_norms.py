@@ -124,7 +124,16 @@ def test_matrix_rank_and_pinv(device):
     close(linalg.pinv(a), np.linalg.pinv(x), 1e-9)
     close(linalg.pinv(on(x.astype(np.float32), device)), np.linalg.pinv(x.astype(np.float32)), 1e-3)
     close(linalg.pinv(a, rtol=0.5), np.linalg.pinv(x, rtol=0.5), 1e-9)
+    # rtol as an array: one per matrix (the standard's Union[float, array])
+    per = np.array([0.5, 1e-3, 0.9])
+    assert (host(linalg.matrix_rank(a, rtol=on(per, device))).tolist()
+            == np.linalg.matrix_rank(x, rtol=per).tolist())
+    close(linalg.pinv(a, rtol=on(per, device)), np.linalg.pinv(x, rtol=per), 1e-9)
     assert linalg.pinv(on(np.zeros((0, 2, 3)), device)).shape == (0, 3, 2)
+    assert linalg.pinv(on(np.zeros((2, 0, 3)), device)).shape == (2, 3, 0)
+    z = (x + 1j * RNG.normal(size=x.shape)).astype(np.complex128)  # the conjugate transposes
+    close(linalg.pinv(on(z, device)), np.linalg.pinv(z), 1e-9)
+    assert host(linalg.matrix_rank(on(z, device))).tolist() == np.linalg.matrix_rank(z).tolist()
     with pytest.raises(TypeError, match="rtol"):
         linalg.pinv(a, rtol="big")
 
@@ -140,6 +149,8 @@ def test_matrix_power(device, n):
         assert host(got).tolist() == np.linalg.matrix_power(ints, n).tolist()
     with pytest.raises(ValueError, match="square"):
         linalg.matrix_power(on(np.ones((2, 3)), device), n)
+    z = (x + 1j * RNG.normal(size=x.shape)).astype(np.complex64)
+    close(linalg.matrix_power(on(z, device), n), np.linalg.matrix_power(z, n), 1e-4)
 
 
 def test_standard_names_are_there():

@@ -1,9 +1,8 @@
-"""gpukit.linalg and gpukit.random (python/ops.c, python/gpukit/linalg.py,
-python/gpukit/random.py): factorizations reconstruct their input and agree
-with numpy.linalg; random numbers are the same on every device for a seed
-and have the right distribution."""
-import inspect
-
+"""gpukit.linalg's products and gpukit.random (python/ops.c,
+python/gpukit/linalg.py, python/gpukit/random.py): linalg.matmul and
+matrix_transpose, and random numbers that are the same on every device for
+a seed and have the right distribution. The factorizations are in
+test_linalg_factor.py."""
 import numpy as np
 import pytest
 
@@ -13,107 +12,9 @@ from conftest import DEVICES, host, on
 
 RNG = np.random.default_rng(11)
 TOL32 = {"rtol": 1e-4, "atol": 1e-4}
-TOL64 = {"rtol": 1e-10, "atol": 1e-10}
-
-
-def tol(dtype):
-    return TOL32 if dtype == "float32" else TOL64
 
 
 # --- linalg ---
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
-def test_svd(device, dtype, shape):
-    a = RNG.standard_normal(shape).astype(dtype)
-    u, s, vh = gk.linalg.svd(on(a, device), full_matrices=False)
-    k = min(shape)
-    assert (u.shape, s.shape, vh.shape) == ((shape[0], k), (k,), (k, shape[1]))
-    assert u.dtype == s.dtype == vh.dtype == dtype
-    assert u.device == s.device == vh.device == gk.device(device)
-    U, S, Vh = host(u), host(s), host(vh)
-    np.testing.assert_allclose(U @ np.diag(S) @ Vh, a, **tol(dtype))
-    ref_u, ref_s, ref_vh = np.linalg.svd(a.astype(np.float64), full_matrices=False)
-    np.testing.assert_allclose(S, ref_s, **tol(dtype))
-    # singular vectors agree up to sign (the values are distinct here)
-    signs = np.sign(np.sum(U * ref_u, axis=0))
-    np.testing.assert_allclose(U * signs, ref_u, **tol(dtype))
-    np.testing.assert_allclose(Vh * signs[:, None], ref_vh, **tol(dtype))
-
-
-def test_svd_result_and_full_matrices(device):
-    square = on(RNG.standard_normal((3, 3)), device, "float64")
-    result = gk.linalg.svd(square)  # full_matrices=True: the same as reduced when square
-    assert isinstance(result, gk.linalg.SVDResult)
-    assert result.U.shape == (3, 3) and result.S.shape == (3,) and result.Vh.shape == (3, 3)
-    with pytest.raises(NotImplementedError, match="full_matrices=False"):
-        gk.linalg.svd(on(np.ones((3, 2)), device, "float64"))
-    with pytest.raises(TypeError, match="float32 or float64"):
-        gk.linalg.svd(on([[1, 2], [3, 4]], device, "int32"))
-    with pytest.raises(ValueError, match="2-d"):
-        gk.linalg.svd(on(np.ones((2, 2, 2)), device, "float32"))
-    assert str(inspect.signature(gk.linalg.svd)) == "(x, /, *, full_matrices=True)"
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
-def test_qr(device, dtype, shape):
-    a = RNG.standard_normal(shape).astype(dtype)
-    q, r = gk.linalg.qr(on(a, device))
-    k = min(shape)
-    assert q.shape == (shape[0], k) and r.shape == (k, shape[1])
-    Q, R = host(q), host(r)
-    np.testing.assert_allclose(Q @ R, a, **tol(dtype))
-    np.testing.assert_allclose(Q.T @ Q, np.eye(k), **tol(dtype))
-    np.testing.assert_array_equal(np.tril(R, -1), 0)
-    ref_q, ref_r = np.linalg.qr(a.astype(np.float64))
-    signs = np.sign(np.diag(R)) * np.sign(np.diag(ref_r))
-    np.testing.assert_allclose(R * signs[:, None], ref_r, **tol(dtype))
-
-
-def test_qr_modes(device):
-    wide = on(RNG.standard_normal((2, 4)), device, "float64")
-    q, r = gk.linalg.qr(wide, mode="complete")  # m <= n: complete is reduced
-    assert isinstance(gk.linalg.qr(wide), gk.linalg.QRResult)
-    assert q.shape == (2, 2) and r.shape == (2, 4)
-    with pytest.raises(NotImplementedError, match="reduced"):
-        gk.linalg.qr(on(np.ones((4, 2)), device, "float64"), mode="complete")
-    with pytest.raises(ValueError, match="mode"):
-        gk.linalg.qr(wide, mode="r")
-    with pytest.raises(TypeError):
-        gk.linalg.qr(on([[1, 0], [0, 1]], device, "int64"))
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_solve_and_inv(device, dtype):
-    a = (RNG.standard_normal((4, 4)) + 4 * np.eye(4)).astype(dtype)
-    b = RNG.standard_normal(4).astype(dtype)
-    bm = RNG.standard_normal((4, 3)).astype(dtype)
-    x = host(gk.linalg.solve(on(a, device), on(b, device)))
-    np.testing.assert_allclose(a @ x, b, **tol(dtype))
-    np.testing.assert_allclose(x, np.linalg.solve(a.astype(np.float64), b), **tol(dtype))
-    xm = host(gk.linalg.solve(on(a, device), on(bm, device)))
-    np.testing.assert_allclose(a @ xm, bm, **tol(dtype))
-    inverse = gk.linalg.inv(on(a, device))
-    assert inverse.dtype == dtype and inverse.device == gk.device(device)
-    np.testing.assert_allclose(a @ host(inverse), np.eye(4), **tol(dtype))
-    np.testing.assert_allclose(host(inverse), np.linalg.inv(a.astype(np.float64)),
-                               **tol(dtype))
-
-
-def test_solve_inv_errors(device):
-    singular = on([[1.0, 2.0], [2.0, 4.0]], device)
-    with pytest.raises(ValueError):
-        gk.linalg.inv(singular)
-    with pytest.raises(ValueError):
-        gk.linalg.solve(singular, on([1.0, 1.0], device))
-    with pytest.raises(ValueError, match="square"):
-        gk.linalg.inv(on(np.ones((2, 3)), device, "float32"))
-    with pytest.raises(ValueError):
-        gk.linalg.solve(on(np.eye(3), device, "float32"), on(np.ones(2), device, "float32"))
-    with pytest.raises(TypeError):
-        gk.linalg.solve(on(np.eye(2), device, "int32"), on([1.0, 2.0], device))
-
 
 def test_linalg_matmul_and_transpose(device):
     a = RNG.standard_normal((3, 4)).astype(np.float32)

@@ -171,10 +171,9 @@ CASES = {
 
 # What stops each case on gpukit today (the same on every device, found by
 # running them): the first failure scikit-learn meets. A case that is not
-# here must pass.
-EIGH = ("AttributeError: module 'gpukit.linalg' has no attribute 'eigh' (the linalg "
-        "extension is issue 16's)")
-XFAIL = {"RidgeCV": EIGH, "RidgeClassifierCV": EIGH}
+# here must pass. (RidgeCV and RidgeClassifierCV were here until
+# gpukit.linalg.eigh.)
+XFAIL = {}
 
 
 def params():

@@ -34,13 +34,13 @@ int main(void)
     }
 
     gk_array *u = NULL, *s = NULL, *vt = NULL, *q = NULL, *r = NULL;
-    gk_status status = gk_svd(a, &u, &s, &vt);
+    gk_status status = gk_svd(a, false, &u, &s, &vt);
     CHECK(status == GK_ERR_NOT_FOUND, "svd gave %d", (int)status);
     CHECK(!u && !s && !vt, "svd left a result");
     const char *message = gk_last_error();
     CHECK(mentions(message, "svd: no usable LAPACKE at GPUKIT_LAPACKE_LIBRARY="), "%s", message);
     CHECK(mentions(message, "apt install liblapacke"), "%s", message);
-    status = gk_qr(a, &q, &r);
+    status = gk_qr(a, false, &q, &r);
     CHECK(status == GK_ERR_NOT_FOUND && mentions(gk_last_error(), "qr: no usable LAPACKE"),
           "qr gave %d: %s", (int)status, gk_last_error());
     status = gk_solve(a, a, &out);
@@ -49,6 +49,10 @@ int main(void)
     status = gk_inv(a, &out);
     CHECK(status == GK_ERR_NOT_FOUND && mentions(gk_last_error(), "inv: no usable LAPACKE"),
           "inv gave %d: %s", (int)status, gk_last_error());
+    status = gk_eigh(a, &out, NULL);
+    CHECK(status == GK_ERR_NOT_FOUND && mentions(gk_last_error(), "eigvalsh: no usable LAPACKE"),
+          "eigvalsh gave %d: %s", (int)status, gk_last_error());
+    CHECK(out == NULL, "eigvalsh left a result");
 
     /* What needs no BLAS still works: arithmetic, and an empty product. */
     status = gk_binary(GK_ADD, a, a, &out);

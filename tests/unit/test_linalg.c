@@ -487,7 +487,7 @@ static void check_svd(gk_device device, gk_dtype dtype, int64_t m, int64_t n)
     gk_array *a = make(device, dtype, 2, (int64_t[]){m, n}, va);
     gk_array *u = NULL, *s = NULL, *vt = NULL;
     int64_t k = m < n ? m : n;
-    CHECK_OK(gk_svd(a, &u, &s, &vt));
+    CHECK_OK(gk_svd(a, false, &u, &s, &vt));
     CHECK_SHAPE(u, 2, m, k);
     CHECK_SHAPE(s, 1, k);
     CHECK_SHAPE(vt, 2, k, n);
@@ -544,7 +544,7 @@ static void test_svd(gk_device device)
     double vd[6] = {0, 3, -2, 0, 0, 0};
     gk_array *a = make(device, GK_INT32, 2, (int64_t[]){3, 2}, vd);
     gk_array *u = NULL, *s = NULL, *vt = NULL;
-    CHECK_OK(gk_svd(a, &u, &s, &vt));
+    CHECK_OK(gk_svd(a, false, &u, &s, &vt));
     CHECK(s && gk_array_dtype(s) == GK_FLOAT64, "svd of integers is float64");
     if (s)
         CHECK_VALUES(s, ((double[]){3, 2}), 2, 1e-12);
@@ -554,7 +554,7 @@ static void test_svd(gk_device device)
     gk_array_free(vt);
     /* Empty: k = 0. */
     CHECK_OK(gk_empty(device, GK_FLOAT64, 2, (int64_t[]){0, 3}, &a));
-    CHECK_OK(gk_svd(a, &u, &s, &vt));
+    CHECK_OK(gk_svd(a, false, &u, &s, &vt));
     CHECK_SHAPE(u, 2, 0, 0);
     CHECK_SHAPE(s, 1, 0);
     CHECK_SHAPE(vt, 2, 0, 3);
@@ -566,10 +566,10 @@ static void test_svd(gk_device device)
     double *va = test_matrix(3, 4, 5);
     gk_array *base = make(device, GK_FLOAT64, 2, (int64_t[]){3, 4}, va);
     CHECK_OK(gk_transpose(base, NULL, &a));
-    CHECK_OK(gk_svd(a, &u, &s, &vt));
+    CHECK_OK(gk_svd(a, false, &u, &s, &vt));
     CHECK_SHAPE(u, 2, 4, 3);
     gk_array *s2 = NULL, *u2 = NULL, *vt2 = NULL;
-    CHECK_OK(gk_svd(base, &u2, &s2, &vt2));
+    CHECK_OK(gk_svd(base, false, &u2, &s2, &vt2));
     double *hs2 = s2 ? values_of(s2) : NULL;
     if (s && hs2)
         CHECK_VALUES(s, hs2, 3, 1e-12); /* a and its transpose: the same s */
@@ -591,7 +591,7 @@ static void check_qr(gk_device device, gk_dtype dtype, int64_t m, int64_t n)
     gk_array *a = make(device, dtype, 2, (int64_t[]){m, n}, va);
     gk_array *q = NULL, *r = NULL;
     int64_t k = m < n ? m : n;
-    CHECK_OK(gk_qr(a, &q, &r));
+    CHECK_OK(gk_qr(a, false, &q, &r));
     CHECK_SHAPE(q, 2, m, k);
     CHECK_SHAPE(r, 2, k, n);
     if (q && r) {
@@ -631,7 +631,7 @@ static void test_qr(gk_device device)
     }
     gk_array *a = NULL, *q = NULL, *r = NULL;
     CHECK_OK(gk_empty(device, GK_FLOAT32, 2, (int64_t[]){3, 0}, &a));
-    CHECK_OK(gk_qr(a, &q, &r));
+    CHECK_OK(gk_qr(a, false, &q, &r));
     CHECK_SHAPE(q, 2, 3, 0);
     CHECK_SHAPE(r, 2, 0, 0);
     gk_array_free(a);
@@ -711,29 +711,36 @@ static void test_factorization_errors(gk_device device)
                               (double[]){1, 2, 3, 2, 4, 6, 1, 0, 1});
     gk_array *b = make(device, GK_FLOAT64, 1, (int64_t[]){3}, (double[]){1, 2, 3});
     gk_array *out = NULL, *q = NULL, *r = NULL, *u = NULL, *s = NULL, *vt = NULL;
-    CHECK_FAILS(gk_solve(singular, b, &out), GK_ERR_INVALID_ARGUMENT, "singular matrix");
+    CHECK_FAILS(gk_solve(singular, b, &out), GK_ERR_LINALG, "solve: the matrix is singular");
     CHECK(out == NULL, "no output");
-    CHECK_FAILS(gk_inv(singular, &out), GK_ERR_INVALID_ARGUMENT, "singular matrix");
+    CHECK_FAILS(gk_inv(singular, &out), GK_ERR_LINALG, "inv: the matrix is singular");
     gk_array *zero = NULL;
     CHECK_OK(gk_zeros(device, GK_FLOAT32, 2, (int64_t[]){2, 2}, &zero));
-    CHECK_FAILS(gk_inv(zero, &out), GK_ERR_INVALID_ARGUMENT, "singular matrix");
+    CHECK_FAILS(gk_inv(zero, &out), GK_ERR_LINALG, "singular");
 
     gk_array *wide = filled(device, GK_FLOAT64, 2, (int64_t[]){2, 3}, 1, NULL);
-    CHECK_FAILS(gk_inv(wide, &out), GK_ERR_INVALID_ARGUMENT, "inv: a must be square, not (2, 3)");
-    CHECK_FAILS(gk_solve(wide, b, &out), GK_ERR_INVALID_ARGUMENT, "must be square");
+    CHECK_FAILS(gk_inv(wide, &out), GK_ERR_INVALID_ARGUMENT,
+                "inv: takes square matrices, not shape (2, 3)");
+    CHECK_FAILS(gk_solve(wide, b, &out), GK_ERR_INVALID_ARGUMENT, "square");
     gk_array *b4 = filled(device, GK_FLOAT64, 1, (int64_t[]){4}, 1, NULL);
     gk_array *square = make(device, GK_FLOAT64, 2, (int64_t[]){3, 3},
                             (double[]){2, 0, 0, 0, 2, 0, 0, 0, 2});
-    CHECK_FAILS(gk_solve(square, b4, &out), GK_ERR_INVALID_ARGUMENT, "(3, 3) x = (4,)");
-    gk_array *stack = filled(device, GK_FLOAT64, 3, (int64_t[]){2, 3, 3}, 1, NULL);
-    CHECK_FAILS(gk_svd(stack, &u, &s, &vt), GK_ERR_INVALID_ARGUMENT, "2-d");
+    CHECK_FAILS(gk_solve(square, b4, &out), GK_ERR_INVALID_ARGUMENT, "a (3, 3) and b (4,)");
+    /* A stack whose second matrix is singular: the message names it. */
+    gk_array *stack = NULL;
+    const gk_array *pieces[2] = {square, singular};
+    CHECK_OK(gk_stack(2, pieces, 0, &stack));
+    CHECK_FAILS(gk_inv(stack, &out), GK_ERR_LINALG, "singular (matrix [1] of the stack)");
+    CHECK_FAILS(gk_svd(b, false, &u, &s, &vt), GK_ERR_INVALID_ARGUMENT,
+                "svd: takes a matrix or a stack of matrices (at least 2 axes), not shape (3,)");
     CHECK(u == NULL && s == NULL && vt == NULL, "no outputs");
-    CHECK_FAILS(gk_qr(stack, &q, &r), GK_ERR_INVALID_ARGUMENT, "2-d");
-    CHECK_FAILS(gk_inv(stack, &out), GK_ERR_INVALID_ARGUMENT, "(2, 3, 3)");
-    CHECK_FAILS(gk_svd(b, &u, &s, &vt), GK_ERR_INVALID_ARGUMENT, "svd: a must be a 2-d");
+    CHECK_FAILS(gk_qr(b, false, &q, &r), GK_ERR_INVALID_ARGUMENT, "at least 2 axes");
     gk_array *bad = make(device, GK_FLOAT32, 2, (int64_t[]){2, 2}, (double[]){1, NAN, 0, 1});
-    CHECK_FAILS(gk_svd(bad, &u, &s, &vt), GK_ERR_INVALID_ARGUMENT, "NaN or infinity");
-    CHECK_FAILS(gk_inv(bad, &out), GK_ERR_INVALID_ARGUMENT, "NaN or infinity");
+    CHECK_FAILS(gk_svd(bad, false, &u, &s, &vt), GK_ERR_LINALG, "NaN or infinity");
+    CHECK_FAILS(gk_eig(bad, &out, NULL), GK_ERR_LINALG, "NaN or infinity");
+    gk_array *half = filled(device, GK_FLOAT16, 2, (int64_t[]){2, 2}, 1, NULL);
+    CHECK_FAILS(gk_det(half, &out), GK_ERR_UNSUPPORTED_DTYPE, "astype(float32)");
+    gk_array_free(half);
     gk_array_free(singular);
     gk_array_free(b);
     gk_array_free(zero);

@@ -1,0 +1,81 @@
+"""Benchmark: gpukit.linalg's factorizations against numpy.linalg in the
+same run (issue 16's CPU performance list).
+
+Each case factors one n x n float64 matrix (n = 1024 by default) through
+both Python APIs, a fresh result each time:
+  svd        svd(a, full_matrices=False)
+  qr         qr(a)
+  solve      solve(a, b), b an n x n matrix
+  eigh       eigh(s), s symmetric
+  inv, det, cholesky (of a positive-definite matrix), eig
+The ratio is NumPy's time / gpukit's: above 1 gpukit is faster (the target
+is >= 1.0x for svd, qr, solve and eigh on the CPU). Each row is the median
+of --repeat runs after a warm-up run, with the spread (min to max ratio)
+shown. Both sides call LAPACK through OpenBLAS: NumPy its wheel's own,
+gpukit the system's (Debian's libopenblas0 through liblapacke). It asserts
+nothing; it prints numbers.
+
+    .venv/bin/python bench/linalg_vs_numpy.py [--build build-rel]
+                                              [--device cpu] [--n 1024]
+                                              [--repeat 5] [--only svd,qr]
+Run it with the cores quiet; the load average is printed before and after.
+"""
+import argparse
+import os
+import statistics
+from pathlib import Path
+
+import numpy as np
+
+from benchlib import import_gpukit, times
+
+
+def cases(gk, device, n):
+    """(name, gpukit run, NumPy run) for each case."""
+    rng = np.random.default_rng(16)
+    a = rng.standard_normal((n, n))
+    b = rng.standard_normal((n, n))
+    s = (a + a.T) / 2
+    p = a @ a.T + n * np.eye(n)
+    ga, gb, gs, gp = (gk.asarray(x, device=device) for x in (a, b, s, p))
+    la = gk.linalg
+    return [
+        ("svd", lambda: la.svd(ga, full_matrices=False), lambda: np.linalg.svd(a, full_matrices=False)),
+        ("qr", lambda: la.qr(ga), lambda: np.linalg.qr(a)),
+        ("solve", lambda: la.solve(ga, gb), lambda: np.linalg.solve(a, b)),
+        ("eigh", lambda: la.eigh(gs), lambda: np.linalg.eigh(s)),
+        ("inv", lambda: la.inv(ga), lambda: np.linalg.inv(a)),
+        ("det", lambda: la.det(ga), lambda: np.linalg.det(a)),
+        ("cholesky", lambda: la.cholesky(gp), lambda: np.linalg.cholesky(p)),
+        ("eig", lambda: la.eig(ga), lambda: np.linalg.eig(a)),
+    ]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=Path, default=Path("build-rel"))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--n", type=int, default=1024)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", help="comma-separated case names")
+    args = parser.parse_args()
+    gk = import_gpukit(args.build)
+    only = set(args.only.split(",")) if args.only else None
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{args.n} x {args.n} float64 on gpukit {args.device} vs NumPy {np.__version__}, "
+          f"median of {args.repeat}")
+    print(f"{'case':10} {'gpukit ms':>10} {'numpy ms':>10} {'ratio':>7}  spread")
+    for name, ours, theirs in cases(gk, args.device, args.n):
+        if only and name not in only:
+            continue
+        mine = times(ours, args.repeat, warmup=1)
+        peer = times(theirs, args.repeat, warmup=1)
+        ratio = statistics.median(peer) / statistics.median(mine)
+        low, high = min(peer) / max(mine), max(peer) / min(mine)
+        print(f"{name:10} {statistics.median(mine) * 1e3:10.1f} "
+              f"{statistics.median(peer) * 1e3:10.1f} {ratio:6.2f}x  {low:.2f}-{high:.2f}x")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

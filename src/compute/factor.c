@@ -1,0 +1,980 @@
+/* The factorizations of the linalg extension (svd, svdvals, qr, solve,
+ * inv, det, slogdet, cholesky, eigh, eigvalsh, eig, eigvals) over stacks
+ * of matrices, through LAPACKE on the host (loaded on first use:
+ * ext/blas.h).
+ *
+ * Every call works the same way: the stack (the input's last two axes are
+ * the matrices, the axes before them the batch) is copied to host memory
+ * once, in C order and in the computing dtype; LAPACK runs on one matrix
+ * after another (OpenBLAS threads each call); the results go back to the
+ * input's device in one copy each.
+ *
+ * LAPACK works in column-major order, where a matrix in C order reads as
+ * its transpose. Rather than transposing (LAPACKE's row-major interface
+ * does, twice per call, which costs a tenth of a 1024 x 1024 eigh), each
+ * routine runs on the transpose and an identity gives the result: det(a^T)
+ * = det(a); inv(a^T) read back in C order is inv(a); a^T = conj(V) S U^T,
+ * so svd's vectors come back as vt and u; solve factors a^T and solves
+ * with its transpose; cholesky and eigh read the other triangle of a^T,
+ * which is the triangle of a asked for, and eigh's vectors come back as a
+ * transposed view (PyTorch's layout). Only qr and eig (through LAPACKE's
+ * row-major interface: there the transposes are a small part of the
+ * time) and solve's right-hand sides are transposed. On the CPU the copy is the one LAPACK
+ * needs anyway (it overwrites its input); on CUDA and OpenCL this is the
+ * fallback for devices without a solver of their own.
+ *
+ * Dtypes: float32, float64, complex64 and complex128 compute as they are;
+ * integers and bool in float64 (as NumPy); float16 and bfloat16 are refused
+ * (LAPACK has no 16-bit floats; NumPy refuses them too). Results that are
+ * real by nature (singular values, eigenvalues of a Hermitian matrix,
+ * log|det|) have the parts' dtype; eig's are always complex.
+ *
+ * Failures follow NumPy: a singular matrix (solve, inv), one that is not
+ * positive definite (cholesky), or an iteration that did not converge is a
+ * GK_ERR_LINALG naming the matrix of the stack; det and slogdet of a
+ * singular matrix are 0 and (0, -inf). NaN reaches LAPACK as in NumPy
+ * (LAPACKE's own NaN check is off) and gives what LAPACK makes of it,
+ * except in svd and eig, which refuse NaN and infinity up front as NumPy
+ * does (LAPACK would only report an illegal argument). */
+#include "compute/array_impl.h"
+
+#include "core/error.h"
+#include "ext/blas.h"
+
+#include <complex.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- stacks of matrices in host memory --- */
+
+/* The input of a factorization, copied to the host. */
+typedef struct stack {
+    const char *function; /* for messages: "inv" */
+    gk_device device;     /* where the input lives and the results go */
+    gk_dtype dtype;       /* the computing dtype */
+    int precision;        /* GK_LAPACK_S .. _Z: the index into gk_lapacke's tables */
+    size_t size;          /* bytes of one element */
+    int batch_ndim;
+    int64_t batch[GK_MAX_DIMS];
+    int64_t count;        /* matrices: the product of the batch */
+    int64_t rows, cols;
+    gk_array *host;       /* the stack, a CPU array of the input's shape */
+    char *data;           /* its count * rows * cols elements, C order */
+    const gk_lapacke *lapacke;
+} stack;
+
+/* A result of a factorization: one block of elements per matrix, put
+ * behind the stack's batch. LAPACK writes it straight into a CPU array,
+ * which is the result itself on the CPU and is moved to a GPU otherwise. */
+typedef struct result {
+    gk_array *array;
+    size_t size;        /* bytes of an element */
+    int64_t per_matrix; /* elements */
+    char *data;         /* the array's elements */
+} result;
+
+static int precision_of(gk_dtype dtype)
+{
+    switch (dtype) {
+    case GK_FLOAT32: return GK_LAPACK_S;
+    case GK_COMPLEX64: return GK_LAPACK_C;
+    case GK_COMPLEX128: return GK_LAPACK_Z;
+    default: return GK_LAPACK_D;
+    }
+}
+
+/* The computing dtype for an input of `dtype` (see the top). */
+static gk_dtype factor_dtype(gk_dtype dtype)
+{
+    return gk_dtype_is_inexact(dtype) ? dtype : GK_FLOAT64;
+}
+
+/* The real dtype of the computing dtype's parts. */
+static gk_dtype real_dtype(const stack *s)
+{
+    return gk_dtype_component(s->dtype);
+}
+
+static bool is_complex(const stack *s)
+{
+    return s->precision >= GK_LAPACK_C;
+}
+
+static char *matrix_at(const stack *s, int64_t i)
+{
+    return s->data + (size_t)(i * s->rows * s->cols) * s->size;
+}
+
+/* LAPACK's name of a routine of the stack's precision ("dgetrf"), in buf;
+ * `complex_base` names it for complex matrices where it differs ("ungqr"
+ * for "orgqr"). */
+static const char *routine_name(const stack *s, const char *base, const char *complex_base,
+                                char *buf, size_t size)
+{
+    snprintf(buf, size, "%c%s", "sdcz"[s->precision],
+             is_complex(s) && complex_base ? complex_base : base);
+    return buf;
+}
+
+/* " (matrix [1, 0] of the stack)" for matrix i of a stack, "" for a lone
+ * matrix: which one of a batch failed. */
+static const char *which_matrix(const stack *s, int64_t i, char *buf, size_t size)
+{
+    if (s->batch_ndim == 0) {
+        buf[0] = '\0';
+        return buf;
+    }
+    int64_t index[GK_MAX_DIMS];
+    for (int d = s->batch_ndim - 1; d >= 0; d--) {
+        index[d] = i % s->batch[d];
+        i /= s->batch[d];
+    }
+    size_t used = (size_t)snprintf(buf, size, " (matrix [");
+    for (int d = 0; d < s->batch_ndim && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "",
+                                 (long long)index[d]);
+    if (used < size)
+        snprintf(buf + used, size - used, "] of the stack)");
+    return buf;
+}
+
+/* A LAPACK info code as a status: > 0 is the routine's own failure (`why`,
+ * a GK_ERR_LINALG), < 0 a rejected argument or LAPACKE's out of memory. */
+static gk_status lapack_status(const stack *s, int64_t matrix, lapack_int info,
+                               const char *routine, const char *why)
+{
+    if (info == 0)
+        return GK_OK;
+    if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory in LAPACK %s", s->function,
+                       routine);
+    if (info < 0)
+        return gk_fail(GK_ERR_DRIVER, "%s: LAPACK %s rejected its argument %d", s->function,
+                       routine, (int)-info);
+    char where[200];
+    return gk_fail(GK_ERR_LINALG, "%s: %s%s (LAPACK %s: info %d)", s->function, why,
+                   which_matrix(s, matrix, where, sizeof where), routine, (int)info);
+}
+
+/* Checks that a is a stack of matrices LAPACK can take (square ones when
+ * `square`) in a dtype it computes. */
+static gk_status check_input(const gk_array *a, const char *function, bool square)
+{
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the array is NULL", function);
+    char shape[160];
+    gk_shape_text(a->ndim, a->shape, shape, sizeof shape);
+    if (a->ndim < 2)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "%s: takes a matrix or a stack of matrices (at least 2 axes), not shape "
+                       "%s",
+                       function, shape);
+    int64_t rows = a->shape[a->ndim - 2], cols = a->shape[a->ndim - 1];
+    if (square && rows != cols)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "%s: takes square matrices, not shape %s (the last two axes differ)",
+                       function, shape);
+    if (rows > INT_MAX || cols > INT_MAX || (rows && cols > INT_MAX / rows))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the matrices of %s are too large for "
+                       "LAPACK (32-bit indices)",
+                       function, shape);
+    if (gk_dtype_is_half(a->dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "%s: %s matrices are not supported (LAPACK has no 16-bit floats); "
+                       "convert with astype(float32) first",
+                       function, gk_dtype_name(a->dtype));
+    return GK_OK;
+}
+
+/* a (checked) as a stack on the host in `dtype`. */
+static gk_status load_stack(const gk_array *a, gk_dtype dtype, const char *function, stack *s)
+{
+    memset(s, 0, sizeof *s);
+    s->function = function;
+    s->device = gk_array_device(a);
+    s->dtype = dtype;
+    s->precision = precision_of(dtype);
+    s->size = gk_dtype_size(dtype);
+    s->batch_ndim = a->ndim - 2;
+    s->count = 1;
+    for (int i = 0; i < s->batch_ndim; i++) {
+        s->batch[i] = a->shape[i];
+        s->count *= a->shape[i];
+    }
+    s->rows = a->shape[a->ndim - 2];
+    s->cols = a->shape[a->ndim - 1];
+    gk_status status = gk_lapacke_open(function, &s->lapacke);
+    if (status != GK_OK)
+        return status;
+    size_t bytes = (size_t)gk_array_size(a) * s->size;
+    status = gk_empty(gk_device_cpu(), dtype, a->ndim, a->shape, &s->host);
+    if (status != GK_OK)
+        return status;
+    s->data = (char *)s->host->buffer->data + s->host->offset;
+    if (a->dtype == dtype)
+        return gk_to_host(a, s->data, bytes);
+    gk_array *converted = NULL;
+    status = gk_copy_as(a, dtype, &converted);
+    if (status == GK_OK)
+        status = gk_to_host(converted, s->data, bytes);
+    gk_array_free(converted);
+    return status;
+}
+
+/* A result of `dtype` with a block of `tail` (tail_ndim axes, at most 2)
+ * per matrix of s, zeroed. */
+static gk_status result_init(result *r, const stack *s, gk_dtype dtype, int tail_ndim,
+                             int64_t t0, int64_t t1)
+{
+    memset(r, 0, sizeof *r);
+    int64_t shape[GK_MAX_DIMS], tail[2] = {t0, t1};
+    memcpy(shape, s->batch, sizeof(int64_t) * (size_t)s->batch_ndim);
+    r->per_matrix = 1;
+    for (int i = 0; i < tail_ndim; i++) {
+        shape[s->batch_ndim + i] = tail[i];
+        r->per_matrix *= tail[i];
+    }
+    r->size = gk_dtype_size(dtype);
+    gk_status status = gk_zeros(gk_device_cpu(), dtype, s->batch_ndim + tail_ndim, shape,
+                                &r->array);
+    if (status == GK_OK)
+        r->data = (char *)r->array->buffer->data + r->array->offset;
+    return status;
+}
+
+static char *result_at(const result *r, int64_t i)
+{
+    return r->data + (size_t)(i * r->per_matrix) * r->size;
+}
+
+/* *held (a CPU array) on `device` as *out: itself on the CPU, else moved.
+ * *held is released either way; out NULL drops it. */
+static gk_status deliver(gk_array **held, gk_device device, gk_status status, gk_array **out)
+{
+    if (status == GK_OK && out && device.kind == GK_DEVICE_CPU) {
+        *out = *held;
+        *held = NULL;
+    } else if (status == GK_OK && out) {
+        status = gk_to(*held, device, out);
+    }
+    gk_array_free(*held);
+    *held = NULL;
+    return status;
+}
+
+/* The result on the stack's device as *out (see deliver). */
+static gk_status result_upload(result *r, const stack *s, gk_status status, gk_array **out)
+{
+    r->data = NULL;
+    return deliver(&r->array, s->device, status, out);
+}
+
+/* The stack itself, as LAPACK left it, on its device as *out (see
+ * deliver): the results that overwrite their input. */
+static gk_status stack_upload(stack *s, gk_status status, gk_array **out)
+{
+    s->data = NULL;
+    return deliver(&s->host, s->device, status, out);
+}
+
+static void stack_free(stack *s)
+{
+    gk_array_free(s->host);
+    s->host = NULL;
+    s->data = NULL;
+}
+
+/* n x n identity into `data` of the stack's dtype (zeroed already). */
+static void set_identity(const stack *s, char *data, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        char *one = data + (size_t)(i * n + i) * s->size;
+        if (s->dtype == GK_FLOAT32 || s->dtype == GK_COMPLEX64)
+            *(float *)one = 1.0f;
+        else
+            *(double *)one = 1.0;
+    }
+}
+
+/* re + im i, exactly (re + im * I would turn an infinite part into NaN;
+ * C11 lays a complex number out as an array of its two parts). */
+static double complex make_complex(double re, double im)
+{
+    double parts[2] = {re, im};
+    double complex z;
+    memcpy(&z, parts, sizeof z);
+    return z;
+}
+
+/* Element (i) of a matrix of the stack's dtype as a double complex. */
+static double complex element(const stack *s, const char *data, int64_t i)
+{
+    const float *f = (const float *)data;
+    const double *d = (const double *)data;
+    switch (s->precision) {
+    case GK_LAPACK_S: return f[i];
+    case GK_LAPACK_D: return d[i];
+    case GK_LAPACK_C: return make_complex(f[2 * i], f[2 * i + 1]);
+    default: return make_complex(d[2 * i], d[2 * i + 1]);
+    }
+}
+
+/* Fails when an element of the stack is NaN or infinite: `why` says what
+ * NumPy says then. */
+static gk_status check_finite(const stack *s, const char *why)
+{
+    size_t parts = (size_t)(s->count * s->rows * s->cols) * (is_complex(s) ? 2 : 1);
+    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
+    for (size_t i = 0; i < parts; i++) {
+        double x = single ? ((const float *)s->data)[i] : ((const double *)s->data)[i];
+        if (!isfinite(x)) {
+            char where[200];
+            int64_t matrix = (int64_t)(i / (is_complex(s) ? 2 : 1)) / (s->rows * s->cols);
+            return gk_fail(GK_ERR_LINALG, "%s: %s: the matrix contains NaN or infinity%s",
+                           s->function, why, which_matrix(s, matrix, where, sizeof where));
+        }
+    }
+    return GK_OK;
+}
+
+static lapack_int at_least_one(int64_t n)
+{
+    return n > 1 ? (lapack_int)n : 1;
+}
+
+/* dst (cols x rows, C order) = the transpose of src (rows x cols, C
+ * order), elements of the stack's dtype, conjugated when `conjugate`. In
+ * tiles, so that both sides stay in cache; a constant size per dtype, so
+ * that each element is one move. */
+static void transpose(const stack *s, char *dst, const char *src, int64_t rows, int64_t cols,
+                      bool conjugate)
+{
+    enum { TILE = 32 };
+#define TRANSPOSE_TILES(SIZE)                                                                      \
+    for (int64_t r0 = 0; r0 < rows; r0 += TILE)                                                    \
+        for (int64_t c0 = 0; c0 < cols; c0 += TILE)                                                \
+            for (int64_t r = r0; r < r0 + TILE && r < rows; r++)                                   \
+                for (int64_t c = c0; c < c0 + TILE && c < cols; c++)                               \
+                    memcpy(dst + (size_t)(c * rows + r) * (SIZE),                                  \
+                           src + (size_t)(r * cols + c) * (SIZE), (SIZE));
+    switch (s->size) {
+    case 4: TRANSPOSE_TILES(4) break;
+    case 8: TRANSPOSE_TILES(8) break;
+    default: TRANSPOSE_TILES(16) break;
+    }
+#undef TRANSPOSE_TILES
+    if (!conjugate || !is_complex(s))
+        return;
+    for (int64_t i = 0; i < rows * cols; i++) {
+        if (s->precision == GK_LAPACK_C)
+            ((float *)dst)[2 * i + 1] = -((float *)dst)[2 * i + 1];
+        else
+            ((double *)dst)[2 * i + 1] = -((double *)dst)[2 * i + 1];
+    }
+}
+
+/* --- SVD --- */
+
+/* gesdd on one m x n matrix `a` (overwritten), gesvd on a saved copy
+ * should it not converge. job 'A' (full u, vt), 'S' (reduced) or 'N' (s
+ * only). In column-major order a is a^T (n x m) = conj(V) S U^T: LAPACK's
+ * left singular vectors of it, read in C order, are vt (vt_rows x n), its
+ * right ones u (m x u_cols). */
+static gk_status svd_one(const stack *s, int64_t i, char job, char *a, char *saved, char *sv,
+                         char *u, lapack_int u_cols, char *vt)
+{
+    const gk_lapacke *lp = s->lapacke;
+    int p = s->precision;
+    lapack_int m = (lapack_int)s->rows, n = (lapack_int)s->cols, lda = at_least_one(n);
+    lapack_int ldu = job == 'N' ? 1 : lda, ldvt = job == 'N' ? 1 : at_least_one(u_cols);
+    memcpy(saved, a, (size_t)m * (size_t)n * s->size);
+    char name[16];
+    lapack_int info = lp->gesdd[p](LAPACK_COL_MAJOR, job, n, m, a, lda, sv, vt, ldu, u, ldvt);
+    routine_name(s, "gesdd", NULL, name, sizeof name);
+    if (info > 0) {
+        /* superb: min(m, n) - 1 real values gesvd leaves for the caller */
+        lapack_int k = m < n ? m : n;
+        void *superb = malloc((size_t)at_least_one(k) * gk_dtype_size(real_dtype(s)));
+        if (!superb)
+            return gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
+        info = lp->gesvd[p](LAPACK_COL_MAJOR, job, job, n, m, saved, lda, sv, vt, ldu, u, ldvt,
+                            superb);
+        free(superb);
+        routine_name(s, "gesvd", NULL, name, sizeof name);
+    }
+    return lapack_status(s, i, info, name, "the SVD did not converge");
+}
+
+gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array **sv,
+                 gk_array **vt)
+{
+    if (!sv || (!u) != (!vt))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "svd: s must be given, and u and vt both or neither");
+    *sv = NULL;
+    if (u)
+        *u = *vt = NULL;
+    gk_status status = check_input(a, "svd", false);
+    if (status != GK_OK)
+        return status;
+    stack s;
+    status = load_stack(a, factor_dtype(a->dtype), u ? "svd" : "svdvals", &s);
+    if (status == GK_OK)
+        status = check_finite(&s, "the SVD did not converge");
+    int64_t m = s.rows, n = s.cols, k = m < n ? m : n;
+    int64_t u_cols = full_matrices ? m : k, vt_rows = full_matrices ? n : k;
+    char job = !u ? 'N' : full_matrices ? 'A' : 'S';
+    result ru = {0}, rs = {0}, rvt = {0};
+    char *saved = NULL;
+    if (status == GK_OK)
+        status = result_init(&rs, &s, real_dtype(&s), 1, k, 0);
+    if (status == GK_OK && u)
+        status = result_init(&ru, &s, s.dtype, 2, m, u_cols);
+    if (status == GK_OK && u)
+        status = result_init(&rvt, &s, s.dtype, 2, vt_rows, n);
+    if (status == GK_OK) {
+        saved = malloc((size_t)at_least_one(m * n) * s.size);
+        if (!saved)
+            status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s.function);
+    }
+    /* LAPACK writes nothing of u and vt for job 'N': one element each. */
+    char none[2][16];
+    for (int64_t i = 0; i < s.count && status == GK_OK; i++) {
+        if (k == 0) { /* no singular values; the full bases are identities */
+            if (u && full_matrices) {
+                set_identity(&s, result_at(&ru, i), m);
+                set_identity(&s, result_at(&rvt, i), n);
+            }
+            continue;
+        }
+        status = svd_one(&s, i, job, matrix_at(&s, i), saved, result_at(&rs, i),
+                         u ? result_at(&ru, i) : none[0], (lapack_int)u_cols,
+                         u ? result_at(&rvt, i) : none[1]);
+    }
+    free(saved);
+    stack_free(&s);
+    status = result_upload(&rs, &s, status, sv);
+    if (u) {
+        status = result_upload(&ru, &s, status, u);
+        status = result_upload(&rvt, &s, status, vt);
+    }
+    if (status != GK_OK) {
+        gk_array_free(*sv);
+        *sv = NULL;
+        if (u) {
+            gk_array_free(*u);
+            gk_array_free(*vt);
+            *u = *vt = NULL;
+        }
+    }
+    return status;
+}
+
+gk_status gk_svdvals(const gk_array *a, gk_array **out)
+{
+    return gk_svd(a, false, NULL, out, NULL);
+}
+
+/* --- QR --- */
+
+gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r)
+{
+    if (!q || !r)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "qr: q and r must both be given");
+    *q = *r = NULL;
+    gk_status status = check_input(a, "qr", false);
+    if (status != GK_OK)
+        return status;
+    stack s;
+    status = load_stack(a, factor_dtype(a->dtype), "qr", &s);
+    const gk_lapacke *lp = s.lapacke;
+    int p = s.precision;
+    lapack_int m = (lapack_int)s.rows, n = (lapack_int)s.cols, k = m < n ? m : n;
+    /* complete: q is m x m and r m x n; reduced: m x k and k x n. */
+    lapack_int q_cols = complete ? m : k, r_rows = complete ? m : k;
+    result rq = {0}, rr = {0};
+    char *tau = NULL;
+    if (status == GK_OK)
+        status = result_init(&rq, &s, s.dtype, 2, m, q_cols);
+    if (status == GK_OK)
+        status = result_init(&rr, &s, s.dtype, 2, r_rows, n);
+    if (status == GK_OK && !(tau = malloc((size_t)at_least_one(k) * s.size)))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "qr: out of host memory");
+    char name[16];
+    for (int64_t i = 0; i < s.count && status == GK_OK; i++) {
+        char *h = matrix_at(&s, i), *hq = result_at(&rq, i), *hr = result_at(&rr, i);
+        size_t z = s.size;
+        if (k > 0) {
+            /* geqrf leaves r in the upper triangle and the reflectors below
+             * it. Row-major through LAPACKE, which transposes: its QR of the
+             * transpose in column-major order (gelqf) is half as fast in
+             * OpenBLAS. */
+            lapack_int info = lp->geqrf[p](LAPACK_ROW_MAJOR, m, n, h, at_least_one(n), tau);
+            status = lapack_status(&s, i, info, routine_name(&s, "geqrf", NULL, name, sizeof name),
+                                   "the factorization failed");
+            if (status != GK_OK)
+                break;
+            for (lapack_int row = 0; row < k; row++)
+                memcpy(hr + ((size_t)row * (size_t)n + (size_t)row) * z,
+                       h + ((size_t)row * (size_t)n + (size_t)row) * z, (size_t)(n - row) * z);
+            /* orgqr turns the reflectors (the first k columns) into q's
+             * columns; those beyond k start as the identity's. */
+            for (lapack_int row = 0; row < m; row++)
+                memcpy(hq + (size_t)row * (size_t)q_cols * z, h + (size_t)row * (size_t)n * z,
+                       (size_t)k * z);
+        }
+        if (m > 0 && q_cols > 0) {
+            lapack_int info = lp->orgqr[p](LAPACK_ROW_MAJOR, m, q_cols, k, hq, q_cols, tau);
+            status = lapack_status(&s, i, info,
+                                   routine_name(&s, "orgqr", "ungqr", name, sizeof name),
+                                   "forming q failed");
+        }
+    }
+    free(tau);
+    stack_free(&s);
+    status = result_upload(&rq, &s, status, q);
+    status = result_upload(&rr, &s, status, r);
+    if (status != GK_OK) {
+        gk_array_free(*q);
+        gk_array_free(*r);
+        *q = *r = NULL;
+    }
+    return status;
+}
+
+/* --- LU: solve, inv, det, slogdet --- */
+
+/* getrf of matrix i of s in place, which in column-major order is its
+ * transpose (the same determinant; the inverse of the transpose is the
+ * inverse's transpose); its pivots into `pivots`. info > 0 (an exactly
+ * singular U) is returned to the caller, not an error. */
+static gk_status lu_one(const stack *s, int64_t i, lapack_int *pivots, lapack_int *info)
+{
+    lapack_int n = (lapack_int)s->rows;
+    *info = s->lapacke->getrf[s->precision](LAPACK_COL_MAJOR, n, n, matrix_at(s, i),
+                                            at_least_one(n), pivots);
+    char name[16];
+    return *info > 0 ? GK_OK
+                     : lapack_status(s, i, *info,
+                                     routine_name(s, "getrf", NULL, name, sizeof name), "");
+}
+
+gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
+{
+    *x = NULL;
+    const gk_array *both[2] = {a, b};
+    gk_status status = gk_same_device(2, both, "solve");
+    if (status == GK_OK)
+        status = check_input(a, "solve", true);
+    if (status != GK_OK)
+        return status;
+    char sa[160], sb[160];
+    gk_shape_text(a->ndim, a->shape, sa, sizeof sa);
+    gk_shape_text(b->ndim, b->shape, sb, sizeof sb);
+    int64_t n = a->shape[a->ndim - 1];
+    /* The standard's rule: a 1-d b is one right-hand side (the result is a
+     * vector per matrix); otherwise b is a stack of n x k matrices whose
+     * batch broadcasts with a's. */
+    bool vector = b->ndim == 1;
+    if (b->ndim == 0 || b->shape[vector ? 0 : b->ndim - 2] != n)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "solve: a %s and b %s: b must be a vector of length %lld or a stack of "
+                       "matrices of %lld rows",
+                       sa, sb, (long long)n, (long long)n);
+    if (gk_dtype_is_half(b->dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "solve: %s right-hand sides are not supported (LAPACK has no 16-bit "
+                       "floats); convert with astype(float32) first",
+                       gk_dtype_name(b->dtype));
+    int64_t nrhs = vector ? 1 : b->shape[b->ndim - 1];
+    if (nrhs > INT_MAX)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "solve: b %s has too many columns", sb);
+    int a_nb = a->ndim - 2, b_nb = vector ? 0 : b->ndim - 2;
+    int nb = a_nb > b_nb ? a_nb : b_nb;
+    int64_t batch[GK_MAX_DIMS];
+    for (int i = 0; i < nb; i++) {
+        int ia = i - (nb - a_nb), ib = i - (nb - b_nb);
+        int64_t la = ia >= 0 ? a->shape[ia] : 1, lb = ib >= 0 ? b->shape[ib] : 1;
+        if (la != lb && la != 1 && lb != 1)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "solve: a %s and b %s: their stacks' shapes do not broadcast", sa, sb);
+        batch[i] = la == 1 ? lb : la;
+    }
+    /* Both broadcast to the whole batch: b as (*batch, n, nrhs). */
+    int64_t a_shape[GK_MAX_DIMS], b_shape[GK_MAX_DIMS];
+    memcpy(a_shape, batch, sizeof(int64_t) * (size_t)nb);
+    memcpy(b_shape, batch, sizeof(int64_t) * (size_t)nb);
+    a_shape[nb] = a_shape[nb + 1] = n;
+    b_shape[nb] = n;
+    b_shape[nb + 1] = nrhs;
+    gk_array *wide_a = NULL, *column = NULL, *wide_b = NULL;
+    status = gk_broadcast_to(a, nb + 2, a_shape, &wide_a);
+    if (status == GK_OK)
+        status = vector ? gk_reshape(b, 2, (int64_t[]){n, 1}, &column) : gk_array_view(b, &column);
+    if (status == GK_OK)
+        status = gk_broadcast_to(column, nb + 2, b_shape, &wide_b);
+    gk_dtype dtype = factor_dtype(gk_promote_types(a->dtype, b->dtype));
+    stack sa_host = {0}, sb_host = {0};
+    if (status == GK_OK)
+        status = load_stack(wide_a, dtype, "solve", &sa_host);
+    if (status == GK_OK)
+        status = load_stack(wide_b, dtype, "solve", &sb_host);
+    gk_array_free(wide_a);
+    gk_array_free(column);
+    gk_array_free(wide_b);
+    lapack_int *pivots = NULL;
+    char *columns = NULL; /* one b in column-major order, when it has several */
+    if (status == GK_OK && (!(pivots = malloc(sizeof *pivots * (size_t)at_least_one(n))) ||
+                            !(columns = malloc((size_t)at_least_one(n * nrhs) * sa_host.size))))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "solve: out of host memory");
+    char name[16];
+    for (int64_t i = 0; i < sa_host.count && n > 0 && nrhs > 0 && status == GK_OK; i++) {
+        /* In column-major order the matrix is a^T: factor it, then solve
+         * with its transpose ('T', not 'C': the data is not conjugated). */
+        lapack_int info;
+        status = lu_one(&sa_host, i, pivots, &info);
+        if (status == GK_OK)
+            status = lapack_status(&sa_host, i, info,
+                                   routine_name(&sa_host, "getrf", NULL, name, sizeof name),
+                                   "the matrix is singular");
+        char *b_i = matrix_at(&sb_host, i);
+        if (status == GK_OK && nrhs > 1)
+            transpose(&sb_host, columns, b_i, n, nrhs, false);
+        if (status == GK_OK) {
+            info = sa_host.lapacke->getrs[sa_host.precision](
+                LAPACK_COL_MAJOR, 'T', (lapack_int)n, (lapack_int)nrhs, matrix_at(&sa_host, i),
+                (lapack_int)n, pivots, nrhs > 1 ? columns : b_i, (lapack_int)n);
+            status = lapack_status(&sa_host, i, info,
+                                   routine_name(&sa_host, "getrs", NULL, name, sizeof name), "");
+        }
+        if (status == GK_OK && nrhs > 1)
+            transpose(&sb_host, b_i, columns, nrhs, n, false);
+    }
+    /* x is b's stack; without the column axis for a vector */
+    gk_array *solved = NULL;
+    status = stack_upload(&sb_host, status, &solved);
+    if (status == GK_OK && vector)
+        status = gk_reshape(solved, nb + 1, b_shape, x);
+    else if (status == GK_OK)
+        *x = solved, solved = NULL;
+    gk_array_free(solved);
+    free(pivots);
+    free(columns);
+    stack_free(&sa_host);
+    stack_free(&sb_host);
+    return status;
+}
+
+gk_status gk_inv(const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_input(a, "inv", true);
+    if (status != GK_OK)
+        return status;
+    stack s;
+    status = load_stack(a, factor_dtype(a->dtype), "inv", &s);
+    lapack_int n = (lapack_int)s.rows, *pivots = NULL;
+    if (status == GK_OK && !(pivots = malloc(sizeof *pivots * (size_t)at_least_one(n))))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "inv: out of host memory");
+    char name[16];
+    for (int64_t i = 0; i < s.count && n > 0 && status == GK_OK; i++) {
+        lapack_int info;
+        status = lu_one(&s, i, pivots, &info);
+        if (status == GK_OK)
+            status = lapack_status(&s, i, info, routine_name(&s, "getrf", NULL, name, sizeof name),
+                                   "the matrix is singular");
+        if (status == GK_OK) {
+            info = s.lapacke->getri[s.precision](LAPACK_COL_MAJOR, n, matrix_at(&s, i), n,
+                                                 pivots);
+            status = lapack_status(&s, i, info, routine_name(&s, "getri", NULL, name, sizeof name),
+                                   "the matrix is singular");
+        }
+    }
+    free(pivots);
+    return stack_upload(&s, status, out);
+}
+
+/* The sign (a unit complex number; 0 when singular) and log |det| of each
+ * matrix, from its LU factors: the product of U's diagonal, negated once
+ * per row swap. `det` (optional) gets sign * exp(log |det|) computed as the
+ * plain product, which keeps more precision than the exponential. */
+static gk_status lu_determinants(const gk_array *a, const char *function, result *sign,
+                                 result *logabs, result *det, stack *s)
+{
+    gk_status status = check_input(a, function, true);
+    if (status != GK_OK)
+        return status;
+    status = load_stack(a, factor_dtype(a->dtype), function, s);
+    lapack_int n = (lapack_int)s->rows, *pivots = NULL;
+    if (status == GK_OK && sign)
+        status = result_init(sign, s, s->dtype, 0, 0, 0);
+    if (status == GK_OK && logabs)
+        status = result_init(logabs, s, real_dtype(s), 0, 0, 0);
+    if (status == GK_OK && det)
+        status = result_init(det, s, s->dtype, 0, 0, 0);
+    if (status == GK_OK && !(pivots = malloc(sizeof *pivots * (size_t)at_least_one(n))))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", function);
+    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
+    for (int64_t i = 0; i < s->count && status == GK_OK; i++) {
+        lapack_int info = 0;
+        if (n > 0)
+            status = lu_one(s, i, pivots, &info);
+        double complex unit = 1, product = 1;
+        double log_sum = 0;
+        bool odd = false, zero = false;
+        for (lapack_int j = 0; j < n && status == GK_OK; j++) {
+            double complex d = element(s, matrix_at(s, i), (int64_t)j * n + j);
+            double magnitude = cabs(d);
+            odd ^= pivots[j] != j + 1; /* a row swap (pivots count from 1) */
+            zero = zero || magnitude == 0;
+            product *= d;
+            unit *= zero ? 1 : d / magnitude;
+            log_sum += log(magnitude);
+        }
+        /* a singular matrix: exactly 0 (never -0), and log 0 = -inf */
+        unit = zero ? 0 : odd ? -unit : unit;
+        product = zero ? 0 : odd ? -product : product;
+        /* real dtypes keep the real part (the imaginary one is 0) */
+        double complex values[3] = {unit, log_sum, product};
+        result *targets[3] = {sign, logabs, det};
+        for (int t = 0; t < 3; t++) {
+            if (!targets[t])
+                continue;
+            char *slot = result_at(targets[t], i);
+            bool complex_slot = gk_dtype_is_complex(targets[t]->array->dtype);
+            for (int part = 0; part < (complex_slot ? 2 : 1); part++) {
+                double v = part ? cimag(values[t]) : creal(values[t]);
+                if (single)
+                    ((float *)slot)[part] = (float)v;
+                else
+                    ((double *)slot)[part] = v;
+            }
+        }
+    }
+    free(pivots);
+    stack_free(s);
+    return status;
+}
+
+gk_status gk_det(const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    stack s = {0};
+    result det = {0};
+    gk_status status = lu_determinants(a, "det", NULL, NULL, &det, &s);
+    return result_upload(&det, &s, status, out);
+}
+
+gk_status gk_slogdet(const gk_array *a, gk_array **sign, gk_array **logabsdet)
+{
+    *sign = *logabsdet = NULL;
+    stack s = {0};
+    result rsign = {0}, rlog = {0};
+    gk_status status = lu_determinants(a, "slogdet", &rsign, &rlog, NULL, &s);
+    status = result_upload(&rsign, &s, status, sign);
+    status = result_upload(&rlog, &s, status, logabsdet);
+    if (status != GK_OK) {
+        gk_array_free(*sign);
+        *sign = NULL;
+    }
+    return status;
+}
+
+/* --- Cholesky --- */
+
+gk_status gk_cholesky(const gk_array *a, bool upper, gk_array **out)
+{
+    *out = NULL;
+    gk_status status = check_input(a, "cholesky", true);
+    if (status != GK_OK)
+        return status;
+    stack s;
+    status = load_stack(a, factor_dtype(a->dtype), "cholesky", &s);
+    lapack_int n = (lapack_int)s.rows;
+    char name[16];
+    for (int64_t i = 0; i < s.count && n > 0 && status == GK_OK; i++) {
+        /* In column-major order h is a^T = conj(a) (Hermitian): its upper
+         * triangle is a's lower one, and its factor U (conj(a) = U^H U)
+         * read in C order is U^T, the l of a = l l^H; and the other way
+         * round for upper. */
+        char *h = matrix_at(&s, i);
+        lapack_int info = s.lapacke->potrf[s.precision](LAPACK_COL_MAJOR, upper ? 'L' : 'U', n,
+                                                        h, n);
+        status = lapack_status(&s, i, info, routine_name(&s, "potrf", NULL, name, sizeof name),
+                               "the matrix is not positive definite");
+        /* potrf leaves the other triangle as it was: zero it */
+        for (lapack_int row = 0; row < n && status == GK_OK; row++) {
+            lapack_int from = upper ? 0 : row + 1, to = upper ? row : n;
+            memset(h + ((size_t)row * (size_t)n + (size_t)from) * s.size, 0,
+                   (size_t)(to - from) * s.size);
+        }
+    }
+    return stack_upload(&s, status, out);
+}
+
+/* --- eigenvalues --- */
+
+gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors)
+{
+    *values = NULL;
+    if (vectors)
+        *vectors = NULL;
+    const char *function = vectors ? "eigh" : "eigvalsh";
+    gk_status status = check_input(a, function, true);
+    if (status != GK_OK)
+        return status;
+    stack s;
+    status = load_stack(a, factor_dtype(a->dtype), function, &s);
+    lapack_int n = (lapack_int)s.rows;
+    result w = {0};
+    if (status == GK_OK)
+        status = result_init(&w, &s, real_dtype(&s), 1, n, 0);
+    char name[16];
+    for (int64_t i = 0; i < s.count && n > 0 && status == GK_OK; i++) {
+        /* In column-major order the matrix is a^T = conj(a): its upper
+         * triangle is a's lower one (NumPy's default UPLO='L'), its
+         * eigenvalues are a's and its eigenvectors the columns of conj(V),
+         * which in C order are the rows of the buffer: conjugated back,
+         * the buffer is V's transpose. */
+        char *h = matrix_at(&s, i);
+        lapack_int info = s.lapacke->syevd[s.precision](LAPACK_COL_MAJOR, vectors ? 'V' : 'N',
+                                                        'U', n, h, n, result_at(&w, i));
+        status = lapack_status(&s, i, info, routine_name(&s, "syevd", "heevd", name, sizeof name),
+                               "the eigenvalues did not converge");
+    }
+    status = result_upload(&w, &s, status, values);
+    if (status == GK_OK && vectors) {
+        /* V as the transposed view of the buffer (column-major, as
+         * PyTorch's eigh gives it): no transposing copy */
+        int64_t parts = s.count * s.rows * s.cols * (is_complex(&s) ? 2 : 1);
+        bool single = s.precision == GK_LAPACK_C;
+        for (int64_t j = 1; j < parts && is_complex(&s); j += 2) {
+            if (single)
+                ((float *)s.data)[j] = -((float *)s.data)[j];
+            else
+                ((double *)s.data)[j] = -((double *)s.data)[j];
+        }
+        gk_array *stored = NULL;
+        int axes[GK_MAX_DIMS];
+        for (int d = 0; d < a->ndim; d++)
+            axes[d] = d;
+        axes[a->ndim - 2] = a->ndim - 1;
+        axes[a->ndim - 1] = a->ndim - 2;
+        status = stack_upload(&s, status, &stored);
+        if (status == GK_OK)
+            status = gk_transpose(stored, axes, vectors);
+        gk_array_free(stored);
+    }
+    stack_free(&s);
+    if (status != GK_OK) {
+        gk_array_free(*values);
+        *values = NULL;
+    }
+    return status;
+}
+
+/* A real geev's eigenvectors as complex columns: where wi[j] > 0, columns j
+ * and j + 1 of vr are the real and imaginary parts of the pair's first
+ * vector, and the second is its conjugate. */
+static void pair_vectors(bool single, lapack_int n, const char *wi, const char *vr, char *out)
+{
+    for (lapack_int j = 0; j < n; j++) {
+        double imag = single ? ((const float *)wi)[j] : ((const double *)wi)[j];
+        bool pair = imag > 0 && j + 1 < n;
+        for (lapack_int row = 0; row < n; row++) {
+            size_t at = (size_t)row * (size_t)n + (size_t)j;
+            double re = single ? ((const float *)vr)[at] : ((const double *)vr)[at];
+            double im = 0;
+            if (pair)
+                im = single ? ((const float *)vr)[at + 1] : ((const double *)vr)[at + 1];
+            double parts[4] = {re, im, re, -im}; /* column j, then j + 1 */
+            for (int c = 0; c < (pair ? 2 : 1); c++) {
+                size_t slot = 2 * (at + (size_t)c);
+                if (single) {
+                    ((float *)out)[slot] = (float)parts[2 * c];
+                    ((float *)out)[slot + 1] = (float)parts[2 * c + 1];
+                } else {
+                    ((double *)out)[slot] = parts[2 * c];
+                    ((double *)out)[slot + 1] = parts[2 * c + 1];
+                }
+            }
+        }
+        if (pair)
+            j++;
+    }
+}
+
+/* eig calls LAPACKE's row-major geev, which transposes the matrix in and
+ * the vectors out: a few milliseconds of the second a 1024 x 1024 takes. */
+gk_status gk_eig(const gk_array *a, gk_array **values, gk_array **vectors)
+{
+    *values = NULL;
+    if (vectors)
+        *vectors = NULL;
+    const char *function = vectors ? "eig" : "eigvals";
+    gk_status status = check_input(a, function, true);
+    if (status != GK_OK)
+        return status;
+    stack s;
+    status = load_stack(a, factor_dtype(a->dtype), function, &s);
+    if (status == GK_OK)
+        status = check_finite(&s, "the eigenvalues cannot be computed");
+    lapack_int n = (lapack_int)s.rows;
+    bool single = s.precision == GK_LAPACK_S || s.precision == GK_LAPACK_C;
+    gk_dtype complex_dtype = single ? GK_COMPLEX64 : GK_COMPLEX128;
+    result w = {0}, v = {0};
+    char *wr = NULL, *vr = NULL;
+    char jobvr = vectors ? 'V' : 'N';
+    if (status == GK_OK)
+        status = result_init(&w, &s, complex_dtype, 1, n, 0);
+    if (status == GK_OK && vectors)
+        status = result_init(&v, &s, complex_dtype, 2, n, n);
+    /* a real geev's outputs before they become complex: wr and wi, vr */
+    size_t real_size = single ? sizeof(float) : sizeof(double);
+    if (status == GK_OK && !is_complex(&s) &&
+        (!(wr = malloc(2 * (size_t)at_least_one(n) * real_size)) ||
+         !(vr = malloc((size_t)at_least_one((int64_t)n * n) * real_size))))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", function);
+    char name[16], none[16];
+    for (int64_t i = 0; i < s.count && n > 0 && status == GK_OK; i++) {
+        lapack_int info;
+        int half = single ? 0 : 1; /* geev's tables: [0] single, [1] double */
+        if (is_complex(&s)) {
+            info = s.lapacke->geev_complex[half](LAPACK_ROW_MAJOR, 'N', jobvr, n, matrix_at(&s, i),
+                                                 n, result_at(&w, i), none, 1,
+                                                 vectors ? result_at(&v, i) : none, n);
+        } else {
+            char *wi = wr + (size_t)n * real_size;
+            info = s.lapacke->geev_real[half](LAPACK_ROW_MAJOR, 'N', jobvr, n, matrix_at(&s, i), n,
+                                              wr, wi, none, 1, vr, n);
+            for (lapack_int j = 0; j < n && info == 0; j++) {
+                float *w32 = (float *)result_at(&w, i);
+                double *w64 = (double *)result_at(&w, i);
+                if (single) {
+                    w32[2 * j] = ((float *)wr)[j];
+                    w32[2 * j + 1] = ((float *)wi)[j];
+                } else {
+                    w64[2 * j] = ((double *)wr)[j];
+                    w64[2 * j + 1] = ((double *)wi)[j];
+                }
+            }
+            if (info == 0 && vectors)
+                pair_vectors(single, n, wi, vr, result_at(&v, i));
+        }
+        status = lapack_status(&s, i, info, routine_name(&s, "geev", NULL, name, sizeof name),
+                               "the eigenvalues did not converge");
+    }
+    free(wr);
+    free(vr);
+    stack_free(&s);
+    status = result_upload(&w, &s, status, values);
+    if (vectors)
+        status = result_upload(&v, &s, status, vectors);
+    if (status != GK_OK) {
+        gk_array_free(*values);
+        *values = NULL;
+    }
+    return status;
+}

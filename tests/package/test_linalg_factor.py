@@ -1,0 +1,302 @@
+"""gpukit.linalg's factorizations (python/linalg.c, src/compute/factor.c)
+against numpy.linalg on every device: svd (full and reduced), svdvals, qr
+(both modes), solve (vector and matrix right-hand sides, broadcast
+stacks), inv, det, slogdet, cholesky (lower and upper), eigh, eigvalsh,
+eig and eigvals; over float32, float64, complex64 and complex128 (integers
+compute in float64), stacks of matrices, non-square, singular, empty and
+non-finite inputs; and the errors: LinAlgError naming the matrix of a stack,
+TypeError for 16-bit floats, ValueError for shapes."""
+import inspect
+
+import numpy as np
+import pytest
+
+import gpukit as gk
+from gpukit import linalg
+
+from conftest import host, on
+
+RNG = np.random.default_rng(16)
+DTYPES = ["float32", "float64", "complex64", "complex128"]
+REAL = {"float32": "float32", "float64": "float64", "complex64": "float32",
+        "complex128": "float64"}
+BATCHES = [(), (3,), (2, 1)]
+
+
+def tolerance(dtype):
+    return 2e-4 if REAL[dtype] == "float32" else 1e-10
+
+
+def random(shape, dtype):
+    x = RNG.standard_normal(shape)
+    if dtype.startswith("complex"):
+        x = x + 1j * RNG.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def conj_t(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def spd(batch, n, dtype):
+    """A Hermitian positive-definite stack."""
+    x = random(batch + (n, n), dtype)
+    return (x @ conj_t(x) + n * np.eye(n)).astype(dtype)
+
+
+def check(got, expected, dtype):
+    """got (a gpukit array) equals NumPy's float64/complex128 `expected` in
+    shape, dtype and value, within the dtype's tolerance."""
+    got = host(got)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    t = tolerance(dtype)
+    np.testing.assert_allclose(got, expected, rtol=t, atol=t)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch", BATCHES)
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (4, 4)])
+@pytest.mark.parametrize("full", [True, False])
+def test_svd(device, dtype, batch, shape, full):
+    x = random(batch + shape, dtype)
+    u, s, vh = linalg.svd(on(x, device), full_matrices=full)
+    ref_u, ref_s, ref_vh = np.linalg.svd(x.astype(np.complex128), full_matrices=full)
+    assert (u.shape, s.shape, vh.shape) == (ref_u.shape, ref_s.shape, ref_vh.shape)
+    assert u.dtype == vh.dtype == getattr(gk, dtype) and s.dtype == getattr(gk, REAL[dtype])
+    assert u.device == s.device == vh.device == gk.device(device)
+    check(s, ref_s.real.astype(np.float64), REAL[dtype])
+    U, S, Vh = host(u), host(s), host(vh)
+    k = min(shape)
+    # reconstructs x; the bases are unitary
+    np.testing.assert_allclose((U[..., :k] * S[..., None, :]) @ Vh[..., :k, :], x,
+                               rtol=tolerance(dtype), atol=tolerance(dtype) * 10)
+    eye_u, eye_v = np.eye(U.shape[-1]), np.eye(Vh.shape[-2])
+    np.testing.assert_allclose(conj_t(U) @ U, np.broadcast_to(eye_u, U.shape[:-2] + eye_u.shape),
+                               atol=tolerance(dtype) * 10)
+    np.testing.assert_allclose(Vh @ conj_t(Vh), np.broadcast_to(eye_v, Vh.shape[:-2] + eye_v.shape),
+                               atol=tolerance(dtype) * 10)
+    check(linalg.svdvals(on(x, device)), ref_s.real.astype(np.float64), REAL[dtype])
+
+
+def test_svd_empty_and_integers(device):
+    u, s, vh = linalg.svd(on(np.zeros((0, 3)), device, "float64"))
+    assert (u.shape, s.shape, vh.shape) == ((0, 0), (0,), (3, 3))
+    np.testing.assert_array_equal(host(vh), np.eye(3))  # NumPy's full basis too
+    u, s, vh = linalg.svd(on(np.zeros((2, 0, 4)), device, "float32"), full_matrices=False)
+    assert (u.shape, s.shape, vh.shape) == ((2, 0, 0), (2, 0), (2, 0, 4))
+    s = linalg.svdvals(on([[3, 0], [0, -2]], device, "int32"))
+    assert s.dtype == gk.float64
+    np.testing.assert_allclose(host(s), [3.0, 2.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch", BATCHES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr(device, dtype, batch, shape, mode):
+    x = random(batch + shape, dtype)
+    q, r = linalg.qr(on(x, device), mode=mode)
+    ref_q, ref_r = np.linalg.qr(x.astype(np.complex128), mode=mode)
+    assert (q.shape, r.shape) == (ref_q.shape, ref_r.shape)
+    assert q.dtype == r.dtype == getattr(gk, dtype)
+    Q, R = host(q), host(r)
+    t = tolerance(dtype) * 10
+    np.testing.assert_allclose(Q @ R, x, rtol=t, atol=t)
+    eye = np.eye(Q.shape[-1])
+    np.testing.assert_allclose(conj_t(Q) @ Q, np.broadcast_to(eye, Q.shape[:-2] + eye.shape),
+                               atol=t)
+    np.testing.assert_array_equal(np.tril(R, -1), 0)
+    # the same LAPACK convention as NumPy's: R's diagonal agrees exactly in sign
+    np.testing.assert_allclose(R, ref_r, rtol=t, atol=t)
+
+
+def test_qr_empty(device):
+    q, r = linalg.qr(on(np.zeros((3, 0)), device, "float64"), mode="complete")
+    assert q.shape == (3, 3) and r.shape == (3, 0)
+    np.testing.assert_array_equal(host(q), np.eye(3))
+    q, r = linalg.qr(on(np.zeros((3, 0)), device, "float64"))
+    assert q.shape == (3, 0) and r.shape == (0, 0)
+    with pytest.raises(ValueError, match="mode"):
+        linalg.qr(on(np.eye(2), device), mode="r")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("a_batch,b_shape", [
+    ((), (4,)), ((), (4, 2)), ((3,), (4,)), ((3,), (4, 2)), ((3,), (2, 1, 4, 2)),
+    ((2, 1), (3, 4, 1)), ((), (5, 4, 3))])
+def test_solve(device, dtype, a_batch, b_shape):
+    a = (random(a_batch + (4, 4), dtype) + 4 * np.eye(4)).astype(dtype)
+    b = random(b_shape, dtype)
+    wide = np.complex128 if dtype.startswith("complex") else np.float64
+    x = linalg.solve(on(a, device), on(b, device))
+    check(x, np.linalg.solve(a.astype(wide), b.astype(wide)), dtype)
+
+
+def test_solve_promotes_and_checks(device):
+    a = on(np.diag([2.0, 4.0]), device, "float32")
+    x = linalg.solve(a, on([2.0 + 2j, 4.0], device, "complex128"))
+    assert x.dtype == gk.complex128
+    np.testing.assert_allclose(host(x), [1 + 1j, 1])
+    ints = linalg.solve(on([[2, 0], [0, 4]], device, "int64"), on([2, 2], device, "int32"))
+    assert ints.dtype == gk.float64
+    np.testing.assert_array_equal(host(ints), [1.0, 0.5])
+    with pytest.raises(ValueError, match=r"a \(3, 3\) and b \(2,\)"):
+        linalg.solve(on(np.eye(3), device), on(np.ones(2), device))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        linalg.solve(on(np.ones((2, 3, 3)), device), on(np.ones((4, 3, 1)), device))
+    with pytest.raises(ValueError, match="square"):
+        linalg.solve(on(np.ones((2, 3)), device), on(np.ones(2), device))
+    with pytest.raises(linalg.LinAlgError, match="singular"):
+        linalg.solve(on([[1.0, 2.0], [2.0, 4.0]], device), on([1.0, 1.0], device))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch", BATCHES)
+def test_inv_det_slogdet(device, dtype, batch):
+    x = random(batch + (4, 4), dtype)
+    wide = np.complex128 if dtype.startswith("complex") else np.float64
+    ref = x.astype(wide)
+    a = on(x, device)
+    check(linalg.inv(a), np.linalg.inv(ref), dtype)
+    check(linalg.det(a), np.linalg.det(ref), dtype)
+    sign, logabs = linalg.slogdet(a)
+    ref_sign, ref_log = np.linalg.slogdet(ref)
+    check(sign, ref_sign, dtype)
+    check(logabs, ref_log, REAL[dtype])
+
+
+def test_det_special_cases(device):
+    singular = on([[1.0, 2.0], [2.0, 4.0]], device, "float64")
+    assert host(linalg.det(singular)) == 0.0 and not np.signbit(host(linalg.det(singular)))
+    sign, logabs = linalg.slogdet(singular)
+    assert host(sign) == 0.0 and host(logabs) == -np.inf
+    # the empty matrix's determinant is 1, as NumPy's
+    assert host(linalg.det(on(np.zeros((2, 0, 0)), device, "float32"))).tolist() == [1.0, 1.0]
+    # NaN propagates (no error), as in NumPy
+    assert np.isnan(host(linalg.det(on([[np.nan, 1.0], [1.0, 1.0]], device, "float64"))))
+    # a permutation: the sign of the row swaps
+    assert host(linalg.det(on([[0.0, 1.0], [1.0, 0.0]], device, "float64"))) == -1.0
+    big = on(np.eye(3) * 1e200, device, "float64")  # det overflows, slogdet does not
+    assert host(linalg.slogdet(big).logabsdet) == pytest.approx(3 * np.log(1e200))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch", BATCHES)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky(device, dtype, batch, upper):
+    x = spd(batch, 4, dtype)
+    wide = np.complex128 if dtype.startswith("complex") else np.float64
+    got = linalg.cholesky(on(x, device), upper=upper)
+    check(got, np.linalg.cholesky(x.astype(wide), upper=upper), dtype)
+
+
+def test_cholesky_not_positive_definite(device):
+    with pytest.raises(linalg.LinAlgError, match="not positive definite"):
+        linalg.cholesky(on([[1.0, 2.0], [2.0, 1.0]], device, "float64"))
+    stack = np.stack([np.eye(2), -np.eye(2)])
+    with pytest.raises(linalg.LinAlgError, match=r"matrix \[1\] of the stack"):
+        linalg.cholesky(on(stack, device, "float32"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch", BATCHES)
+def test_eigh(device, dtype, batch):
+    x = random(batch + (5, 5), dtype)
+    x = ((x + conj_t(x)) / 2).astype(dtype)
+    wide = np.complex128 if dtype.startswith("complex") else np.float64
+    w, v = linalg.eigh(on(x, device))
+    ref_w = np.linalg.eigvalsh(x.astype(wide))
+    check(w, ref_w, REAL[dtype])
+    assert v.dtype == getattr(gk, dtype) and v.shape == x.shape
+    V = host(v)
+    t = tolerance(dtype) * 10
+    np.testing.assert_allclose(x @ V, V * host(w)[..., None, :], rtol=t, atol=t)
+    np.testing.assert_allclose(conj_t(V) @ V, np.broadcast_to(np.eye(5), x.shape), atol=t)
+    check(linalg.eigvalsh(on(x, device)), ref_w, REAL[dtype])
+    # only the lower triangle is read
+    junk = np.triu(random(x.shape, dtype), 1)
+    check(linalg.eigvalsh(on(x + junk, device)), ref_w, REAL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("batch", BATCHES)
+def test_eig(device, dtype, batch):
+    x = random(batch + (5, 5), dtype)
+    w, v = linalg.eig(on(x, device))
+    cdtype = "complex64" if REAL[dtype] == "float32" else "complex128"
+    assert w.dtype == v.dtype == getattr(gk, cdtype)
+    assert w.shape == x.shape[:-1] and v.shape == x.shape
+    W, V = host(w), host(v)
+    t = tolerance(dtype) * 20
+    np.testing.assert_allclose(x @ V, V * W[..., None, :], rtol=t, atol=t)
+    np.testing.assert_allclose(np.linalg.norm(V, axis=-2), 1, rtol=t)
+    ref = np.linalg.eigvals(x.astype(np.complex128))
+    # the same eigenvalues as NumPy's, each matched to its nearest
+    distance = np.abs(W[..., :, None] - ref[..., None, :])
+    assert distance.min(axis=-1).max() < t and distance.min(axis=-2).max() < t
+    np.testing.assert_allclose(host(linalg.eigvals(on(x, device))), W, rtol=t, atol=t)
+
+
+def test_eig_conjugate_pairs(device):
+    rotation = on([[0.0, -1.0], [1.0, 0.0]], device, "float64")
+    w, v = linalg.eig(rotation)
+    W, V = host(w), host(v)
+    np.testing.assert_allclose(sorted(W, key=lambda z: z.imag), [-1j, 1j], atol=1e-15)
+    np.testing.assert_allclose(V[:, 1], np.conj(V[:, 0]))  # the pair's second vector
+    real = host(linalg.eigvals(on(np.diag([3.0, 1.0]), device, "float32")))
+    assert real.dtype == np.complex64 and real.tolist() == [3, 1]
+
+
+@pytest.mark.parametrize("function", [linalg.svd, linalg.svdvals, linalg.eig, linalg.eigvals])
+def test_non_finite_refused(device, function):
+    for bad in (np.nan, np.inf):
+        with pytest.raises(linalg.LinAlgError, match="NaN or infinity"):
+            function(on([[1.0, bad], [0.0, 1.0]], device, "float64"))
+
+
+def test_singular_and_stack_errors(device):
+    singular = [[1.0, 2.0], [2.0, 4.0]]
+    with pytest.raises(linalg.LinAlgError, match="inv: the matrix is singular"):
+        linalg.inv(on(singular, device))
+    assert issubclass(linalg.LinAlgError, ValueError)
+    stack = on(np.array([np.eye(2), np.eye(2), singular]).reshape(3, 1, 2, 2), device, "float64")
+    with pytest.raises(linalg.LinAlgError, match=r"singular \(matrix \[2, 0\] of the stack\)"):
+        linalg.inv(stack)
+    with pytest.raises(linalg.LinAlgError, match="singular"):
+        linalg.matrix_power(on(singular, device), -1)
+    for function in (linalg.inv, linalg.det, linalg.cholesky, linalg.eigh, linalg.eig):
+        with pytest.raises(ValueError, match="square"):
+            function(on(np.ones((2, 3)), device))
+        with pytest.raises(ValueError, match="at least 2 axes"):
+            function(on(np.ones(3), device))
+        with pytest.raises(TypeError, match="float16"):
+            function(on(np.eye(2), device, "float16"))
+
+
+def test_empty_stacks(device):
+    empty = on(np.zeros((0, 3, 3)), device, "float64")
+    for function in (linalg.inv, linalg.det, linalg.cholesky, linalg.eigvalsh, linalg.eigvals,
+                     linalg.svdvals):
+        result = function(empty)
+        assert result.shape[0] == 0
+    assert linalg.inv(on(np.zeros((0, 0)), device, "float64")).shape == (0, 0)
+    assert linalg.eigh(on(np.zeros((0, 0)), device, "float32")).eigenvalues.shape == (0,)
+
+
+def test_result_types():
+    x = gk.asarray(np.eye(2))
+    assert isinstance(linalg.slogdet(x), linalg.SlogdetResult)
+    assert isinstance(linalg.eigh(x), linalg.EighResult)
+    assert isinstance(linalg.eig(x), linalg.EigResult)
+    assert linalg.eig(x)._fields == ("eigenvalues", "eigenvectors")
+    assert set(linalg.__all__) >= {"cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+                                   "qr", "slogdet", "solve", "svd", "svdvals"}
+
+
+def test_signatures():
+    expected = {"svd": "(x, /, *, full_matrices=True)", "qr": "(x, /, *, mode='reduced')",
+                "cholesky": "(x, /, *, upper=False)", "solve": "(x1, x2, /)", "eig": "(x, /)",
+                "slogdet": "(x, /)"}
+    for name, signature in expected.items():
+        assert str(inspect.signature(getattr(linalg, name))) == signature
