@@ -227,6 +227,7 @@ int gkpy_manipulate_init(PyObject *module, gkpy_state *state);  /* manipulate.c:
 /* utility.c: meshgrid ... diff, and the constants */
 int gkpy_utility_init(PyObject *module, gkpy_state *state);
 int gkpy_linalg_init(PyObject *module, gkpy_state *state);      /* linalg.c: the factorizations */
+int gkpy_fft_init(PyObject *module, gkpy_state *state);         /* fft.c: the fft extension */
 int gkpy_gpus_init(PyObject *module, gkpy_state *state);        /* gpus.c: GPU, gpus(), cuda.* */
 /* gpus.c: a snapshot taken with the GIL released (NULL with an exception
  * on failure), and a list of new gpukit.GPU for snapshot->gpus[indices[k]]

@@ -93,7 +93,7 @@ static int module_exec(PyObject *module)
         gkpy_errors_init, gkpy_dtype_init,  gkpy_device_init,      gkpy_array_init,
         gkpy_create_init, gkpy_dlpack_init, gkpy_ops_init,         gkpy_gpus_init,
         gkpy_reservation_init, gkpy_kernel_init, gkpy_info_init, gkpy_manipulate_init,
-        gkpy_utility_init, gkpy_linalg_init,
+        gkpy_utility_init, gkpy_linalg_init, gkpy_fft_init,
     };
     for (size_t i = 0; i < sizeof inits / sizeof inits[0]; i++)
         if (inits[i](module, state) < 0)

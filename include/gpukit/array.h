@@ -586,6 +586,44 @@ gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors);
  * LAPACK's order. A matrix with NaN or infinity is GK_ERR_LINALG. */
 gk_status gk_eig(const gk_array *a, gk_array **values, gk_array **vectors);
 
+/* --- the fft extension (src/compute/fft.c): FFTW on the host (loaded at
+ * run time), whatever the array's device, results moved back to it --- */
+typedef enum gk_fft_kind {
+    GK_FFT_FORWARD = 0,        /* fft, fftn: sum x e^(-2 pi i jk/n), complex */
+    GK_FFT_BACKWARD,           /* ifft, ifftn: e^(+2 pi i jk/n) */
+    GK_FFT_REAL_FORWARD,       /* rfft, rfftn: real input, the n/2 + 1 non-negative
+                                * frequencies of the last axis listed */
+    GK_FFT_REAL_BACKWARD,      /* irfft, irfftn: those back to n real points */
+    GK_FFT_HERMITIAN_FORWARD,  /* hfft: a Hermitian signal's half to its real spectrum */
+    GK_FFT_HERMITIAN_BACKWARD, /* ihfft */
+} gk_fft_kind;
+/* Which direction is scaled: by 1/n the inverse ("backward", the default),
+ * the forward transform, or both by 1/sqrt(n) ("ortho"). */
+typedef enum gk_fft_norm {
+    GK_FFT_NORM_BACKWARD = 0,
+    GK_FFT_NORM_ORTHO,
+    GK_FFT_NORM_FORWARD,
+} gk_fft_norm;
+/* The transform of a over the `naxes` axes listed (negative from the end,
+ * none twice; naxes < 0: every axis), in that order. lengths (NULL, or one
+ * per axis; 0 keeps the default) are the points n transformed along each:
+ * the input is cut or zero-padded to them (for the real backward kinds the
+ * last axis takes n/2 + 1 points and gives n, by default 2 * (m - 1)).
+ * complex64, float32 and the 16-bit floats compute in single precision,
+ * the rest in double; the real forward kinds refuse complex input. */
+gk_status gk_fft(const gk_array *a, gk_fft_kind kind, int naxes, const int *axes,
+                 const int64_t *lengths, gk_fft_norm norm, gk_array **out);
+/* The sample frequencies of an n-point transform at spacing d, as `dtype`
+ * (real floating) on `device`: 0, 1, ..., then -(n/2) ... -1, over d * n;
+ * `real`: only the n/2 + 1 non-negative ones (rfftfreq). */
+gk_status gk_fftfreq(gk_device device, gk_dtype dtype, int64_t n, double d, bool real,
+                     gk_array **out);
+/* a with the zero frequency moved to the middle of each listed axis
+ * (naxes < 0: every axis): a roll by half the length; `inverse` undoes it
+ * (ifftshift). */
+gk_status gk_fftshift(const gk_array *a, int naxes, const int *axes, bool inverse,
+                      gk_array **out);
+
 /* --- the linalg extension's views and norms (src/compute/norms.c), built
  * from the calls above, on every device --- */
 /* The view of the diagonal of each matrix over a's last two axes (which it

@@ -20,4 +20,4 @@ The work is done by libgpukit, in C; this package is a thin layer over it.
 """
 from ._gpukit import *  # noqa: F401,F403  (the C extension's public names)
 from ._gpukit import __array_api_version__, __array_namespace_info__, __version__  # noqa: F401
-from . import cuda, linalg, random  # noqa: F401
+from . import cuda, fft, linalg, random  # noqa: F401

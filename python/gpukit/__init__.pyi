@@ -20,7 +20,7 @@ from typing_extensions import Buffer, CapsuleType, Self, TypeAlias
 
 import numpy as _np
 
-from . import cuda as cuda, linalg as linalg, random as random
+from . import cuda as cuda, fft as fft, linalg as linalg, random as random
 
 __version__: str
 # The array API standard's version this namespace follows, and its constants.

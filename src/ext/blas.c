@@ -2,21 +2,12 @@
 #include "ext/blas.h"
 
 #include "core/error.h"
+#include "ext/loader.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-typedef struct entry_point {
-    const char *name;
-    int required;
-    size_t offset;
-} entry_point;
-
-static const entry_point cblas_entry_points[] = {
+static const gk_entry_point cblas_entry_points[] = {
     {"cblas_sgemm", 1, offsetof(gk_cblas, sgemm)},
     {"cblas_dgemm", 1, offsetof(gk_cblas, dgemm)},
     {"cblas_cgemm", 0, offsetof(gk_cblas, cgemm)},
@@ -35,7 +26,7 @@ static const entry_point cblas_entry_points[] = {
         {"LAPACKE_" c, 1, offsetof(gk_lapacke, field[GK_LAPACK_C])},                           \
         {"LAPACKE_" z, 1, offsetof(gk_lapacke, field[GK_LAPACK_Z])}
 
-static const entry_point lapacke_entry_points[] = {
+static const gk_entry_point lapacke_entry_points[] = {
     FOUR("sgesdd", "dgesdd", "cgesdd", "zgesdd", gesdd),
     FOUR("sgesvd", "dgesvd", "cgesvd", "zgesvd", gesvd),
     FOUR("sgeqrf", "dgeqrf", "cgeqrf", "zgeqrf", geqrf),
@@ -58,29 +49,10 @@ static const char *const cblas_names[] = {"libopenblas.so.0", "libcblas.so.3", "
 /* An OpenBLAS built with its own LAPACKE (upstream's default) serves too. */
 static const char *const lapacke_names[] = {"liblapacke.so.3", "libopenblas.so.0"};
 
-/* One library to load: where to look, what it must have, what to say
- * when it is not there; and the outcome of the one load. */
-typedef struct library {
-    const char *what;     /* "CBLAS" */
-    const char *variable; /* the override's environment variable */
-    const char *const *names;
-    size_t name_count;
-    const entry_point *entry_points;
-    size_t entry_count;
-    const char *install; /* the packages that provide it */
-    void *table; /* a gk_cblas or gk_lapacke */
-    size_t table_size;
-    void **handle; /* its library and path */
-    char *path;
-    size_t path_size;
-    gk_status status;
-    char message[1024];
-} library;
-
 static gk_cblas cblas_table;
 static gk_lapacke lapacke_table;
 
-static library cblas_library = {
+static gk_library cblas_library = {
     "CBLAS", "GPUKIT_BLAS_LIBRARY", cblas_names, sizeof cblas_names / sizeof cblas_names[0],
     cblas_entry_points, sizeof cblas_entry_points / sizeof cblas_entry_points[0],
     "install OpenBLAS (Debian, Ubuntu: apt install libopenblas0; Fedora: dnf install "
@@ -88,7 +60,7 @@ static library cblas_library = {
     &cblas_table, sizeof cblas_table, &cblas_table.library, cblas_table.path,
     sizeof cblas_table.path, GK_OK, ""};
 
-static library lapacke_library = {
+static gk_library lapacke_library = {
     "LAPACKE", "GPUKIT_LAPACKE_LIBRARY", lapacke_names,
     sizeof lapacke_names / sizeof lapacke_names[0], lapacke_entry_points,
     sizeof lapacke_entry_points / sizeof lapacke_entry_points[0],
@@ -97,77 +69,17 @@ static library lapacke_library = {
     &lapacke_table, sizeof lapacke_table, &lapacke_table.library, lapacke_table.path,
     sizeof lapacke_table.path, GK_OK, ""};
 
-/* Opens `path` and fills lib's table from it; false (with *why set, the
- * library closed and the table cleared) when it cannot be opened or lacks
- * a required function. */
-static int try_library(library *lib, const char *path, char *why, size_t why_size)
-{
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        const char *error = dlerror();
-        snprintf(why, why_size, "%s", error ? error : path);
-        return 0;
-    }
-    char *table = lib->table;
-    for (size_t i = 0; i < lib->entry_count; i++) {
-        void *symbol = dlsym(handle, lib->entry_points[i].name);
-        if (!symbol && lib->entry_points[i].required) {
-            snprintf(why, why_size, "%s has no %s", path, lib->entry_points[i].name);
-            dlclose(handle);
-            memset(table, 0, lib->table_size);
-            return 0;
-        }
-        memcpy(table + lib->entry_points[i].offset, &symbol, sizeof symbol);
-    }
-    *lib->handle = handle;
-    snprintf(lib->path, lib->path_size, "%s", path);
-    return 1;
-}
-
-static void load(library *lib)
-{
-    char why[600] = "";
-    const char *override = getenv(lib->variable);
-    if (override && *override) {
-        if (try_library(lib, override, why, sizeof why))
-            return;
-        lib->status = GK_ERR_NOT_FOUND;
-        snprintf(lib->message, sizeof lib->message,
-                 "no usable %s at %s=%s (%s): point it at a %s library, or unset it and %s",
-                 lib->what, lib->variable, override, why, lib->what, lib->install);
-        return;
-    }
-    /* The first usable one; the reason given is the first candidate's. */
-    char first_why[600] = "";
-    for (size_t i = 0; i < lib->name_count; i++) {
-        if (try_library(lib, lib->names[i], why, sizeof why))
-            return;
-        if (i == 0)
-            snprintf(first_why, sizeof first_why, "%s", why);
-    }
-    char names[200] = "";
-    for (size_t i = 0; i < lib->name_count; i++) {
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%s",
-                 i == 0 ? "" : i + 1 == lib->name_count ? " or " : ", ", lib->names[i]);
-    }
-    lib->status = GK_ERR_NOT_FOUND;
-    snprintf(lib->message, sizeof lib->message,
-             "%s not found (no %s: %s): %s, or set %s to a %s library", lib->what, names,
-             first_why, lib->install, lib->variable, lib->what);
-}
-
 static pthread_once_t cblas_once = PTHREAD_ONCE_INIT;
 static pthread_once_t lapacke_once = PTHREAD_ONCE_INIT;
 
 static void load_cblas(void)
 {
-    load(&cblas_library);
+    gk_library_load(&cblas_library);
 }
 
 static void load_lapacke(void)
 {
-    load(&lapacke_library);
+    gk_library_load(&lapacke_library);
     if (lapacke_library.status == GK_OK && lapacke_table.set_nancheck)
         lapacke_table.set_nancheck(0);
 }

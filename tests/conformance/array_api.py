@@ -78,6 +78,13 @@ def targets(requested):
     return runs
 
 
+def scope():
+    """What the run covers, for the printout, the baseline and the docs."""
+    if not LEFT_OUT:
+        return "the main namespace and its extensions (linalg, fft)"
+    return f"the main namespace and its extensions but {', '.join(LEFT_OUT)}"
+
+
 def start(run, max_examples, workdir):
     name, module, device, skip_dtypes = run
     env = dict(os.environ)
@@ -98,7 +105,8 @@ def start(run, max_examples, workdir):
         env["GPUKIT_DEFAULT_DEVICE"] = device
     command = [sys.executable, "-m", "pytest", "array_api_tests", "-q", "-p", "array_api_plugin",
                "-p", "no:cacheprovider", "-p", "no:warnings", f"--max-examples={max_examples}",
-               "--disable-deadline", "--derandomize", "--disable-extension", *LEFT_OUT]
+               "--disable-deadline", "--derandomize",
+               *(["--disable-extension", *LEFT_OUT] if LEFT_OUT else [])]
     log = open(workdir / f"{name}.log", "w")
     return subprocess.Popen(command, cwd=SUITE, env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL), log
@@ -143,8 +151,7 @@ def write_baseline(results, shares, max_examples):
         "# ctest's conformance.array_api fails when a test fails that is not listed here, or passes",
         "# while listed here. docs/ARRAY_API.md is made from this file.",
         f"# suite: {SUITE_PIN}, standard {API_VERSION}",
-        f"# run: main namespace and extensions but {', '.join(LEFT_OUT)}, hypothesis {hypothesis.__version__}, "
-        f"--max-examples={max_examples} "
+        f"# run: {scope()}, hypothesis {hypothesis.__version__}, --max-examples={max_examples} "
         "--derandomize",
         "# shares at this update: " + ", ".join(f"{n} {p}/{t}" for n, (p, t) in shares.items()),
     ]
@@ -173,10 +180,10 @@ def docs_text():
         "",
         "ctest's `conformance.array_api` runs the data-apis array API test suite, pinned and vendored",
         "in `tests/conformance/array-api-tests/`, on gpukit's `cpu` device, on its first OpenCL device",
-        "(PoCL in CI) and on NumPy 2 in the same run, over the standard's main namespace and its",
-        f"extensions but {', '.join(f'`{e}`' for e in LEFT_OUT)}. It prints each share of passing "
-        "tests and fails on any change against the baseline. Shares count over the tests collected for any of the three, so",
-        "a test gpukit cannot collect (a dtype it lacks) counts as not passing. Each reason is the",
+        f"(PoCL in CI) and on NumPy 2 in the same run, over {scope()} of the standard. It prints",
+        "each share of passing tests and fails on any change against the baseline. Shares count",
+        "over the tests collected for any of the three, so a test gpukit cannot collect (a dtype",
+        "it lacks) counts as not passing. Each reason is the",
         "first line of the failure as pytest reports it; in test_special_cases.py,",
         "`'NoneType' object is not callable` means the function is missing from gpukit.",
         "",
@@ -225,8 +232,7 @@ def main():
     union = set().union(*(r.keys() for r in results.values()))
     shares = {name: (sum(1 for o, _ in r.values() if o == "passed"), len(union))
               for name, r in results.items()}
-    print(f"array API test suite, {SUITE_PIN}, standard {API_VERSION}, main namespace and "
-          f"extensions but {', '.join(LEFT_OUT)}, "
+    print(f"array API test suite, {SUITE_PIN}, standard {API_VERSION}, {scope()}, "
           f"--max-examples={args.max_examples}: {len(union)} tests, {seconds:.0f} s")
     for name, (passed, total) in shares.items():
         result = results[name]

@@ -1,6 +1,7 @@
-/* Linear algebra on a machine without a BLAS or LAPACKE: ctest runs this
- * with GPUKIT_BLAS_LIBRARY and GPUKIT_LAPACKE_LIBRARY naming files that do
- * not exist. Every op that needs one fails with GK_ERR_NOT_FOUND and a
+/* Linear algebra and FFTs on a machine without a BLAS, LAPACKE or FFTW:
+ * ctest runs this with GPUKIT_BLAS_LIBRARY, GPUKIT_LAPACKE_LIBRARY,
+ * GPUKIT_FFTW_LIBRARY and GPUKIT_FFTWF_LIBRARY naming files that do not
+ * exist. Every op that needs one fails with GK_ERR_NOT_FOUND and a
  * message naming the op, the variable and the package to install (the
  * same answer on a second call), never a crash; the rest of the arrays,
  * and products that need no BLAS (empty ones), still work. */
@@ -54,7 +55,30 @@ int main(void)
           "eigvalsh gave %d: %s", (int)status, gk_last_error());
     CHECK(out == NULL, "eigvalsh left a result");
 
-    /* What needs no BLAS still works: arithmetic, and an empty product. */
+    for (int single = 0; single < 2; single++) {
+        gk_array *signal = NULL;
+        CHECK(gk_ones(cpu, single ? GK_COMPLEX64 : GK_FLOAT64, 2, shape, &signal) == GK_OK,
+              "%s", gk_last_error());
+        for (int attempt = 0; attempt < 2; attempt++) {
+            status = gk_fft(signal, GK_FFT_FORWARD, -1, NULL, NULL, GK_FFT_NORM_BACKWARD, &out);
+            message = gk_last_error();
+            CHECK(status == GK_ERR_NOT_FOUND && out == NULL, "fft gave %d", (int)status);
+            CHECK(mentions(message, single ? "fft: no usable FFTW (single precision) at "
+                                             "GPUKIT_FFTWF_LIBRARY="
+                                           : "fft: no usable FFTW (double precision) at "
+                                             "GPUKIT_FFTW_LIBRARY="),
+                  "%s", message);
+            CHECK(mentions(message, single ? "apt install libfftw3-single3"
+                                           : "apt install libfftw3-double3"),
+                  "%s", message);
+        }
+        gk_array_free(signal);
+    }
+
+    /* What needs no library still works: arithmetic, an empty product, and
+     * the FFT's frequencies and shifts. */
+    CHECK(gk_fftfreq(cpu, GK_FLOAT64, 4, 1.0, false, &out) == GK_OK, "%s", gk_last_error());
+    gk_array_free(out);
     status = gk_binary(GK_ADD, a, a, &out);
     CHECK(status == GK_OK, "add: %s", gk_last_error());
     double sum[4] = {0, 0, 0, 0};

@@ -1,23 +1,28 @@
-"""Benchmark: gpukit.linalg's factorizations against numpy.linalg in the
-same run (issue 16's CPU performance list).
+"""Benchmark: gpukit.linalg and gpukit.fft against numpy.linalg and
+numpy.fft in the same run (issue 16's CPU performance list).
 
-Each case factors one n x n float64 matrix (n = 1024 by default) through
-both Python APIs, a fresh result each time:
+The linalg cases factor one n x n float64 matrix (n = 1024 by default):
   svd        svd(a, full_matrices=False)
   qr         qr(a)
   solve      solve(a, b), b an n x n matrix
   eigh       eigh(s), s symmetric
   inv, det, cholesky (of a positive-definite matrix), eig
-The ratio is NumPy's time / gpukit's: above 1 gpukit is faster (the target
-is >= 1.0x for svd, qr, solve and eigh on the CPU). Each row is the median
+The fft cases transform 2^22 points (--points):
+  fft, ifft  of complex128; fft64: of complex64
+  rfft       of float64; irfft: back
+  fft2       fftn of a 2048 x 2048 complex128 array
+each through both Python APIs, a fresh result each time. The ratio is
+NumPy's time / gpukit's: above 1 gpukit is faster (the target is >= 1.0x
+for svd, qr, solve, eigh, fft and rfft on the CPU). Each row is the median
 of --repeat runs after a warm-up run, with the spread (min to max ratio)
 shown. Both sides call LAPACK through OpenBLAS: NumPy its wheel's own,
-gpukit the system's (Debian's libopenblas0 through liblapacke). It asserts
-nothing; it prints numbers.
+gpukit the system's (Debian's libopenblas0 through liblapacke); NumPy's
+FFT is its own pocketfft, gpukit's FFTW (threaded). It asserts nothing; it
+prints numbers.
 
-    .venv/bin/python bench/linalg_vs_numpy.py [--build build-rel]
-                                              [--device cpu] [--n 1024]
-                                              [--repeat 5] [--only svd,qr]
+    .venv/bin/python bench/linalg_fft_vs_numpy.py [--build build-rel]
+        [--device cpu] [--n 1024] [--points 4194304] [--repeat 5]
+        [--only svd,fft]
 Run it with the cores quiet; the load average is printed before and after.
 """
 import argparse
@@ -30,7 +35,7 @@ import numpy as np
 from benchlib import import_gpukit, times
 
 
-def cases(gk, device, n):
+def cases(gk, device, n, points):
     """(name, gpukit run, NumPy run) for each case."""
     rng = np.random.default_rng(16)
     a = rng.standard_normal((n, n))
@@ -48,6 +53,24 @@ def cases(gk, device, n):
         ("det", lambda: la.det(ga), lambda: np.linalg.det(a)),
         ("cholesky", lambda: la.cholesky(gp), lambda: np.linalg.cholesky(p)),
         ("eig", lambda: la.eig(ga), lambda: np.linalg.eig(a)),
+    ] + fft_cases(gk, device, points, rng)
+
+
+def fft_cases(gk, device, points, rng):
+    z = rng.standard_normal(points) + 1j * rng.standard_normal(points)
+    z32 = z.astype(np.complex64)
+    r = rng.standard_normal(points)
+    half = np.fft.rfft(r)
+    plane = rng.standard_normal((2048, 2048)) + 1j * rng.standard_normal((2048, 2048))
+    gz, gz32, gr, ghalf, gplane = (gk.asarray(x, device=device) for x in (z, z32, r, half, plane))
+    f = gk.fft
+    return [
+        ("fft", lambda: f.fft(gz), lambda: np.fft.fft(z)),
+        ("ifft", lambda: f.ifft(gz), lambda: np.fft.ifft(z)),
+        ("fft64", lambda: f.fft(gz32), lambda: np.fft.fft(z32)),
+        ("rfft", lambda: f.rfft(gr), lambda: np.fft.rfft(r)),
+        ("irfft", lambda: f.irfft(ghalf), lambda: np.fft.irfft(half)),
+        ("fft2", lambda: f.fftn(gplane), lambda: np.fft.fftn(plane)),
     ]
 
 
@@ -56,16 +79,17 @@ def main():
     parser.add_argument("--build", type=Path, default=Path("build-rel"))
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--n", type=int, default=1024)
+    parser.add_argument("--points", type=int, default=1 << 22)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", help="comma-separated case names")
     args = parser.parse_args()
     gk = import_gpukit(args.build)
     only = set(args.only.split(",")) if args.only else None
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{args.n} x {args.n} float64 on gpukit {args.device} vs NumPy {np.__version__}, "
-          f"median of {args.repeat}")
+    print(f"linalg: {args.n} x {args.n} float64; fft: {args.points} points; gpukit on "
+          f"{args.device} vs NumPy {np.__version__}, median of {args.repeat}")
     print(f"{'case':10} {'gpukit ms':>10} {'numpy ms':>10} {'ratio':>7}  spread")
-    for name, ours, theirs in cases(gk, args.device, args.n):
+    for name, ours, theirs in cases(gk, args.device, args.n, args.points):
         if only and name not in only:
             continue
         mine = times(ours, args.repeat, warmup=1)

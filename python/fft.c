@@ -1,0 +1,204 @@
+/* The C halves of gpukit.fft: _fft (every transform, one gk_fft call),
+ * _fftfreq and _fftshift. gpukit.fft (fft.py) parses the standard's
+ * keywords and passes everything here by position. */
+#include "gkpy.h"
+
+#define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
+
+static gk_array *array_of(PyObject *object)
+{
+    return ((gkpy_array *)object)->array;
+}
+
+/* A tuple of ints (None: *count -1) into values; -1 with TypeError or
+ * ValueError naming `what`. */
+static int int_tuple(const char *function, const char *what, PyObject *object, int *count,
+                     int64_t *values)
+{
+    *count = -1;
+    if (object == Py_None)
+        return 0;
+    if (!PyTuple_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "%s(): %s must be a tuple of ints or None, not %.100s",
+                     function, what, Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    Py_ssize_t size = PyTuple_GET_SIZE(object);
+    if (size > GK_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "%s(): %zd %s: at most %d", function, size, what,
+                     GK_MAX_DIMS);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *item = PyTuple_GET_ITEM(object, i);
+        if (!PyIndex_Check(item) || PyBool_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "%s(): %s must hold ints, not %.100s", function, what,
+                         Py_TYPE(item)->tp_name);
+            return -1;
+        }
+        long long value = PyLong_AsLongLong(item);
+        if (value == -1 && PyErr_Occurred())
+            return -1;
+        values[i] = value;
+    }
+    *count = (int)size;
+    return 0;
+}
+
+/* An axes argument: None (*naxes -1), one int, or a tuple of ints, each
+ * in -GK_MAX_DIMS .. GK_MAX_DIMS - 1 (the library checks it against the
+ * array); -1 with the exception. */
+static int axes_argument(const char *function, PyObject *object, int *naxes, int *axes)
+{
+    int64_t values[GK_MAX_DIMS];
+    if (PyIndex_Check(object) && !PyBool_Check(object)) {
+        values[0] = PyLong_AsLongLong(object);
+        if (values[0] == -1 && PyErr_Occurred())
+            return -1;
+        *naxes = 1;
+    } else if (int_tuple(function, "axes", object, naxes, values) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < *naxes; i++) {
+        if (values[i] < -GK_MAX_DIMS || values[i] >= GK_MAX_DIMS) {
+            PyErr_Format(PyExc_IndexError, "%s(): axis %lld is out of range", function,
+                         (long long)values[i]);
+            return -1;
+        }
+        axes[i] = (int)values[i];
+    }
+    return 0;
+}
+
+/* _fft(x, kind, lengths, axes, norm): lengths and axes tuples or None
+ * (lengths: 0 or -1 keeps an axis's length); norm 'backward', 'ortho' or
+ * 'forward'. */
+static PyObject *fn_fft(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (gkpy_expect_args("_fft", nargs, 5) < 0)
+        return NULL;
+    int kind = PyLong_Check(args[1]) ? (int)PyLong_AsLong(args[1]) : -1;
+    const char *function = kind >= 0 && kind <= GK_FFT_HERMITIAN_BACKWARD
+                               ? (const char *[]){"fft", "ifft", "rfft", "irfft", "hfft",
+                                                  "ihfft"}[kind]
+                               : "fft";
+    int nlengths, naxes, axes[GK_MAX_DIMS];
+    int64_t lengths[GK_MAX_DIMS];
+    if (int_tuple(function, "s", args[2], &nlengths, lengths) < 0 ||
+        axes_argument(function, args[3], &naxes, axes) < 0)
+        return NULL;
+    gk_fft_norm norm;
+    if (PyUnicode_Check(args[4]) && PyUnicode_CompareWithASCIIString(args[4], "backward") == 0)
+        norm = GK_FFT_NORM_BACKWARD;
+    else if (PyUnicode_Check(args[4]) && PyUnicode_CompareWithASCIIString(args[4], "ortho") == 0)
+        norm = GK_FFT_NORM_ORTHO;
+    else if (PyUnicode_Check(args[4]) &&
+             PyUnicode_CompareWithASCIIString(args[4], "forward") == 0)
+        norm = GK_FFT_NORM_FORWARD;
+    else {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): norm is %R; it must be 'backward', 'ortho' or 'forward'", function,
+                     args[4]);
+        return NULL;
+    }
+    if (nlengths >= 0 && naxes >= 0 && nlengths != naxes) {
+        PyErr_Format(PyExc_ValueError, "%s(): s has %d entries for %d axes", function,
+                     nlengths, naxes);
+        return NULL;
+    }
+    for (int i = 0; i < nlengths; i++) {
+        if (lengths[i] == -1) /* the standard's "this axis as it is" */
+            lengths[i] = 0;
+        else if (lengths[i] < 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s(): %lld points: the number of points must be at least 1",
+                         function, (long long)lengths[i]);
+            return NULL;
+        }
+    }
+    PyObject *x = gkpy_as_array(state, args[0], NULL);
+    if (!x)
+        return NULL;
+    const gk_array *a = array_of(x);
+    /* s without axes: the last len(s) axes */
+    if (naxes < 0 && nlengths >= 0) {
+        naxes = nlengths;
+        for (int i = 0; i < naxes; i++)
+            axes[i] = i - naxes;
+    }
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(true, gk_fft(a, (gk_fft_kind)kind, naxes, axes, nlengths >= 0 ? lengths : NULL,
+                          norm, &out));
+    Py_DECREF(x);
+    return gkpy_array_result(state, status, out);
+}
+
+/* _fftfreq(n, d, real, dtype, device) */
+static PyObject *fn_fftfreq(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (gkpy_expect_args("_fftfreq", nargs, 5) < 0)
+        return NULL;
+    int real = PyObject_IsTrue(args[2]);
+    const char *function = real ? "rfftfreq" : "fftfreq";
+    if (!PyIndex_Check(args[0]) || PyBool_Check(args[0])) {
+        PyErr_Format(PyExc_TypeError, "%s(): n must be an int, not %.100s", function,
+                     Py_TYPE(args[0])->tp_name);
+        return NULL;
+    }
+    long long n = PyLong_AsLongLong(args[0]);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    double d = PyFloat_AsDouble(args[1]);
+    if (d == -1.0 && PyErr_Occurred())
+        return NULL;
+    gk_dtype dtype = GK_FLOAT32; /* the default real floating dtype */
+    gk_device device = gkpy_default_device(state);
+    if (real < 0 || gkpy_optional_dtype(state, args[3], &dtype) < 0 ||
+        gkpy_optional_device(state, args[4], &device) < 0)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(device.kind != GK_DEVICE_CPU, gk_fftfreq(device, dtype, n, d, real, &out));
+    return gkpy_array_result(state, status, out);
+}
+
+/* _fftshift(x, axes, inverse) */
+static PyObject *fn_fftshift(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    if (gkpy_expect_args("_fftshift", nargs, 3) < 0)
+        return NULL;
+    int inverse = PyObject_IsTrue(args[2]);
+    const char *function = inverse > 0 ? "ifftshift" : "fftshift";
+    int naxes, axes[GK_MAX_DIMS];
+    if (inverse < 0 || axes_argument(function, args[1], &naxes, axes) < 0)
+        return NULL;
+    PyObject *x = gkpy_as_array(state, args[0], NULL);
+    if (!x)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(gkpy_long_work(array_of(x)), gk_fftshift(array_of(x), naxes, axes, inverse, &out));
+    Py_DECREF(x);
+    return gkpy_array_result(state, status, out);
+}
+
+static PyMethodDef fft_functions[] = {
+    {"_fft", FASTCALL(fn_fft),
+     "_fft(x, kind, s, axes, norm, /)\n--\n\nThe C half of gpukit.fft's transforms."},
+    {"_fftfreq", FASTCALL(fn_fftfreq),
+     "_fftfreq(n, d, real, dtype, device, /)\n--\n\nThe C half of gpukit.fft.fftfreq and "
+     "rfftfreq."},
+    {"_fftshift", FASTCALL(fn_fftshift),
+     "_fftshift(x, axes, inverse, /)\n--\n\nThe C half of gpukit.fft.fftshift and ifftshift."},
+    {NULL, NULL, 0, NULL},
+};
+
+int gkpy_fft_init(PyObject *module, gkpy_state *state)
+{
+    (void)state;
+    return PyModule_AddFunctions(module, fft_functions);
+}

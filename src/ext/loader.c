@@ -1,0 +1,68 @@
+/* Run-time loading of a library into a table of its functions: see
+ * loader.h. */
+#include "ext/loader.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Opens `path` and fills lib's table from it; false (with *why set, the
+ * library closed and the table cleared) when it cannot be opened or lacks
+ * a required function. */
+static int try_library(gk_library *lib, const char *path, char *why, size_t why_size)
+{
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *error = dlerror();
+        snprintf(why, why_size, "%s", error ? error : path);
+        return 0;
+    }
+    char *table = lib->table;
+    for (size_t i = 0; i < lib->entry_count; i++) {
+        void *symbol = dlsym(handle, lib->entry_points[i].name);
+        if (!symbol && lib->entry_points[i].required) {
+            snprintf(why, why_size, "%s has no %s", path, lib->entry_points[i].name);
+            dlclose(handle);
+            memset(table, 0, lib->table_size);
+            return 0;
+        }
+        memcpy(table + lib->entry_points[i].offset, &symbol, sizeof symbol);
+    }
+    *lib->handle = handle;
+    snprintf(lib->path, lib->path_size, "%s", path);
+    return 1;
+}
+
+void gk_library_load(gk_library *lib)
+{
+    char why[600] = "";
+    const char *override = getenv(lib->variable);
+    if (override && *override) {
+        if (try_library(lib, override, why, sizeof why))
+            return;
+        lib->status = GK_ERR_NOT_FOUND;
+        snprintf(lib->message, sizeof lib->message,
+                 "no usable %s at %s=%s (%s): point it at a %s library, or unset it and %s",
+                 lib->what, lib->variable, override, why, lib->what, lib->install);
+        return;
+    }
+    /* The first usable one; the reason given is the first candidate's. */
+    char first_why[600] = "";
+    for (size_t i = 0; i < lib->name_count; i++) {
+        if (try_library(lib, lib->names[i], why, sizeof why))
+            return;
+        if (i == 0)
+            snprintf(first_why, sizeof first_why, "%s", why);
+    }
+    char names[200] = "";
+    for (size_t i = 0; i < lib->name_count; i++) {
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s",
+                 i == 0 ? "" : i + 1 == lib->name_count ? " or " : ", ", lib->names[i]);
+    }
+    lib->status = GK_ERR_NOT_FOUND;
+    snprintf(lib->message, sizeof lib->message,
+             "%s not found (no %s: %s): %s, or set %s to a %s library", lib->what, names,
+             first_why, lib->install, lib->variable, lib->what);
+}

@@ -1,0 +1,44 @@
+/* Loading a vendor library at run time into a table of its functions:
+ * what CBLAS, LAPACKE and FFTW share (ext/blas.c, ext/fftw.c). A library
+ * is found by an override in the environment, else by the first of a list
+ * of names that opens and has every required function; the outcome, and a
+ * message naming the packages that provide it when there is none, is kept
+ * for the process. */
+#ifndef GK_EXT_LOADER_H
+#define GK_EXT_LOADER_H
+
+#include <gpukit/status.h>
+
+#include <stddef.h>
+
+/* One function to look up, and where its address goes in the table. */
+typedef struct gk_entry_point {
+    const char *name;
+    int required;
+    size_t offset;
+} gk_entry_point;
+
+/* One library to load: where to look, what it must have, what to say
+ * when it is not there; and the outcome of the one load. */
+typedef struct gk_library {
+    const char *what;     /* "CBLAS" */
+    const char *variable; /* the override's environment variable */
+    const char *const *names;
+    size_t name_count;
+    const gk_entry_point *entry_points;
+    size_t entry_count;
+    const char *install; /* the packages that provide it */
+    void *table;         /* the struct the entry points' offsets are in */
+    size_t table_size;
+    void **handle; /* where the dlopen handle and the path go */
+    char *path;
+    size_t path_size;
+    gk_status status;
+    char message[1024];
+} gk_library;
+
+/* Loads lib (once: call it under pthread_once): on success fills its table,
+ * handle and path; else sets status and message. */
+void gk_library_load(gk_library *lib);
+
+#endif
