@@ -44,6 +44,7 @@ static const struct {
     {"cuMemcpyHtoD_v2", NULL, offsetof(gk_cuda, MemcpyHtoD)},
     {"cuMemcpyHtoDAsync_v2", NULL, offsetof(gk_cuda, MemcpyHtoDAsync)},
     {"cuMemcpyDtoH_v2", NULL, offsetof(gk_cuda, MemcpyDtoH)},
+    {"cuMemcpyDtoHAsync_v2", NULL, offsetof(gk_cuda, MemcpyDtoHAsync)},
     {"cuMemcpyDtoDAsync_v2", NULL, offsetof(gk_cuda, MemcpyDtoDAsync)},
     {"cuStreamCreate", NULL, offsetof(gk_cuda, StreamCreate)},
     {"cuStreamDestroy_v2", NULL, offsetof(gk_cuda, StreamDestroy)},

@@ -101,6 +101,7 @@ typedef struct gk_cuda {
     CUresult (*MemcpyHtoD)(CUdeviceptr to, const void *from, size_t bytes);
     CUresult (*MemcpyHtoDAsync)(CUdeviceptr to, const void *from, size_t bytes, CUstream stream);
     CUresult (*MemcpyDtoH)(void *to, CUdeviceptr from, size_t bytes);
+    CUresult (*MemcpyDtoHAsync)(void *to, CUdeviceptr from, size_t bytes, CUstream stream);
     CUresult (*MemcpyDtoDAsync)(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream);
     CUresult (*StreamCreate)(CUstream *stream, unsigned int flags);
     CUresult (*StreamDestroy)(CUstream stream);

@@ -496,6 +496,16 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void *from, size_t by
     return r;
 }
 
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *to, CUdeviceptr from, size_t bytes,
+                                     struct CUstream_st *stream)
+{
+    NEED_CONTEXT();
+    pthread_mutex_lock(&lock);
+    CUresult r = enqueue(stream, to, (const void *)(uintptr_t)from, bytes);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
 EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr to, CUdeviceptr from, size_t bytes,
                                      struct CUstream_st *stream)
 {

