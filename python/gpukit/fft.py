@@ -2,9 +2,9 @@
 
 Discrete Fourier transforms of any length (not only powers of two) over any
 axes, with n / s, axis / axes and norm as the standard and NumPy have them.
-They run on the CPU through FFTW (loaded at run time; install
-libfftw3-double3 and libfftw3-single3) whatever the array's device: the
-input is copied there and the result back. complex64 and float32 input
+They run through cuFFT on CUDA devices that have it, else on the CPU
+through FFTW (loaded at run time; install libfftw3-double3 and
+libfftw3-single3): OpenCL arrays are copied there and the result back. complex64 and float32 input
 compute in single precision (float16 too), the rest in double; the results
 keep that precision, as the standard asks (NumPy 2 does the same).
 

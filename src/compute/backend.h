@@ -23,6 +23,14 @@ typedef struct gk_loop {
     int64_t shape[GK_MAX_DIMS];
 } gk_loop;
 
+/* What one FFT pass computes (compute/fft.c). */
+typedef enum gk_fft_pass {
+    GK_FFT_PASS_FORWARD,  /* complex to complex, e^-i */
+    GK_FFT_PASS_BACKWARD, /* complex to complex, e^+i */
+    GK_FFT_PASS_R2C,      /* real to the n / 2 + 1 non-negative frequencies */
+    GK_FFT_PASS_C2R,      /* those back to n reals */
+} gk_fft_pass;
+
 typedef struct gk_backend {
     gk_device_kind kind;
     const char *name;
@@ -123,6 +131,15 @@ typedef struct gk_backend {
     gk_status (*matmul)(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
                         int64_t k, const char *a, int64_t a_batch_stride, const char *b,
                         int64_t b_batch_stride, char *c);
+
+    /* --- FFT (optional: NULL, or GK_ERR_NOT_FOUND when the device has no
+     * FFT library; compute/fft.c then computes on the host) --- */
+    /* `rows` 1-d transforms of n points, each along one contiguous row:
+     * `in` rows of n elements (c2r: n / 2 + 1), `out` rows of n (r2c:
+     * n / 2 + 1); complex64/float32 when `single`, else complex128/float64;
+     * unnormalized. */
+    gk_status (*fft)(gk_device device, gk_fft_pass pass, bool single, int64_t rows, int64_t n,
+                     const char *in, char *out);
 } gk_backend;
 
 extern const gk_backend gk_cpu_backend;

@@ -3,13 +3,13 @@
  * irfftn, hfft, ihfft in one gk_fft), fftfreq and rfftfreq, fftshift and
  * ifftshift.
  *
- * Transforms run on the CPU through FFTW (ext/fftw.h says why FFTW) on
- * every device: the input is cut or zero-padded to the lengths asked for
- * and converted to the computing dtype in a CPU array (no copy at all when
- * a CPU array already is that), FFTW transforms one listed axis after
- * another, each as a batch of contiguous rows (axis_pass), into new CPU
- * arrays, and the last is scaled for the norm and moved to the input's
- * device.
+ * Transforms run through cuFFT on CUDA devices that have it (the
+ * backend's `fft`), else on the CPU through FFTW (ext/fftw.h says why
+ * FFTW): the input is cut or zero-padded to the lengths asked for and
+ * converted to the computing dtype where the transform runs (no copy at
+ * all when the array already is that), one listed axis is transformed
+ * after another, each as a batch of contiguous rows (axis_pass), and the
+ * last result is scaled for the norm and moved to the input's device.
  * Plans are made with FFTW_ESTIMATE (planning measures nothing and touches
  * no data), threaded for transforms of at least THREADED_SIZE elements, and
  * cached (PLAN_CACHE of them, the least recently used replaced): a second
@@ -20,6 +20,7 @@
  * float64, integers and bool as complex128 / float64. The real transforms
  * (rfft, ihfft) refuse complex input; irfft and hfft give real output. */
 #include "compute/array_impl.h"
+#include "compute/backend.h"
 
 #include "core/error.h"
 #include "ext/fftw.h"
@@ -31,14 +32,6 @@
 #include <string.h>
 
 enum { PLAN_CACHE = 16, THREADED_SIZE = 1 << 15 };
-
-/* What FFTW is asked to do. */
-typedef enum transform {
-    COMPLEX_FORWARD,
-    COMPLEX_BACKWARD,
-    REAL_TO_COMPLEX,
-    COMPLEX_TO_REAL,
-} transform;
 
 /* A plan's problem: everything new-array execution needs to be the same. */
 typedef struct plan_key {
@@ -64,13 +57,13 @@ static void *make_plan(const gk_fftw *fftw, const plan_key *key, void *in, void 
     if (fftw->threaded)
         fftw->plan_with_nthreads(key->threads);
     switch (key->transform) {
-    case COMPLEX_FORWARD:
-    case COMPLEX_BACKWARD:
+    case GK_FFT_PASS_FORWARD:
+    case GK_FFT_PASS_BACKWARD:
         return fftw->plan_dft(key->rank, key->dims, key->howmany_rank, key->howmany, in, out,
-                              key->transform == COMPLEX_FORWARD ? GK_FFTW_FORWARD
+                              key->transform == GK_FFT_PASS_FORWARD ? GK_FFTW_FORWARD
                                                                 : GK_FFTW_BACKWARD,
                               GK_FFTW_ESTIMATE);
-    case REAL_TO_COMPLEX:
+    case GK_FFT_PASS_R2C:
         return fftw->plan_r2c(key->rank, key->dims, key->howmany_rank, key->howmany, in, out,
                               GK_FFTW_ESTIMATE);
     default: /* c2r overwrites its input, which is always ours */
@@ -142,17 +135,19 @@ static void *data_of(const gk_array *a)
 }
 
 /* a cut or zero-padded to `shape` (the same rank; from the start of each
- * axis), as a contiguous CPU array of `dtype`: a itself (a new handle)
- * when it already is one and `writable` is false. */
+ * axis), as a contiguous array of `dtype` on `where`: a itself (a new
+ * handle) when it already is one and `writable` is false. */
 static gk_status prepare_input(const gk_array *a, gk_dtype dtype, const int64_t *shape,
-                               bool writable, gk_array **out)
+                               bool writable, gk_device where, gk_array **out)
 {
     *out = NULL;
     bool same = memcmp(shape, a->shape, sizeof(int64_t) * (size_t)a->ndim) == 0;
-    if (same && !writable && a->dtype == dtype && gk_array_device(a).kind == GK_DEVICE_CPU &&
-        gk_array_is_contiguous(a))
+    bool there = gk_device_equal(gk_array_device(a), where);
+    if (same && !writable && a->dtype == dtype && there && gk_array_is_contiguous(a))
         return gk_array_view(a, out);
-    /* the part of a that is kept, then on the CPU */
+    if (same && there && gk_array_is_contiguous(a)) /* a plain copy (a driver's copy on a GPU) */
+        return gk_copy_as(a, dtype, out);
+    /* the part of a that is kept, then on `where` */
     gk_array *kept = NULL, *host = NULL, *target = NULL;
     gk_status status = gk_array_view(a, &kept);
     for (int i = 0; i < a->ndim && status == GK_OK; i++) {
@@ -164,11 +159,10 @@ static gk_status prepare_input(const gk_array *a, gk_dtype dtype, const int64_t 
         kept = cut;
     }
     if (status == GK_OK)
-        status = gk_array_device(a).kind == GK_DEVICE_CPU ? gk_array_view(kept, &host)
-                                                          : gk_to(kept, gk_device_cpu(), &host);
+        status = there ? gk_array_view(kept, &host) : gk_to(kept, where, &host);
     /* into zeros of the padded shape (the kept part's region) */
     if (status == GK_OK)
-        status = gk_zeros(gk_device_cpu(), dtype, a->ndim, shape, out);
+        status = gk_zeros(where, dtype, a->ndim, shape, out);
     if (status == GK_OK)
         status = gk_array_view(*out, &target);
     for (int i = 0; i < a->ndim && status == GK_OK; i++) {
@@ -191,14 +185,15 @@ static gk_status prepare_input(const gk_array *a, gk_dtype dtype, const int64_t 
     return status;
 }
 
-/* result *= factor in place, on the CPU's threads (a real factor: the
- * scalar's dtype is the parts' one, so complex64 stays complex64). */
+/* result *= factor in place, on its device (a real factor: the scalar's
+ * dtype is the parts' one, so complex64 stays complex64). */
 static gk_status scale(gk_array *result, double factor)
 {
     if (factor == 1.0)
         return GK_OK;
     gk_array *by = NULL;
-    gk_status status = gk_scalar(gk_device_cpu(), gk_dtype_component(result->dtype), factor, &by);
+    gk_status status = gk_scalar(gk_array_device(result), gk_dtype_component(result->dtype),
+                                 factor, &by);
     if (status == GK_OK)
         status = gk_binary_into(GK_MUL, result, by, result);
     gk_array_free(by);
@@ -207,23 +202,15 @@ static gk_status scale(gk_array *result, double factor)
 
 /* --- one axis at a time --- */
 
-/* The 1-d transform `t` of n points along the last axis of `in` (a
- * contiguous CPU array), batched over the rows before it, into a new
- * contiguous CPU array. FFTW's fastest case: every transform reads and
- * writes one contiguous row. */
-static gk_status last_axis_pass(const gk_fftw *fftw, transform t, bool single,
-                                const gk_array *in, int64_t n, gk_array **out)
+/* FFTW's pass over `rows` rows of `in` into `out` (CPU arrays). */
+static gk_status fftw_pass(gk_fft_pass t, bool single, int64_t rows, int64_t n,
+                           const gk_array *in, gk_array *out)
 {
-    int last = in->ndim - 1;
-    int64_t shape[GK_MAX_DIMS];
-    memcpy(shape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
-    shape[last] = t == REAL_TO_COMPLEX ? n / 2 + 1 : n;
-    gk_dtype real = single ? GK_FLOAT32 : GK_FLOAT64;
-    gk_dtype dtype = t == COMPLEX_TO_REAL ? real : single ? GK_COMPLEX64 : GK_COMPLEX128;
-    gk_status status = gk_empty(gk_device_cpu(), dtype, in->ndim, shape, out);
+    const gk_fftw *fftw;
+    gk_status status = gk_fftw_open("fft", single, &fftw);
     if (status != GK_OK)
         return status;
-    int64_t rows = gk_array_size(*out) / shape[last];
+    int last = in->ndim - 1;
     plan_key key;
     memset(&key, 0, sizeof key);
     key.transform = t;
@@ -231,46 +218,74 @@ static gk_status last_axis_pass(const gk_fftw *fftw, transform t, bool single,
     key.rank = 1;
     key.dims[0] = (gk_fftw_iodim){n, 1, 1};
     if (rows > 1)
-        key.howmany[key.howmany_rank++] = (gk_fftw_iodim){rows, in->shape[last], shape[last]};
+        key.howmany[key.howmany_rank++] =
+            (gk_fftw_iodim){rows, in->shape[last], out->shape[last]};
     const gk_openmp *openmp = fftw->threaded ? gk_openmp_open(NULL) : NULL;
-    key.threads = openmp && gk_array_size(*out) >= THREADED_SIZE ? openmp->max_threads() : 1;
+    key.threads = openmp && gk_array_size(out) >= THREADED_SIZE ? openmp->max_threads() : 1;
     key.in_align = fftw->alignment_of(data_of(in));
-    key.out_align = fftw->alignment_of(data_of(*out));
+    key.out_align = fftw->alignment_of(data_of(out));
     cached_plan *plan = NULL;
-    status = take_plan(fftw, &key, data_of(in), data_of(*out), &plan);
+    status = take_plan(fftw, &key, data_of(in), data_of(out), &plan);
     if (status == GK_OK) {
-        if (t == REAL_TO_COMPLEX)
-            fftw->execute_r2c(plan->plan, data_of(in), data_of(*out));
-        else if (t == COMPLEX_TO_REAL)
-            fftw->execute_c2r(plan->plan, data_of(in), data_of(*out));
+        if (t == GK_FFT_PASS_R2C)
+            fftw->execute_r2c(plan->plan, data_of(in), data_of(out));
+        else if (t == GK_FFT_PASS_C2R)
+            fftw->execute_c2r(plan->plan, data_of(in), data_of(out));
         else
-            fftw->execute_dft(plan->plan, data_of(in), data_of(*out));
+            fftw->execute_dft(plan->plan, data_of(in), data_of(out));
         put_plan(fftw, plan);
-    } else {
+    }
+    return status;
+}
+
+/* The 1-d transform `t` of n points along the last axis of `in` (a
+ * contiguous array), batched over the rows before it, into a new
+ * contiguous array on in's device: FFTW on the CPU, the backend's FFT
+ * library (cuFFT) on a GPU. Every transform reads and writes one
+ * contiguous row, both libraries' fastest case. */
+static gk_status last_axis_pass(gk_fft_pass t, bool single, const gk_array *in, int64_t n,
+                                gk_array **out)
+{
+    int last = in->ndim - 1;
+    int64_t shape[GK_MAX_DIMS];
+    memcpy(shape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
+    shape[last] = t == GK_FFT_PASS_R2C ? n / 2 + 1 : n;
+    gk_dtype real = single ? GK_FLOAT32 : GK_FLOAT64;
+    gk_dtype dtype = t == GK_FFT_PASS_C2R ? real : single ? GK_COMPLEX64 : GK_COMPLEX128;
+    gk_device device = gk_array_device(in);
+    gk_status status = gk_empty(device, dtype, in->ndim, shape, out);
+    if (status != GK_OK)
+        return status;
+    int64_t rows = gk_array_size(*out) / shape[last];
+    status = device.kind == GK_DEVICE_CPU
+                 ? fftw_pass(t, single, rows, n, in, *out)
+                 : gk_array_backend(in)->fft(device, t, single, rows, n, data_of(in),
+                                             data_of(*out));
+    if (status != GK_OK) {
         gk_array_free(*out);
         *out = NULL;
     }
     return status;
 }
 
-/* The pass along any axis of `in` (contiguous, CPU): another axis is moved
- * last by a transposing copy (the CPU backend's, threaded and in tiles),
+/* The pass along any axis of `in` (contiguous): another axis is moved
+ * last by a transposing copy (on the CPU threaded and in tiles),
  * transformed there, and moved back. FFTW transforming a strided axis in
  * place of it, with the plans FFTW_ESTIMATE makes, is two to three times
  * slower than the two copies and a contiguous transform. */
-static gk_status axis_pass(const gk_fftw *fftw, transform t, bool single, const gk_array *in,
-                           int axis, int64_t n, gk_array **out)
+static gk_status axis_pass(gk_fft_pass t, bool single, const gk_array *in, int axis,
+                           int64_t n, gk_array **out)
 {
     *out = NULL;
     int last = in->ndim - 1;
     if (axis == last)
-        return last_axis_pass(fftw, t, single, in, n, out);
+        return last_axis_pass(t, single, in, n, out);
     gk_array *moved = NULL, *rows = NULL, *done = NULL, *back = NULL;
     gk_status status = gk_moveaxis(in, 1, &axis, &last, &moved);
     if (status == GK_OK)
         status = gk_copy(moved, &rows);
     if (status == GK_OK)
-        status = last_axis_pass(fftw, t, single, rows, n, &done);
+        status = last_axis_pass(t, single, rows, n, &done);
     if (status == GK_OK)
         status = gk_moveaxis(done, 1, &last, &axis, &back);
     if (status == GK_OK)
@@ -352,6 +367,50 @@ static gk_status hermitian(const gk_array *a, gk_fft_kind kind, int naxes, const
     return status;
 }
 
+/* The transform on `where` (the CPU, or the array's GPU): the input
+ * prepared there, one pass per axis, the norm's scaling. */
+static gk_status transform_on(const gk_array *a, gk_device where, gk_fft_kind kind, int count,
+                              const int *list, const int64_t *n, const int64_t *in_shape,
+                              const int64_t *out_shape, bool single, gk_fft_norm norm,
+                              int64_t total, gk_array **out)
+{
+    *out = NULL;
+    bool real_in = kind == GK_FFT_REAL_FORWARD, real_out = kind == GK_FFT_REAL_BACKWARD;
+    gk_dtype real = single ? GK_FLOAT32 : GK_FLOAT64;
+    gk_dtype complex_dtype = single ? GK_COMPLEX64 : GK_COMPLEX128;
+    if (gk_shape_size(a->ndim, out_shape) == 0)
+        return gk_empty(where, real_out ? real : complex_dtype, a->ndim, out_shape, out);
+    gk_array *result = NULL;
+    /* irfft's pass overwrites its input: never the caller's array */
+    gk_status status = prepare_input(a, real_in ? real : complex_dtype, in_shape, real_out,
+                                     where, &result);
+    /* One axis at a time: rfft's halved axis first, irfft's last; the
+     * complex ones in between, last listed first. */
+    for (int step = 0; step < count && status == GK_OK; step++) {
+        int i = real_out ? step : count - 1 - step;
+        gk_fft_pass t = real_in && step == 0                ? GK_FFT_PASS_R2C
+                        : real_out && step == count - 1     ? GK_FFT_PASS_C2R
+                        : kind == GK_FFT_FORWARD || real_in ? GK_FFT_PASS_FORWARD
+                                                            : GK_FFT_PASS_BACKWARD;
+        gk_array *next = NULL;
+        status = axis_pass(t, single, result, list[i], n[i], &next);
+        gk_array_free(result);
+        result = next;
+    }
+    /* the libraries compute unnormalized sums both ways */
+    bool inverse = kind == GK_FFT_BACKWARD || kind == GK_FFT_REAL_BACKWARD;
+    double factor = norm == GK_FFT_NORM_ORTHO ? 1.0 / sqrt((double)total)
+                    : (norm == GK_FFT_NORM_BACKWARD) == inverse ? 1.0 / (double)total
+                                                                : 1.0;
+    if (status == GK_OK)
+        status = scale(result, factor);
+    if (status == GK_OK)
+        *out = result;
+    else
+        gk_array_free(result);
+    return status;
+}
+
 gk_status gk_fft(const gk_array *a, gk_fft_kind kind, int naxes, const int *axes,
                  const int64_t *lengths, gk_fft_norm norm, gk_array **out)
 {
@@ -379,10 +438,6 @@ gk_status gk_fft(const gk_array *a, gk_fft_kind kind, int naxes, const int *axes
     /* precision: single for the 32- and 16-bit floats, double otherwise */
     bool single = a->dtype == GK_FLOAT32 || a->dtype == GK_COMPLEX64 ||
                   gk_dtype_is_half(a->dtype);
-    gk_dtype real = single ? GK_FLOAT32 : GK_FLOAT64;
-    gk_dtype complex_dtype = single ? GK_COMPLEX64 : GK_COMPLEX128;
-    gk_dtype in_dtype = real_in ? real : complex_dtype;
-    gk_dtype out_dtype = real_out ? real : complex_dtype;
     /* the logical lengths n, and the shapes in and out */
     int64_t in_shape[GK_MAX_DIMS], out_shape[GK_MAX_DIMS], total = 1;
     memcpy(in_shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
@@ -404,43 +459,23 @@ gk_status gk_fft(const gk_array *a, gk_fft_kind kind, int naxes, const int *axes
         out_shape[axis] = real_in && halved ? n[i] / 2 + 1 : n[i];
         total *= n[i];
     }
-    const gk_fftw *fftw;
-    status = gk_fftw_open(name, single, &fftw);
-    if (status != GK_OK)
-        return status;
+    /* on the array's GPU when it has an FFT library (asking it for no
+     * transforms loads the library), else on the host */
+    gk_device device = gk_array_device(a), where = gk_device_cpu();
+    const gk_backend *backend = gk_array_backend(a);
+    if (device.kind != GK_DEVICE_CPU && backend->fft &&
+        backend->fft(device, GK_FFT_PASS_FORWARD, single, 0, 1, NULL, NULL) == GK_OK)
+        where = device;
     gk_array *result = NULL;
-    status = prepare_input(a, in_dtype, in_shape, real_out, &result);
-    if (status == GK_OK && gk_shape_size(a->ndim, out_shape) == 0) {
-        gk_array_free(result);
-        result = NULL;
-        status = gk_empty(gk_device_cpu(), out_dtype, a->ndim, out_shape, &result);
-    } else if (status == GK_OK) {
-        /* One axis at a time: rfft's halved axis first, irfft's last; the
-         * complex ones in between, last listed first. */
-        for (int step = 0; step < count && status == GK_OK; step++) {
-            int i = real_out ? step : count - 1 - step;
-            transform t = real_in && step == 0            ? REAL_TO_COMPLEX
-                          : real_out && step == count - 1 ? COMPLEX_TO_REAL
-                          : kind == GK_FFT_FORWARD || real_in ? COMPLEX_FORWARD
-                                                              : COMPLEX_BACKWARD;
-            gk_array *next = NULL;
-            status = axis_pass(fftw, t, single, result, list[i], n[i], &next);
-            gk_array_free(result);
-            result = next;
-        }
-        /* FFTW computes unnormalized sums both ways */
-        bool inverse = kind == GK_FFT_BACKWARD || kind == GK_FFT_REAL_BACKWARD;
-        double factor = norm == GK_FFT_NORM_ORTHO ? 1.0 / sqrt((double)total)
-                        : (norm == GK_FFT_NORM_BACKWARD) == inverse ? 1.0 / (double)total
-                                                                    : 1.0;
-        if (status == GK_OK)
-            status = scale(result, factor);
-    }
-    if (status == GK_OK && gk_array_device(a).kind != GK_DEVICE_CPU)
-        status = gk_to(result, gk_array_device(a), out);
+    status = transform_on(a, where, kind, count, list, n, in_shape, out_shape, single, norm,
+                          total, &result);
+    if (status == GK_OK && !gk_device_equal(gk_array_device(result), device))
+        status = gk_to(result, device, out);
     else if (status == GK_OK)
         *out = result, result = NULL;
     gk_array_free(result);
+    if (status != GK_OK && !strstr(gk_last_error(), name))
+        return gk_fail(status, "%s: %s", name, gk_last_error());
     return status;
 }
 

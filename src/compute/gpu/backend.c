@@ -1,6 +1,7 @@
 /* The CUDA and OpenCL backends: one shared implementation (the files of gpu/) over
  * two drivers, so both kinds answer the gk_backend calls the same way. */
 #include "compute/gpu/gpu.h"
+#include "core/error.h"
 
 static int cuda_count(void)
 {
@@ -46,6 +47,15 @@ static gk_status gpu_download(gk_device device, void *host, const void *data, si
     return gk_gpu_driver_of(device)->download(device, host, data, bytes);
 }
 
+static gk_status gpu_fft(gk_device device, gk_fft_pass pass, bool single, int64_t rows,
+                         int64_t n, const char *in, char *out)
+{
+    const gk_gpu_driver *driver = gk_gpu_driver_of(device);
+    if (!driver->fft)
+        return gk_fail(GK_ERR_NOT_FOUND, "%s has no FFT library", driver->name);
+    return driver->fft(device, pass, single, rows, n, in, out);
+}
+
 static gk_status gpu_synchronize(gk_device device)
 {
     return gk_gpu_driver_of(device)->synchronize(device);
@@ -61,7 +71,7 @@ static gk_status gpu_synchronize(gk_device device)
         .where = gpu_where, .reduce = gpu_reduce, .scan = gpu_scan, .sort = gpu_sort,    \
         .random = gpu_random, .gather = gpu_gather, .scatter = gpu_scatter,              \
         .flatnonzero = gpu_flatnonzero, .searchsorted = gpu_searchsorted,                \
-        .matmul = gpu_matmul,                                                            \
+        .matmul = gpu_matmul, .fft = gpu_fft,                                            \
     }
 
 const gk_backend gk_cuda_backend = GPU_BACKEND(GK_DEVICE_CUDA, "cuda", cuda_count);

@@ -14,6 +14,8 @@
 #ifndef GK_COMPUTE_GPU_DRIVER_H
 #define GK_COMPUTE_GPU_DRIVER_H
 
+#include "compute/backend.h" /* gk_fft_pass */
+
 #include <gpukit/array.h>
 
 #include <stdbool.h>
@@ -120,6 +122,9 @@ typedef struct gk_gpu_driver {
     gk_status (*blas_matmul)(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
                              int64_t n, int64_t k, const char *a, int64_t a_batch_stride,
                              const char *b, int64_t b_batch_stride, char *c);
+    /* FFT passes, like gk_backend.fft (CUDA: cuFFT). */
+    gk_status (*fft)(gk_device device, gk_fft_pass pass, bool single, int64_t rows, int64_t n,
+                     const char *in, char *out);
     /* Built-in kernels compiled ahead of time for this API (CUDA: PTX made
      * at build time), found by program name ("elementwise_float32"); NULL
      * when there are none, then the shared code compiles the source. */

@@ -28,6 +28,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "ext/cublas.h"
+#include "ext/cufft.h"
 #include "ext/cuda.h"
 #include "ext/nvrtc.h"
 
@@ -60,6 +61,18 @@ typedef struct staging_slot {
     bool pending; /* `done` was recorded and not yet waited for */
 } staging_slot;
 
+/* cuFFT plans kept per device, the least recently used replaced: a plan
+ * holds a work area of GPU memory, so not many. */
+#define FFT_PLANS 4
+
+typedef struct fft_plan {
+    cufftHandle handle;
+    gk_fft_pass pass;
+    bool single;
+    int64_t rows, n;
+    unsigned long used; /* 0: the slot is empty */
+} fft_plan;
+
 typedef struct cuda_device {
     pthread_mutex_t lock; /* making the state below */
     atomic_bool opened;
@@ -79,6 +92,10 @@ typedef struct cuda_device {
     pthread_mutex_t blas_lock;
     cublasHandle_t blas;
     bool blas_failed;
+
+    pthread_mutex_t fft_lock; /* the plans, and running one */
+    fft_plan plans[FFT_PLANS];
+    unsigned long plan_clock;
 } cuda_device;
 
 static pthread_once_t state_once = PTHREAD_ONCE_INIT;
@@ -101,6 +118,7 @@ static void state_init(void)
         pthread_mutex_init(&devices[i].lock, NULL);
         pthread_mutex_init(&devices[i].staging_lock, NULL);
         pthread_mutex_init(&devices[i].blas_lock, NULL);
+        pthread_mutex_init(&devices[i].fft_lock, NULL);
     }
     cu = driver;
     device_count = count;
@@ -832,6 +850,88 @@ static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batc
     return GK_OK;
 }
 
+/* --- cuFFT --- */
+
+/* The device's plan for a pass (made, or found), with the FFT lock held. */
+static gk_status fft_plan_for(cuda_device *d, gk_device device, const gk_cufft *fft,
+                              gk_fft_pass pass, bool single, int64_t rows, int64_t n,
+                              cufftHandle *handle)
+{
+    fft_plan *slot = NULL;
+    for (int i = 0; i < FFT_PLANS; i++) {
+        fft_plan *p = &d->plans[i];
+        if (p->used && p->pass == pass && p->single == single && p->rows == rows && p->n == n) {
+            p->used = ++d->plan_clock;
+            *handle = p->handle;
+            return GK_OK;
+        }
+        if (!slot || p->used < slot->used)
+            slot = p;
+    }
+    static const cufftType types[2][4] = {{CUFFT_Z2Z, CUFFT_Z2Z, CUFFT_D2Z, CUFFT_Z2D},
+                                          {CUFFT_C2C, CUFFT_C2C, CUFFT_R2C, CUFFT_C2R}};
+    int size = (int)n;
+    int in_length = pass == GK_FFT_PASS_C2R ? size / 2 + 1 : size;
+    int out_length = pass == GK_FFT_PASS_R2C ? size / 2 + 1 : size;
+    cufftHandle made;
+    /* the basic layout: rows of in_length and out_length elements */
+    cufftResult r = fft->PlanMany(&made, 1, &size, NULL, 1, in_length, NULL, 1, out_length,
+                                  types[single][pass], (int)rows);
+    if (r == CUFFT_SUCCESS && (r = fft->SetStream(made, d->stream)) != CUFFT_SUCCESS)
+        fft->Destroy(made);
+    if (r != CUFFT_SUCCESS)
+        return gk_fail(r == CUFFT_ALLOC_FAILED ? GK_ERR_OUT_OF_MEMORY : GK_ERR_DRIVER,
+                       "cuda:%d: cuFFT could not plan %lld transforms of %lld points: %s",
+                       device.index, (long long)rows, (long long)n, gk_cufft_result_name(r));
+    if (slot->used)
+        fft->Destroy(slot->handle);
+    *slot = (fft_plan){made, pass, single, rows, n, ++d->plan_clock};
+    *handle = made;
+    return GK_OK;
+}
+
+static gk_status cuda_fft(gk_device device, gk_fft_pass pass, bool single, int64_t rows,
+                          int64_t n, const char *in, char *out)
+{
+    const gk_cufft *fft;
+    gk_status status = gk_cufft_open("fft", &fft);
+    if (status != GK_OK)
+        return status;
+    if (n > INT_MAX || rows > INT_MAX)
+        return gk_fail(GK_ERR_NOT_FOUND, "transforms too large for cuFFT's 32-bit sizes");
+    if (rows <= 0)
+        return GK_OK;
+    cuda_device *d;
+    status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    pthread_mutex_lock(&d->fft_lock);
+    cufftHandle plan;
+    status = fft_plan_for(d, device, fft, pass, single, rows, n, &plan);
+    cufftResult r = CUFFT_SUCCESS;
+    void *source = (void *)in; /* cuFFT's signatures are not const */
+    if (status == GK_OK) {
+        int direction = pass == GK_FFT_PASS_BACKWARD ? CUFFT_INVERSE : CUFFT_FORWARD;
+        switch (pass) {
+        case GK_FFT_PASS_R2C:
+            r = single ? fft->ExecR2C(plan, source, out) : fft->ExecD2Z(plan, source, out);
+            break;
+        case GK_FFT_PASS_C2R:
+            r = single ? fft->ExecC2R(plan, source, out) : fft->ExecZ2D(plan, source, out);
+            break;
+        default:
+            r = single ? fft->ExecC2C(plan, source, out, direction)
+                       : fft->ExecZ2Z(plan, source, out, direction);
+        }
+    }
+    pthread_mutex_unlock(&d->fft_lock);
+    leave();
+    if (status == GK_OK && r != CUFFT_SUCCESS)
+        status = gk_fail(GK_ERR_DRIVER, "cuda:%d: cuFFT of %lld x %lld points failed: %s",
+                         device.index, (long long)rows, (long long)n, gk_cufft_result_name(r));
+    return status;
+}
+
 /* --- built-in PTX --- */
 
 static bool cuda_prebuilt(const char *program, const void **binary, size_t *size)
@@ -873,5 +973,6 @@ const gk_gpu_driver gk_cuda_driver = {
     .stream_destroy = cuda_stream_destroy,
     .stream_order = cuda_stream_order,
     .blas_matmul = cuda_blas_matmul,
+    .fft = cuda_fft,
     .prebuilt = cuda_prebuilt,
 };

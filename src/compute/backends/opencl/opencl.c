@@ -1250,5 +1250,6 @@ const gk_gpu_driver gk_opencl_driver = {
     .stream_destroy = opencl_stream_destroy,
     .stream_order = opencl_stream_order,
     .blas_matmul = NULL,
+    .fft = NULL, /* no OpenCL FFT library is well kept: the host computes */
     .prebuilt = NULL,
 };
