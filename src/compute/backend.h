@@ -31,6 +31,27 @@ typedef enum gk_fft_pass {
     GK_FFT_PASS_C2R,      /* those back to n reals */
 } gk_fft_pass;
 
+/* One dense-solver call (compute/factor.c): `count` n x n column-major
+ * matrices `a`, each right after the last, of dtype float32, float64,
+ * complex64 or complex128, all pointers device memory. info (int32, one
+ * per matrix) gets LAPACK's info of each. */
+typedef enum gk_solver_op {
+    GK_SOLVER_LU,       /* a = P L U in place, pivots (int32, n per matrix) */
+    GK_SOLVER_LU_SOLVE, /* b (n x nrhs per matrix) = op(a)^-1 b from LU's a and pivots;
+                         * op is a^T when `flag` */
+    GK_SOLVER_CHOLESKY, /* a's triangle (the upper one when `flag`) = its factor */
+    GK_SOLVER_EIGH,     /* w (real, n per matrix) = the eigenvalues from a's triangle
+                         * (upper when `flag`), and a = the vectors when `vectors` */
+} gk_solver_op;
+
+typedef struct gk_solver_call {
+    gk_solver_op op;
+    gk_dtype dtype;
+    int64_t count, n, nrhs;
+    bool flag, vectors;
+    char *a, *b, *w, *pivots, *info;
+} gk_solver_call;
+
 typedef struct gk_backend {
     gk_device_kind kind;
     const char *name;
@@ -140,6 +161,11 @@ typedef struct gk_backend {
      * unnormalized. */
     gk_status (*fft)(gk_device device, gk_fft_pass pass, bool single, int64_t rows, int64_t n,
                      const char *in, char *out);
+
+    /* --- dense solvers (optional: NULL, or GK_ERR_NOT_FOUND when the
+     * device has none; compute/factor.c then computes on the host). A call
+     * of count 0 only says whether there is one. --- */
+    gk_status (*solver)(gk_device device, const gk_solver_call *call);
 } gk_backend;
 
 extern const gk_backend gk_cpu_backend;

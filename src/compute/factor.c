@@ -37,6 +37,7 @@
  * except in svd and eig, which refuse NaN and infinity up front as NumPy
  * does (LAPACK would only report an illegal argument). */
 #include "compute/array_impl.h"
+#include "compute/backend.h"
 
 #include "core/error.h"
 #include "ext/blas.h"
@@ -188,8 +189,8 @@ static gk_status check_input(const gk_array *a, const char *function, bool squar
     return GK_OK;
 }
 
-/* a (checked) as a stack on the host in `dtype`. */
-static gk_status load_stack(const gk_array *a, gk_dtype dtype, const char *function, stack *s)
+/* What s says of a (checked) in `dtype`, without its data. */
+static void describe_stack(const gk_array *a, gk_dtype dtype, const char *function, stack *s)
 {
     memset(s, 0, sizeof *s);
     s->function = function;
@@ -205,6 +206,12 @@ static gk_status load_stack(const gk_array *a, gk_dtype dtype, const char *funct
     }
     s->rows = a->shape[a->ndim - 2];
     s->cols = a->shape[a->ndim - 1];
+}
+
+/* a (checked) as a stack on the host in `dtype`. */
+static gk_status load_stack(const gk_array *a, gk_dtype dtype, const char *function, stack *s)
+{
+    describe_stack(a, dtype, function, s);
     gk_status status = gk_lapacke_open(function, &s->lapacke);
     if (status != GK_OK)
         return status;
@@ -373,6 +380,197 @@ static void transpose(const stack *s, char *dst, const char *src, int64_t rows, 
         else
             ((double *)dst)[2 * i + 1] = -((double *)dst)[2 * i + 1];
     }
+}
+
+/* --- on a GPU, through its dense solver (cuSOLVER) ---
+ * solve, inv, cholesky and eigh of CUDA arrays run there when the device
+ * has a solver: the stack copied once into a private contiguous array on
+ * the device (the solver overwrites it), the same column-major identities
+ * as LAPACK's above, the infos of all matrices read back in one copy. */
+
+static char *data_of(const gk_array *a)
+{
+    return (char *)a->buffer->data + a->offset;
+}
+
+/* Whether a's device has a dense solver (asked with a call of no matrices,
+ * which loads the library). */
+static bool on_device_solver(const gk_array *a, gk_dtype dtype)
+{
+    const gk_backend *backend = gk_array_backend(a);
+    if (gk_array_device(a).kind == GK_DEVICE_CPU || !backend->solver)
+        return false;
+    gk_solver_call probe = {.op = GK_SOLVER_LU, .dtype = dtype};
+    return backend->solver(gk_array_device(a), &probe) == GK_OK;
+}
+
+/* Runs `call` on s's device, then reads the infos back: the first > 0 is
+ * `why` (GK_ERR_LINALG naming the matrix). */
+static gk_status run_solver(const stack *s, gk_solver_call *call, const char *routine,
+                            const char *complex_routine, const char *why)
+{
+    if (call->count == 0 || call->n == 0)
+        return GK_OK;
+    gk_array *info = NULL;
+    int64_t count = call->count;
+    gk_status status = gk_empty(s->device, GK_INT32, 1, &count, &info);
+    if (status == GK_OK) {
+        call->info = data_of(info);
+        status = gk_backend_of(s->device.kind)->solver(s->device, call);
+    }
+    int32_t *infos = NULL;
+    if (status == GK_OK && !(infos = malloc(sizeof *infos * (size_t)count)))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
+    if (status == GK_OK)
+        status = gk_to_host(info, infos, sizeof *infos * (size_t)count);
+    char name[16];
+    for (int64_t i = 0; i < count && status == GK_OK; i++)
+        status = lapack_status(s, i, infos[i],
+                               routine_name(s, routine, complex_routine, name, sizeof name), why);
+    free(infos);
+    gk_array_free(info);
+    return status;
+}
+
+/* The C-order view of a stack the solver left in column-major order: the
+ * last two axes swapped. */
+static gk_status column_major_view(const gk_array *x, gk_array **out)
+{
+    int axes[GK_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++)
+        axes[i] = i;
+    axes[x->ndim - 2] = x->ndim - 1;
+    axes[x->ndim - 1] = x->ndim - 2;
+    return gk_transpose(x, axes, out);
+}
+
+/* solve on the device: a's LU (of a^T, as stored), then op T with b in
+ * column-major order (a vector already is; a stack of matrices is
+ * transposed into it and back). */
+static gk_status device_solve(const gk_array *wide_a, const gk_array *wide_b, gk_dtype dtype,
+                              bool vector, int nb, const int64_t *b_shape, gk_array **x)
+{
+    stack s;
+    describe_stack(wide_a, dtype, "solve", &s);
+    int64_t n = s.rows, nrhs = wide_b->shape[wide_b->ndim - 1];
+    gk_array *lu = NULL, *columns = NULL, *b = NULL, *pivots = NULL, *solved = NULL;
+    gk_status status = gk_copy_as(wide_a, dtype, &lu);
+    if (status == GK_OK)
+        status = nrhs == 1 ? gk_array_view(wide_b, &columns) : column_major_view(wide_b, &columns);
+    if (status == GK_OK)
+        status = gk_copy_as(columns, dtype, &b);
+    int64_t pivot_count = s.count * n;
+    if (status == GK_OK)
+        status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
+    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
+                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
+    if (status == GK_OK && nrhs > 0) {
+        call.op = GK_SOLVER_LU_SOLVE;
+        call.nrhs = nrhs;
+        call.flag = true;
+        call.b = data_of(b);
+        status = run_solver(&s, &call, "getrs", NULL, "");
+    }
+    if (status == GK_OK && nrhs > 1)
+        status = column_major_view(b, &solved);
+    else if (status == GK_OK)
+        status = gk_array_view(b, &solved);
+    if (status == GK_OK)
+        status = gk_reshape(solved, vector ? nb + 1 : nb + 2, b_shape, x);
+    gk_array *all[] = {lu, columns, b, pivots, solved};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+    return status;
+}
+
+/* inv on the device: a's LU (of a^T), then op N with the identity, which
+ * gives inv(a^T) in column-major order: inv(a) in C order. */
+static gk_status device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
+{
+    stack s;
+    describe_stack(a, dtype, "inv", &s);
+    int64_t n = s.rows, pivot_count = s.count * n;
+    gk_array *lu = NULL, *pivots = NULL;
+    gk_status status = gk_copy_as(a, dtype, &lu);
+    if (status == GK_OK)
+        status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
+    /* the identities, made on the host: one upload, no kernel */
+    result eye = {0};
+    if (status == GK_OK)
+        status = result_init(&eye, &s, dtype, 2, n, n);
+    for (int64_t i = 0; i < s.count && status == GK_OK; i++)
+        set_identity(&s, result_at(&eye, i), n);
+    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
+                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
+    status = result_upload(&eye, &s, status, out);
+    if (status == GK_OK) {
+        call.op = GK_SOLVER_LU_SOLVE;
+        call.nrhs = n;
+        call.b = data_of(*out);
+        status = run_solver(&s, &call, "getrs", NULL, "");
+        if (status != GK_OK) {
+            gk_array_free(*out);
+            *out = NULL;
+        }
+    }
+    gk_array_free(lu);
+    gk_array_free(pivots);
+    return status;
+}
+
+/* cholesky on the device: potrf on the other triangle of a^T (see
+ * gk_cholesky), then the triangle not asked for zeroed. */
+static gk_status device_cholesky(const gk_array *a, gk_dtype dtype, bool upper, gk_array **out)
+{
+    stack s;
+    describe_stack(a, dtype, "cholesky", &s);
+    gk_array *factor = NULL;
+    gk_status status = gk_copy_as(a, dtype, &factor);
+    gk_solver_call call = {.op = GK_SOLVER_CHOLESKY, .dtype = dtype, .count = s.count,
+                           .n = s.rows, .flag = !upper, .a = factor ? data_of(factor) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "potrf", NULL, "the matrix is not positive definite");
+    if (status == GK_OK)
+        status = upper ? gk_triu(factor, 0, out) : gk_tril(factor, 0, out);
+    gk_array_free(factor);
+    return status;
+}
+
+/* eigh on the device: syevd/heevd on the upper triangle of a^T = conj(a);
+ * its vectors, conjugated back, are V's transpose (see gk_eigh). */
+static gk_status device_eigh(const gk_array *a, gk_dtype dtype, gk_array **values,
+                             gk_array **vectors)
+{
+    stack s;
+    describe_stack(a, dtype, vectors ? "eigh" : "eigvalsh", &s);
+    gk_array *work = NULL, *conjugated = NULL;
+    int64_t w_shape[GK_MAX_DIMS];
+    memcpy(w_shape, s.batch, sizeof(int64_t) * (size_t)s.batch_ndim);
+    w_shape[s.batch_ndim] = s.rows;
+    gk_status status = gk_copy_as(a, dtype, &work);
+    if (status == GK_OK)
+        status = gk_empty(s.device, gk_dtype_component(dtype), s.batch_ndim + 1, w_shape, values);
+    gk_solver_call call = {.op = GK_SOLVER_EIGH, .dtype = dtype, .count = s.count, .n = s.rows,
+                           .flag = true, .vectors = vectors != NULL,
+                           .a = work ? data_of(work) : NULL,
+                           .w = *values ? data_of(*values) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "syevd", "heevd", "the eigenvalues did not converge");
+    if (status == GK_OK && vectors && is_complex(&s))
+        status = gk_unary(GK_CONJ, work, &conjugated);
+    if (status == GK_OK && vectors)
+        status = column_major_view(conjugated ? conjugated : work, vectors);
+    gk_array_free(work);
+    gk_array_free(conjugated);
+    if (status != GK_OK) {
+        gk_array_free(*values);
+        *values = NULL;
+    }
+    return status;
 }
 
 /* --- SVD --- */
@@ -616,6 +814,14 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
     if (status == GK_OK)
         status = gk_broadcast_to(column, nb + 2, b_shape, &wide_b);
     gk_dtype dtype = factor_dtype(gk_promote_types(a->dtype, b->dtype));
+    b_shape[nb] = n;
+    if (status == GK_OK && on_device_solver(a, dtype)) {
+        status = device_solve(wide_a, wide_b, dtype, vector, nb, b_shape, x);
+        gk_array_free(wide_a);
+        gk_array_free(column);
+        gk_array_free(wide_b);
+        return status;
+    }
     stack sa_host = {0}, sb_host = {0};
     if (status == GK_OK)
         status = load_stack(wide_a, dtype, "solve", &sa_host);
@@ -673,6 +879,8 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
     gk_status status = check_input(a, "inv", true);
     if (status != GK_OK)
         return status;
+    if (on_device_solver(a, factor_dtype(a->dtype)))
+        return device_inv(a, factor_dtype(a->dtype), out);
     stack s;
     status = load_stack(a, factor_dtype(a->dtype), "inv", &s);
     lapack_int n = (lapack_int)s.rows, *pivots = NULL;
@@ -790,6 +998,8 @@ gk_status gk_cholesky(const gk_array *a, bool upper, gk_array **out)
     gk_status status = check_input(a, "cholesky", true);
     if (status != GK_OK)
         return status;
+    if (on_device_solver(a, factor_dtype(a->dtype)))
+        return device_cholesky(a, factor_dtype(a->dtype), upper, out);
     stack s;
     status = load_stack(a, factor_dtype(a->dtype), "cholesky", &s);
     lapack_int n = (lapack_int)s.rows;
@@ -825,6 +1035,8 @@ gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors)
     gk_status status = check_input(a, function, true);
     if (status != GK_OK)
         return status;
+    if (on_device_solver(a, factor_dtype(a->dtype)))
+        return device_eigh(a, factor_dtype(a->dtype), values, vectors);
     stack s;
     status = load_stack(a, factor_dtype(a->dtype), function, &s);
     lapack_int n = (lapack_int)s.rows;

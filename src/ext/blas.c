@@ -4,7 +4,6 @@
 #include "core/error.h"
 #include "ext/loader.h"
 
-#include <pthread.h>
 #include <stddef.h>
 
 static const gk_entry_point cblas_entry_points[] = {
@@ -52,13 +51,21 @@ static const char *const lapacke_names[] = {"liblapacke.so.3", "libopenblas.so.0
 static gk_cblas cblas_table;
 static gk_lapacke lapacke_table;
 
+/* LAPACKE's own NaN check off: NaN meets LAPACK as in NumPy. */
+static void lapacke_after(gk_library *lib)
+{
+    (void)lib;
+    if (lapacke_table.set_nancheck)
+        lapacke_table.set_nancheck(0);
+}
+
 static gk_library cblas_library = {
     "CBLAS", "GPUKIT_BLAS_LIBRARY", cblas_names, sizeof cblas_names / sizeof cblas_names[0],
     cblas_entry_points, sizeof cblas_entry_points / sizeof cblas_entry_points[0],
     "install OpenBLAS (Debian, Ubuntu: apt install libopenblas0; Fedora: dnf install "
     "openblas)",
     &cblas_table, sizeof cblas_table, &cblas_table.library, cblas_table.path,
-    sizeof cblas_table.path, GK_OK, ""};
+    sizeof cblas_table.path, NULL, 0, GK_OK, ""};
 
 static gk_library lapacke_library = {
     "LAPACKE", "GPUKIT_LAPACKE_LIBRARY", lapacke_names,
@@ -67,41 +74,18 @@ static gk_library lapacke_library = {
     "install LAPACKE (Debian, Ubuntu: apt install liblapacke; Fedora: dnf install "
     "lapack)",
     &lapacke_table, sizeof lapacke_table, &lapacke_table.library, lapacke_table.path,
-    sizeof lapacke_table.path, GK_OK, ""};
-
-static pthread_once_t cblas_once = PTHREAD_ONCE_INIT;
-static pthread_once_t lapacke_once = PTHREAD_ONCE_INIT;
-
-static void load_cblas(void)
-{
-    gk_library_load(&cblas_library);
-}
-
-static void load_lapacke(void)
-{
-    gk_library_load(&lapacke_library);
-    if (lapacke_library.status == GK_OK && lapacke_table.set_nancheck)
-        lapacke_table.set_nancheck(0);
-}
+    sizeof lapacke_table.path, lapacke_after, 0, GK_OK, ""};
 
 gk_status gk_cblas_open(const char *op, const gk_cblas **cblas)
 {
-    pthread_once(&cblas_once, load_cblas);
-    if (cblas_library.status != GK_OK) {
-        *cblas = NULL;
-        return gk_fail(cblas_library.status, "%s: %s", op, cblas_library.message);
-    }
-    *cblas = &cblas_table;
-    return GK_OK;
+    gk_status status = gk_library_open(&cblas_library, op);
+    *cblas = status == GK_OK ? &cblas_table : NULL;
+    return status;
 }
 
 gk_status gk_lapacke_open(const char *op, const gk_lapacke **lapacke)
 {
-    pthread_once(&lapacke_once, load_lapacke);
-    if (lapacke_library.status != GK_OK) {
-        *lapacke = NULL;
-        return gk_fail(lapacke_library.status, "%s: %s", op, lapacke_library.message);
-    }
-    *lapacke = &lapacke_table;
-    return GK_OK;
+    gk_status status = gk_library_open(&lapacke_library, op);
+    *lapacke = status == GK_OK ? &lapacke_table : NULL;
+    return status;
 }

@@ -4,7 +4,6 @@
 #include "core/error.h"
 #include "ext/loader.h"
 
-#include <pthread.h>
 #include <stddef.h>
 
 static const gk_entry_point entry_points[] = {
@@ -28,24 +27,13 @@ static gk_library library = {
     sizeof entry_points / sizeof entry_points[0],
     "install the CUDA toolkit's cuFFT (pip install nvidia-cufft-cu12, or the toolkit) for FFTs "
     "on the GPU; without it they run on the host",
-    &table, sizeof table, &table.library, table.path, sizeof table.path, GK_OK, ""};
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-    gk_library_load(&library);
-}
+    &table, sizeof table, &table.library, table.path, sizeof table.path, NULL, 0, GK_OK, ""};
 
 gk_status gk_cufft_open(const char *op, const gk_cufft **cufft)
 {
-    pthread_once(&once, load);
-    if (library.status != GK_OK) {
-        *cufft = NULL;
-        return gk_fail(library.status, "%s: %s", op, library.message);
-    }
-    *cufft = &table;
-    return GK_OK;
+    gk_status status = gk_library_open(&library, op);
+    *cufft = status == GK_OK ? &table : NULL;
+    return status;
 }
 
 const char *gk_cufft_result_name(cufftResult result)

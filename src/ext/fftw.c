@@ -4,7 +4,6 @@
 #include "core/error.h"
 #include "ext/loader.h"
 
-#include <pthread.h>
 #include <stddef.h>
 
 /* The same functions under fftw_ (double) and fftwf_ (single) names. */
@@ -34,6 +33,14 @@ static const char *const single_names[] = {"libfftw3f_omp.so.3", "libfftw3f_thre
 
 static gk_fftw double_table, single_table;
 
+/* The threads library must be set up once before any planning. */
+static void set_up_threads(gk_library *lib)
+{
+    gk_fftw *table = lib->table;
+    if (table->init_threads && table->plan_with_nthreads)
+        table->threaded = table->init_threads() != 0;
+}
+
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 static gk_library double_library = {
@@ -41,43 +48,18 @@ static gk_library double_library = {
     double_entry_points, COUNT(double_entry_points),
     "install FFTW 3 (Debian, Ubuntu: apt install libfftw3-double3; Fedora: dnf install fftw-libs-double)",
     &double_table, sizeof double_table, &double_table.library, double_table.path,
-    sizeof double_table.path, GK_OK, ""};
+    sizeof double_table.path, set_up_threads, 0, GK_OK, ""};
 
 static gk_library single_library = {
     "FFTW (single precision)", "GPUKIT_FFTWF_LIBRARY", single_names, COUNT(single_names),
     single_entry_points, COUNT(single_entry_points),
     "install FFTW 3 (Debian, Ubuntu: apt install libfftw3-single3; Fedora: dnf install fftw-libs-single)",
     &single_table, sizeof single_table, &single_table.library, single_table.path,
-    sizeof single_table.path, GK_OK, ""};
-
-static void finish(gk_library *lib, gk_fftw *table)
-{
-    gk_library_load(lib);
-    /* the threads library must be set up once before any planning */
-    if (lib->status == GK_OK && table->init_threads && table->plan_with_nthreads)
-        table->threaded = table->init_threads() != 0;
-}
-
-static void load_double(void)
-{
-    finish(&double_library, &double_table);
-}
-
-static void load_single(void)
-{
-    finish(&single_library, &single_table);
-}
-
-static pthread_once_t double_once = PTHREAD_ONCE_INIT, single_once = PTHREAD_ONCE_INIT;
+    sizeof single_table.path, set_up_threads, 0, GK_OK, ""};
 
 gk_status gk_fftw_open(const char *op, int single, const gk_fftw **fftw)
 {
-    pthread_once(single ? &single_once : &double_once, single ? load_single : load_double);
-    gk_library *lib = single ? &single_library : &double_library;
-    if (lib->status != GK_OK) {
-        *fftw = NULL;
-        return gk_fail(lib->status, "%s: %s", op, lib->message);
-    }
-    *fftw = single ? &single_table : &double_table;
-    return GK_OK;
+    gk_status status = gk_library_open(single ? &single_library : &double_library, op);
+    *fftw = status != GK_OK ? NULL : single ? &single_table : &double_table;
+    return status;
 }

@@ -2,7 +2,10 @@
  * loader.h. */
 #include "ext/loader.h"
 
+#include "core/error.h"
+
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +37,7 @@ static int try_library(gk_library *lib, const char *path, char *why, size_t why_
     return 1;
 }
 
-void gk_library_load(gk_library *lib)
+static void load(gk_library *lib)
 {
     char why[600] = "";
     const char *override = getenv(lib->variable);
@@ -65,4 +68,22 @@ void gk_library_load(gk_library *lib)
     snprintf(lib->message, sizeof lib->message,
              "%s not found (no %s: %s): %s, or set %s to a %s library", lib->what, names,
              first_why, lib->install, lib->variable, lib->what);
+}
+
+/* One lock for every library's first load: loads are rare and short. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+gk_status gk_library_open(gk_library *lib, const char *op)
+{
+    pthread_mutex_lock(&load_lock);
+    if (!lib->loaded) {
+        load(lib);
+        if (lib->status == GK_OK && lib->after)
+            lib->after(lib);
+        lib->loaded = 1;
+    }
+    pthread_mutex_unlock(&load_lock);
+    if (lib->status != GK_OK)
+        return gk_fail(lib->status, "%s: %s", op, lib->message);
+    return GK_OK;
 }

@@ -33,12 +33,17 @@ typedef struct gk_library {
     void **handle; /* where the dlopen handle and the path go */
     char *path;
     size_t path_size;
+    /* Optional: run once after a successful load (a library's own set-up). */
+    void (*after)(struct gk_library *lib);
+    /* The outcome, set by the one load. */
+    int loaded;
     gk_status status;
     char message[1024];
 } gk_library;
 
-/* Loads lib (once: call it under pthread_once): on success fills its table,
- * handle and path; else sets status and message. */
-void gk_library_load(gk_library *lib);
+/* lib, loaded on the first call (thread-safe, once per process): GK_OK
+ * with its table filled, else the same failure every time, the message
+ * starting with `op` and naming what to install. */
+gk_status gk_library_open(gk_library *lib, const char *op);
 
 #endif

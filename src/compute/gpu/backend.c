@@ -56,6 +56,14 @@ static gk_status gpu_fft(gk_device device, gk_fft_pass pass, bool single, int64_
     return driver->fft(device, pass, single, rows, n, in, out);
 }
 
+static gk_status gpu_solver(gk_device device, const gk_solver_call *call)
+{
+    const gk_gpu_driver *driver = gk_gpu_driver_of(device);
+    if (!driver->solver)
+        return gk_fail(GK_ERR_NOT_FOUND, "%s has no dense solver library", driver->name);
+    return driver->solver(device, call);
+}
+
 static gk_status gpu_synchronize(gk_device device)
 {
     return gk_gpu_driver_of(device)->synchronize(device);
@@ -71,7 +79,7 @@ static gk_status gpu_synchronize(gk_device device)
         .where = gpu_where, .reduce = gpu_reduce, .scan = gpu_scan, .sort = gpu_sort,    \
         .random = gpu_random, .gather = gpu_gather, .scatter = gpu_scatter,              \
         .flatnonzero = gpu_flatnonzero, .searchsorted = gpu_searchsorted,                \
-        .matmul = gpu_matmul, .fft = gpu_fft,                                            \
+        .matmul = gpu_matmul, .fft = gpu_fft, .solver = gpu_solver,                      \
     }
 
 const gk_backend gk_cuda_backend = GPU_BACKEND(GK_DEVICE_CUDA, "cuda", cuda_count);

@@ -125,6 +125,8 @@ typedef struct gk_gpu_driver {
     /* FFT passes, like gk_backend.fft (CUDA: cuFFT). */
     gk_status (*fft)(gk_device device, gk_fft_pass pass, bool single, int64_t rows, int64_t n,
                      const char *in, char *out);
+    /* Dense solvers, like gk_backend.solver (CUDA: cuSOLVER). */
+    gk_status (*solver)(gk_device device, const gk_solver_call *call);
     /* Built-in kernels compiled ahead of time for this API (CUDA: PTX made
      * at build time), found by program name ("elementwise_float32"); NULL
      * when there are none, then the shared code compiles the source. */

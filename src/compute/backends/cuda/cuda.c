@@ -23,12 +23,14 @@
  * Thread-safe: device state is made once under its lock; the staging
  * buffers and the cuBLAS handle have locks of their own. */
 #include "compute/gpu/driver.h"
+#include "compute/gpu/gpu.h" /* gk_gpu_alloc: cuSOLVER's workspaces from the pool */
 
 #include "core/embedded.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "ext/cublas.h"
 #include "ext/cufft.h"
+#include "ext/cusolver.h"
 #include "ext/cuda.h"
 #include "ext/nvrtc.h"
 
@@ -93,6 +95,10 @@ typedef struct cuda_device {
     cublasHandle_t blas;
     bool blas_failed;
 
+    pthread_mutex_t solver_lock;
+    cusolverDnHandle_t solver;
+    bool solver_failed;
+
     pthread_mutex_t fft_lock; /* the plans, and running one */
     fft_plan plans[FFT_PLANS];
     unsigned long plan_clock;
@@ -119,6 +125,7 @@ static void state_init(void)
         pthread_mutex_init(&devices[i].staging_lock, NULL);
         pthread_mutex_init(&devices[i].blas_lock, NULL);
         pthread_mutex_init(&devices[i].fft_lock, NULL);
+        pthread_mutex_init(&devices[i].solver_lock, NULL);
     }
     cu = driver;
     device_count = count;
@@ -932,6 +939,108 @@ static gk_status cuda_fft(gk_device device, gk_fft_pass pass, bool single, int64
     return status;
 }
 
+/* --- cuSOLVER --- */
+
+static int solver_precision(gk_dtype dtype)
+{
+    return dtype == GK_FLOAT32     ? GK_CUSOLVER_S
+           : dtype == GK_COMPLEX64 ? GK_CUSOLVER_C
+           : dtype == GK_COMPLEX128 ? GK_CUSOLVER_Z
+                                    : GK_CUSOLVER_D;
+}
+
+/* The call's routine on each matrix, on the device's stream, with one
+ * workspace (elements of the dtype, lwork of them) from the pool for all;
+ * the infos stay on the device for the caller to read once. */
+static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
+                                   gk_device device, const gk_solver_call *c, gk_status *status)
+{
+    int p = solver_precision(c->dtype), n = (int)c->n, nrhs = (int)c->nrhs, lwork = 0;
+    size_t size = gk_dtype_size(c->dtype), real_size = gk_dtype_size(gk_dtype_component(c->dtype));
+    int uplo = c->flag ? GK_CUBLAS_FILL_UPPER : GK_CUBLAS_FILL_LOWER;
+    int jobz = c->vectors ? GK_CUSOLVER_EIG_VECTOR : GK_CUSOLVER_EIG_NOVECTOR;
+    cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
+    if (c->op == GK_SOLVER_LU)
+        r = so->getrf_bufferSize[p](h, n, n, c->a, n, &lwork);
+    else if (c->op == GK_SOLVER_CHOLESKY)
+        r = so->potrf_bufferSize[p](h, uplo, n, c->a, n, &lwork);
+    else if (c->op == GK_SOLVER_EIGH)
+        r = so->syevd_bufferSize[p](h, jobz, uplo, n, c->a, n, c->w, &lwork);
+    void *work = NULL;
+    size_t work_bytes = (size_t)(lwork > 0 ? lwork : 1) * size;
+    if (r == CUSOLVER_STATUS_SUCCESS && c->op != GK_SOLVER_LU_SOLVE) {
+        *status = gk_gpu_alloc(device, work_bytes, &work);
+        if (*status != GK_OK)
+            return r;
+    }
+    for (int64_t i = 0; i < c->count && r == CUSOLVER_STATUS_SUCCESS; i++) {
+        char *a = c->a + (size_t)(i * c->n * c->n) * size;
+        int *info = (int *)(void *)(c->info + (size_t)i * sizeof(int));
+        int *pivots = c->pivots ? (int *)(void *)(c->pivots + (size_t)(i * c->n) * sizeof(int))
+                                : NULL;
+        switch (c->op) {
+        case GK_SOLVER_LU:
+            r = so->getrf[p](h, n, n, a, n, work, pivots, info);
+            break;
+        case GK_SOLVER_LU_SOLVE:
+            r = so->getrs[p](h, c->flag ? GK_CUBLAS_OP_T : GK_CUBLAS_OP_N, n, nrhs, a, n, pivots,
+                             c->b + (size_t)(i * c->n * c->nrhs) * size, n, info);
+            break;
+        case GK_SOLVER_CHOLESKY:
+            r = so->potrf[p](h, uplo, n, a, n, work, lwork, info);
+            break;
+        case GK_SOLVER_EIGH:
+            r = so->syevd[p](h, jobz, uplo, n, a, n, c->w + (size_t)(i * c->n) * real_size, work,
+                             lwork, info);
+            break;
+        }
+    }
+    if (work)
+        gk_gpu_release(device, work, work_bytes);
+    return r;
+}
+
+static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
+{
+    const gk_cusolver *so;
+    gk_status status = gk_cusolver_open("linalg", &so);
+    if (status != GK_OK)
+        return status;
+    if (call->n > INT_MAX || call->nrhs > INT_MAX)
+        return gk_fail(GK_ERR_NOT_FOUND, "matrices too large for cuSOLVER's 32-bit sizes");
+    if (call->count <= 0 || call->n <= 0)
+        return GK_OK;
+    cuda_device *d;
+    status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    pthread_mutex_lock(&d->solver_lock);
+    if (!d->solver && !d->solver_failed) {
+        cusolverStatus_t made = so->Create(&d->solver);
+        if (made == CUSOLVER_STATUS_SUCCESS)
+            made = so->SetStream(d->solver, d->stream);
+        if (made != CUSOLVER_STATUS_SUCCESS) {
+            if (d->solver)
+                so->Destroy(d->solver);
+            d->solver = NULL;
+            d->solver_failed = true;
+        }
+    }
+    cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
+    if (!d->solver)
+        status = gk_fail(GK_ERR_NOT_FOUND, "cuda:%d: cuSOLVER could not start", device.index);
+    else
+        r = solve_each(so, d->solver, device, call, &status);
+    pthread_mutex_unlock(&d->solver_lock);
+    leave();
+    if (status == GK_OK && r != CUSOLVER_STATUS_SUCCESS)
+        status = gk_fail(r == CUSOLVER_STATUS_ALLOC_FAILED ? GK_ERR_OUT_OF_MEMORY : GK_ERR_DRIVER,
+                         "cuda:%d: cuSOLVER failed (status %d) on %lld matrices of %lld x %lld",
+                         device.index, (int)r, (long long)call->count, (long long)call->n,
+                         (long long)call->n);
+    return status;
+}
+
 /* --- built-in PTX --- */
 
 static bool cuda_prebuilt(const char *program, const void **binary, size_t *size)
@@ -974,5 +1083,6 @@ const gk_gpu_driver gk_cuda_driver = {
     .stream_order = cuda_stream_order,
     .blas_matmul = cuda_blas_matmul,
     .fft = cuda_fft,
+    .solver = cuda_solver,
     .prebuilt = cuda_prebuilt,
 };

@@ -1250,6 +1250,7 @@ const gk_gpu_driver gk_opencl_driver = {
     .stream_destroy = opencl_stream_destroy,
     .stream_order = opencl_stream_order,
     .blas_matmul = NULL,
-    .fft = NULL, /* no OpenCL FFT library is well kept: the host computes */
+    .fft = NULL,    /* no OpenCL FFT or LAPACK library is well kept: */
+    .solver = NULL, /* the host computes */
     .prebuilt = NULL,
 };
