@@ -383,10 +383,11 @@ static void transpose(const stack *s, char *dst, const char *src, int64_t rows, 
 }
 
 /* --- on a GPU, through its dense solver (cuSOLVER) ---
- * solve, inv, cholesky and eigh of CUDA arrays run there when the device
- * has a solver: the stack copied once into a private contiguous array on
- * the device (the solver overwrites it), the same column-major identities
- * as LAPACK's above, the infos of all matrices read back in one copy. */
+ * solve, inv, det, slogdet, cholesky and eigh of CUDA arrays run there
+ * when the device has a solver: the stack copied once into a private
+ * contiguous array on the device (the solver overwrites it), the same
+ * column-major identities as LAPACK's above, the infos of all matrices
+ * read back in one copy. */
 
 static char *data_of(const gk_array *a)
 {
@@ -405,7 +406,7 @@ static bool on_device_solver(const gk_array *a, gk_dtype dtype)
 }
 
 /* Runs `call` on s's device, then reads the infos back: the first > 0 is
- * `why` (GK_ERR_LINALG naming the matrix). */
+ * `why` (GK_ERR_LINALG naming the matrix; why NULL: not an error). */
 static gk_status run_solver(const stack *s, gk_solver_call *call, const char *routine,
                             const char *complex_routine, const char *why)
 {
@@ -425,8 +426,10 @@ static gk_status run_solver(const stack *s, gk_solver_call *call, const char *ro
         status = gk_to_host(info, infos, sizeof *infos * (size_t)count);
     char name[16];
     for (int64_t i = 0; i < count && status == GK_OK; i++)
-        status = lapack_status(s, i, infos[i],
-                               routine_name(s, routine, complex_routine, name, sizeof name), why);
+        if (why || infos[i] < 0)
+            status = lapack_status(s, i, infos[i],
+                                   routine_name(s, routine, complex_routine, name, sizeof name),
+                                   why);
     free(infos);
     gk_array_free(info);
     return status;
@@ -904,62 +907,120 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
     return stack_upload(&s, status, out);
 }
 
-/* The sign (a unit complex number; 0 when singular) and log |det| of each
- * matrix, from its LU factors: the product of U's diagonal, negated once
- * per row swap. `det` (optional) gets sign * exp(log |det|) computed as the
- * plain product, which keeps more precision than the exponential. */
+/* Matrix i's sign (a unit complex number; 0 when singular), log |det| and
+ * det into the results given, from its LU factors: U's diagonal d (n
+ * elements of s's dtype, `step` elements apart) and the pivots. det is
+ * the product of the diagonal, negated once per row swap (the plain
+ * product keeps more precision than sign * exp(log |det|)). */
+static void determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
+                           const lapack_int *pivots, result *sign, result *logabs, result *det)
+{
+    int64_t n = s->rows;
+    double complex unit = 1, product = 1;
+    double log_sum = 0;
+    bool odd = false, zero = false;
+    for (int64_t j = 0; j < n; j++) {
+        double complex d = element(s, d_start, j * step);
+        double magnitude = cabs(d);
+        odd ^= pivots[j] != j + 1; /* a row swap (pivots count from 1) */
+        zero = zero || magnitude == 0;
+        product *= d;
+        unit *= zero ? 1 : d / magnitude;
+        log_sum += log(magnitude);
+    }
+    /* a singular matrix: exactly 0 (never -0), and log 0 = -inf */
+    unit = zero ? 0 : odd ? -unit : unit;
+    product = zero ? 0 : odd ? -product : product;
+    /* real dtypes keep the real part (the imaginary one is 0) */
+    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
+    double complex values[3] = {unit, log_sum, product};
+    result *targets[3] = {sign, logabs, det};
+    for (int t = 0; t < 3; t++) {
+        if (!targets[t])
+            continue;
+        char *slot = result_at(targets[t], i);
+        bool complex_slot = gk_dtype_is_complex(targets[t]->array->dtype);
+        for (int part = 0; part < (complex_slot ? 2 : 1); part++) {
+            double v = part ? cimag(values[t]) : creal(values[t]);
+            if (single)
+                ((float *)slot)[part] = (float)v;
+            else
+                ((double *)slot)[part] = v;
+        }
+    }
+}
+
+/* The LU of every matrix on the device (see the solver section), the
+ * factors and pivots then read back in one copy each: a copy of n^2
+ * elements is far cheaper than the n^3 / 3 of the factorization, and
+ * needs no kernel to pick the diagonals out. */
+static gk_status device_determinants(const gk_array *a, stack *s, result *sign,
+                                     result *logabs, result *det)
+{
+    int64_t n = s->rows, pivot_count = s->count * n;
+    gk_array *lu = NULL, *pivots = NULL;
+    char *factors = NULL;
+    lapack_int *host_pivots = NULL;
+    gk_status status = gk_copy_as(a, s->dtype, &lu);
+    if (status == GK_OK)
+        status = gk_empty(s->device, GK_INT32, 1, &pivot_count, &pivots);
+    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = s->dtype, .count = s->count, .n = n,
+                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
+    /* info > 0 is an exactly singular U: det 0, not an error */
+    if (status == GK_OK)
+        status = run_solver(s, &call, "getrf", NULL, NULL);
+    if (status == GK_OK && pivot_count > 0) {
+        size_t bytes = (size_t)gk_array_size(lu) * s->size;
+        factors = malloc(bytes);
+        host_pivots = malloc(sizeof *host_pivots * (size_t)pivot_count);
+        if (!factors || !host_pivots)
+            status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
+        if (status == GK_OK)
+            status = gk_to_host(lu, factors, bytes);
+        if (status == GK_OK)
+            status = gk_to_host(pivots, host_pivots, sizeof *host_pivots * (size_t)pivot_count);
+    }
+    for (int64_t i = 0; i < s->count && pivot_count > 0 && status == GK_OK; i++)
+        determinant_of(s, i, factors + (size_t)(i * n * n) * s->size, n + 1, host_pivots + i * n,
+                       sign, logabs, det);
+    for (int64_t i = 0; i < s->count && pivot_count == 0 && status == GK_OK; i++)
+        determinant_of(s, i, NULL, 1, NULL, sign, logabs, det); /* 0 x 0: det 1 */
+    free(factors);
+    free(host_pivots);
+    gk_array_free(lu);
+    gk_array_free(pivots);
+    return status;
+}
+
+/* sign, log |det| and det (each optional) of every matrix of a: on the
+ * device through its solver, else on the host through LAPACK. */
 static gk_status lu_determinants(const gk_array *a, const char *function, result *sign,
                                  result *logabs, result *det, stack *s)
 {
     gk_status status = check_input(a, function, true);
     if (status != GK_OK)
         return status;
-    status = load_stack(a, factor_dtype(a->dtype), function, s);
-    lapack_int n = (lapack_int)s->rows, *pivots = NULL;
+    gk_dtype dtype = factor_dtype(a->dtype);
+    bool device = on_device_solver(a, dtype);
+    describe_stack(a, dtype, function, s);
     if (status == GK_OK && sign)
         status = result_init(sign, s, s->dtype, 0, 0, 0);
     if (status == GK_OK && logabs)
         status = result_init(logabs, s, real_dtype(s), 0, 0, 0);
     if (status == GK_OK && det)
         status = result_init(det, s, s->dtype, 0, 0, 0);
+    if (status != GK_OK || device)
+        return status == GK_OK ? device_determinants(a, s, sign, logabs, det) : status;
+    status = load_stack(a, dtype, function, s);
+    lapack_int n = (lapack_int)s->rows, *pivots = NULL;
     if (status == GK_OK && !(pivots = malloc(sizeof *pivots * (size_t)at_least_one(n))))
         status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", function);
-    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
     for (int64_t i = 0; i < s->count && status == GK_OK; i++) {
         lapack_int info = 0;
         if (n > 0)
             status = lu_one(s, i, pivots, &info);
-        double complex unit = 1, product = 1;
-        double log_sum = 0;
-        bool odd = false, zero = false;
-        for (lapack_int j = 0; j < n && status == GK_OK; j++) {
-            double complex d = element(s, matrix_at(s, i), (int64_t)j * n + j);
-            double magnitude = cabs(d);
-            odd ^= pivots[j] != j + 1; /* a row swap (pivots count from 1) */
-            zero = zero || magnitude == 0;
-            product *= d;
-            unit *= zero ? 1 : d / magnitude;
-            log_sum += log(magnitude);
-        }
-        /* a singular matrix: exactly 0 (never -0), and log 0 = -inf */
-        unit = zero ? 0 : odd ? -unit : unit;
-        product = zero ? 0 : odd ? -product : product;
-        /* real dtypes keep the real part (the imaginary one is 0) */
-        double complex values[3] = {unit, log_sum, product};
-        result *targets[3] = {sign, logabs, det};
-        for (int t = 0; t < 3; t++) {
-            if (!targets[t])
-                continue;
-            char *slot = result_at(targets[t], i);
-            bool complex_slot = gk_dtype_is_complex(targets[t]->array->dtype);
-            for (int part = 0; part < (complex_slot ? 2 : 1); part++) {
-                double v = part ? cimag(values[t]) : creal(values[t]);
-                if (single)
-                    ((float *)slot)[part] = (float)v;
-                else
-                    ((double *)slot)[part] = v;
-            }
-        }
+        if (status == GK_OK)
+            determinant_of(s, i, matrix_at(s, i), (int64_t)n + 1, pivots, sign, logabs, det);
     }
     free(pivots);
     stack_free(s);

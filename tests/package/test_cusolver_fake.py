@@ -3,8 +3,8 @@ driver and a fake cuSOLVER (tests/fake_cuda/fake_cusolver.c: the host's
 LAPACKE on the fake driver's device memory, which is host memory, after
 waiting for the handle's stream). The fake driver runs no kernels, so the
 cases are ones where cuSOLVER and the driver's copies are the whole of the
-work: solve of a vector, inv, eigvalsh and eigh of real stacks, and the
-errors (a singular matrix, one not positive definite) read from the infos
+work: solve of a vector, inv, eigvalsh and eigh of real stacks, det and
+slogdet (the LU's factors read back), and the errors (a singular matrix, one not positive definite) read from the infos
 on the device. A cuSOLVER that is missing or lacks a function sends the
 work to the host (LAPACK) with the same results. Every call is checked on
 a real GPU by the package suite on cuda:0 (GPUKIT_TEST_DEVICES)."""
@@ -36,6 +36,13 @@ np.testing.assert_allclose(np.asarray(linalg.eigvalsh(on(s))), np.linalg.eigvals
 w, v = linalg.eigh(on(s))
 vectors = np.swapaxes(np.asarray(v.mT), -1, -2)  # .mT: a contiguous view to download
 np.testing.assert_allclose(s @ vectors, vectors * np.asarray(w)[..., None, :], atol=1e-10)
+stack = rng.standard_normal((2, 4, 4))
+np.testing.assert_allclose(np.asarray(linalg.det(on(stack))), np.linalg.det(stack), rtol=1e-12)
+sign, logabs = linalg.slogdet(on(stack))
+ref_sign, ref_log = np.linalg.slogdet(stack)
+np.testing.assert_array_equal(np.asarray(sign), ref_sign)
+np.testing.assert_allclose(np.asarray(logabs), ref_log, rtol=1e-12)
+assert np.asarray(linalg.det(on([[1.0, 2.0], [2.0, 4.0]]))).item() == 0.0  # singular: 0
 for call, why in [(lambda: linalg.solve(on([[1.0, 2.0], [2.0, 4.0]]), on([1.0, 1.0])),
                    "singular"),
                   (lambda: linalg.cholesky(on(np.stack([np.eye(2), -np.eye(2)]))),
@@ -58,8 +65,9 @@ def run(py, solver):
 
 def test_cuda_factorizations_run_on_cusolver(py):
     # solve: getrf, getrs; inv: getrf, getrs; eigvalsh and eigh: 3 syevd
-    # each; the errors: getrf, and potrf of both matrices
-    assert run(py, FAKE_CUSOLVER) == 2 + 2 + 3 + 3 + 1 + 2
+    # each; det and slogdet of 2 matrices and det of 1: getrf each; the
+    # errors: getrf, and potrf of both matrices
+    assert run(py, FAKE_CUSOLVER) == 2 + 2 + 3 + 3 + 2 + 2 + 1 + 1 + 2
 
 
 @pytest.mark.parametrize("library", ["missing", "broken"])
