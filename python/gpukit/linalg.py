@@ -7,7 +7,8 @@ or a stack of matrices (the last two axes; the axes before them are the
 batch) of float32, float64, complex64 or complex128 (integers and bool
 compute in float64, as NumPy; float16 and bfloat16 are a TypeError). They
 return arrays on the input's device. solve, inv, det, slogdet,
-cholesky, eigh and eigvalsh of CUDA arrays run on the GPU through cuSOLVER when the toolkit
+cholesky, eigh, eigvalsh, svd and svdvals of CUDA arrays run on the GPU
+through cuSOLVER when the toolkit
 has it; everything else is computed by LAPACK on the host: the stack is
 copied there and the results back.
 matmul, tensordot, vecdot, diagonal, trace, outer, cross, vector_norm and

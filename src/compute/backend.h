@@ -42,14 +42,18 @@ typedef enum gk_solver_op {
     GK_SOLVER_CHOLESKY, /* a's triangle (the upper one when `flag`) = its factor */
     GK_SOLVER_EIGH,     /* w (real, n per matrix) = the eigenvalues from a's triangle
                          * (upper when `flag`), and a = the vectors when `vectors` */
+    GK_SOLVER_SVD,      /* a is m x n (m >= n; a stride of m * n): w (real, n per matrix)
+                         * = the singular values; with `vectors`, b = U (m x m when
+                         * `flag`, else m x n) and c = V^H (n x n) */
 } gk_solver_op;
 
 typedef struct gk_solver_call {
     gk_solver_op op;
     gk_dtype dtype;
     int64_t count, n, nrhs;
+    int64_t m; /* SVD's rows */
     bool flag, vectors;
-    char *a, *b, *w, *pivots, *info;
+    char *a, *b, *c, *w, *pivots, *info;
 } gk_solver_call;
 
 typedef struct gk_backend {

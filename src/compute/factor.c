@@ -383,8 +383,8 @@ static void transpose(const stack *s, char *dst, const char *src, int64_t rows, 
 }
 
 /* --- on a GPU, through its dense solver (cuSOLVER) ---
- * solve, inv, det, slogdet, cholesky and eigh of CUDA arrays run there
- * when the device has a solver: the stack copied once into a private
+ * solve, inv, det, slogdet, cholesky, eigh and svd of CUDA arrays run
+ * there when the device has a solver: the stack copied once into a private
  * contiguous array on the device (the solver overwrites it), the same
  * column-major identities as LAPACK's above, the infos of all matrices
  * read back in one copy. */
@@ -576,6 +576,87 @@ static gk_status device_eigh(const gk_array *a, gk_dtype dtype, gk_array **value
     return status;
 }
 
+/* svd on the device. cuSOLVER's gesvd takes m >= n. In column-major
+ * order the C-order a (m x n) is a^T (n x m) = conj(V) S U^T: when n >= m
+ * that is gesvd's shape as it lies, and its U read back in C order is vt,
+ * its V^H is u (the host's identity). When m > n, a is first copied into
+ * column-major order (a transposing copy) and factored as it is; its U and
+ * V^H, column-major, are then read as transposed views. NaN or infinity
+ * shows in the singular values, which come back to the host anyway to be
+ * checked (the host refuses such input before LAPACK: the same error). */
+static gk_status device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_array **u,
+                            gk_array **sv, gk_array **vt)
+{
+    stack s;
+    describe_stack(a, dtype, u ? "svd" : "svdvals", &s);
+    int64_t m = s.rows, n = s.cols, k = m < n ? m : n;
+    bool as_is = n >= m;
+    int64_t rows = as_is ? n : m, cols = as_is ? m : n, u_cols = full ? rows : cols;
+    gk_array *work = NULL, *moved = NULL, *left = NULL, *right = NULL;
+    gk_status status = as_is ? gk_copy_as(a, dtype, &work) : column_major_view(a, &moved);
+    if (status == GK_OK && !as_is)
+        status = gk_copy_as(moved, dtype, &work);
+    /* the values, and the solver's U (u_cols x rows in C order) and V^H
+     * (cols x cols) */
+    int64_t shape[GK_MAX_DIMS];
+    memcpy(shape, s.batch, sizeof(int64_t) * (size_t)s.batch_ndim);
+    shape[s.batch_ndim] = k;
+    if (status == GK_OK)
+        status = gk_empty(s.device, real_dtype(&s), s.batch_ndim + 1, shape, sv);
+    shape[s.batch_ndim] = u_cols, shape[s.batch_ndim + 1] = rows;
+    if (status == GK_OK && u)
+        status = gk_empty(s.device, dtype, s.batch_ndim + 2, shape, &left);
+    shape[s.batch_ndim] = shape[s.batch_ndim + 1] = cols;
+    if (status == GK_OK && u)
+        status = gk_empty(s.device, dtype, s.batch_ndim + 2, shape, &right);
+    gk_solver_call call = {.op = GK_SOLVER_SVD, .dtype = dtype, .count = s.count, .n = cols,
+                           .m = rows, .flag = full, .vectors = u != NULL,
+                           .a = work ? data_of(work) : NULL, .b = left ? data_of(left) : NULL,
+                           .c = right ? data_of(right) : NULL, .w = *sv ? data_of(*sv) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "gesvd", NULL, "the SVD did not converge");
+    /* NaN or infinity in, NaN or infinity out */
+    void *values = NULL;
+    size_t bytes = (size_t)(s.count * k) * gk_dtype_size(real_dtype(&s));
+    if (status == GK_OK && bytes && !(values = malloc(bytes)))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s.function);
+    if (status == GK_OK && bytes)
+        status = gk_to_host(*sv, values, bytes);
+    bool single = s.precision == GK_LAPACK_S || s.precision == GK_LAPACK_C;
+    for (int64_t i = 0; status == GK_OK && i < s.count * k; i++) {
+        double x = single ? ((float *)values)[i] : ((double *)values)[i];
+        if (!isfinite(x)) {
+            char where[200];
+            status = gk_fail(GK_ERR_LINALG,
+                             "%s: the SVD did not converge: the matrix contains NaN or "
+                             "infinity%s",
+                             s.function, which_matrix(&s, i / k, where, sizeof where));
+        }
+    }
+    free(values);
+    if (status == GK_OK && u && as_is) { /* U's buffer is vt, V^H's is u */
+        *vt = left, left = NULL;
+        *u = right, right = NULL;
+    } else if (status == GK_OK && u) {
+        status = column_major_view(left, u);
+        if (status == GK_OK)
+            status = column_major_view(right, vt);
+    }
+    gk_array *all[] = {work, moved, left, right};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+    if (status != GK_OK) {
+        gk_array_free(*sv);
+        *sv = NULL;
+        if (u) {
+            gk_array_free(*u);
+            gk_array_free(*vt);
+            *u = *vt = NULL;
+        }
+    }
+    return status;
+}
+
 /* --- SVD --- */
 
 /* gesdd on one m x n matrix `a` (overwritten), gesvd on a saved copy
@@ -620,8 +701,12 @@ gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array *
     gk_status status = check_input(a, "svd", false);
     if (status != GK_OK)
         return status;
+    gk_dtype dtype = factor_dtype(a->dtype);
+    int64_t rows = a->shape[a->ndim - 2], cols = a->shape[a->ndim - 1];
+    if (rows > 0 && cols > 0 && on_device_solver(a, dtype))
+        return device_svd(a, dtype, full_matrices, u, sv, vt);
     stack s;
-    status = load_stack(a, factor_dtype(a->dtype), u ? "svd" : "svdvals", &s);
+    status = load_stack(a, dtype, u ? "svd" : "svdvals", &s);
     if (status == GK_OK)
         status = check_finite(&s, "the SVD did not converge");
     int64_t m = s.rows, n = s.cols, k = m < n ? m : n;

@@ -28,6 +28,9 @@ static const gk_entry_point entry_points[] = {
     FOUR("Ssyevd_bufferSize", "Dsyevd_bufferSize", "Cheevd_bufferSize", "Zheevd_bufferSize",
          syevd_bufferSize),
     FOUR("Ssyevd", "Dsyevd", "Cheevd", "Zheevd", syevd),
+    FOUR("Sgesvd_bufferSize", "Dgesvd_bufferSize", "Cgesvd_bufferSize", "Zgesvd_bufferSize",
+         gesvd_bufferSize),
+    FOUR("Sgesvd", "Dgesvd", "Cgesvd", "Zgesvd", gesvd),
 };
 
 static const char *const names[] = {"libcusolver.so.12", "libcusolver.so.11"};

@@ -55,6 +55,13 @@ typedef struct gk_cusolver {
     cusolverStatus_t GK_CUSOLVER_TABLE(syevd)(cusolverDnHandle_t h, int jobz, int uplo, int n,
                                               void *a, int lda, void *w, void *work, int lwork,
                                               int *info);
+    /* SVD (m >= n): jobu, jobvt 'A', 'S' or 'N'; rwork: min(m, n) - 1 reals. */
+    cusolverStatus_t GK_CUSOLVER_TABLE(gesvd_bufferSize)(cusolverDnHandle_t h, int m, int n,
+                                                         int *lwork);
+    cusolverStatus_t GK_CUSOLVER_TABLE(gesvd)(cusolverDnHandle_t h, signed char jobu,
+                                              signed char jobvt, int m, int n, void *a, int lda,
+                                              void *s, void *u, int ldu, void *vt, int ldvt,
+                                              void *work, int lwork, void *rwork, int *info);
 } gk_cusolver;
 
 #undef GK_CUSOLVER_TABLE

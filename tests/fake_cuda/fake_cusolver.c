@@ -42,8 +42,12 @@ static void *lapacke(const char *name)
 {
     static void *library;
     pthread_mutex_lock(&lock);
-    if (!library)
-        library = dlopen("liblapacke.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (!library && (library = dlopen("liblapacke.so.3", RTLD_NOW | RTLD_LOCAL))) {
+        /* NaN goes to LAPACK as on a GPU, not refused by LAPACKE */
+        void (*nancheck)(int) = (void (*)(int))dlsym(library, "LAPACKE_set_nancheck");
+        if (nancheck)
+            nancheck(0);
+    }
     pthread_mutex_unlock(&lock);
     return library ? dlsym(library, name) : NULL;
 }
@@ -129,6 +133,22 @@ static char uplo_of(int fill)
         return SUCCESS;                                                                            \
     }
 
+/* The SVD of a precision; like cuSOLVER's, only for m >= n. */
+#define SVD(P, p)                                                                                  \
+    BUFFER_SIZE(cusolverDn##P##gesvd_bufferSize, handle *h, int m, int n)                          \
+    EXPORT int cusolverDn##P##gesvd(handle *h, signed char jobu, signed char jobvt, int m, int n,  \
+                                    void *a, int lda, void *s, void *u, int ldu, void *vt,         \
+                                    int ldvt, void *work, int lwork, void *rwork, int *info)       \
+    {                                                                                              \
+        int (*f)(int, char, char, int, int, void *, int, void *, void *, int, void *, int,        \
+                 void *) = lapacke("LAPACKE_" #p "gesvd");                                         \
+        if (!f || !work || lwork < 16 || m < n || !rwork)                                          \
+            return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
+        begin(h);                                                                                  \
+        *info = f(COL_MAJOR, jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, rwork);               \
+        return SUCCESS;                                                                            \
+    }
+
 /* The eigen-solver of a precision (syevd, or heevd for complex). */
 #define EIGEN(P, p, EIG)                                                                           \
     BUFFER_SIZE(cusolverDn##P##EIG##_bufferSize, handle *h, int jobz, int uplo, int n,             \
@@ -148,6 +168,10 @@ ROUTINES(S, s)
 ROUTINES(D, d)
 ROUTINES(C, c)
 ROUTINES(Z, z)
+SVD(S, s)
+SVD(D, d)
+SVD(C, c)
+SVD(Z, z)
 EIGEN(S, s, syevd)
 EIGEN(D, d, syevd)
 EIGEN(C, c, heevd)

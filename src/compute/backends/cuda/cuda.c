@@ -913,7 +913,7 @@ static gk_status cuda_fft(gk_device device, gk_fft_pass pass, bool single, int64
     if (status != GK_OK)
         return status;
     pthread_mutex_lock(&d->fft_lock);
-    cufftHandle plan;
+    cufftHandle plan = 0;
     status = fft_plan_for(d, device, fft, pass, single, rows, n, &plan);
     cufftResult r = CUFFT_SUCCESS;
     void *source = (void *)in; /* cuFFT's signatures are not const */
@@ -960,21 +960,33 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
     int uplo = c->flag ? GK_CUBLAS_FILL_UPPER : GK_CUBLAS_FILL_LOWER;
     int jobz = c->vectors ? GK_CUSOLVER_EIG_VECTOR : GK_CUSOLVER_EIG_NOVECTOR;
     cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
+    int m = (int)c->m, k = m < n ? m : n;
     if (c->op == GK_SOLVER_LU)
         r = so->getrf_bufferSize[p](h, n, n, c->a, n, &lwork);
+    else if (c->op == GK_SOLVER_SVD)
+        r = so->gesvd_bufferSize[p](h, m, n, &lwork);
     else if (c->op == GK_SOLVER_CHOLESKY)
         r = so->potrf_bufferSize[p](h, uplo, n, c->a, n, &lwork);
     else if (c->op == GK_SOLVER_EIGH)
         r = so->syevd_bufferSize[p](h, jobz, uplo, n, c->a, n, c->w, &lwork);
-    void *work = NULL;
+    void *work = NULL, *rwork = NULL;
     size_t work_bytes = (size_t)(lwork > 0 ? lwork : 1) * size;
+    size_t rwork_bytes = (size_t)(k > 0 ? k : 1) * real_size;
     if (r == CUSOLVER_STATUS_SUCCESS && c->op != GK_SOLVER_LU_SOLVE) {
         *status = gk_gpu_alloc(device, work_bytes, &work);
-        if (*status != GK_OK)
+        if (*status == GK_OK && c->op == GK_SOLVER_SVD)
+            *status = gk_gpu_alloc(device, rwork_bytes, &rwork);
+        if (*status != GK_OK) {
+            if (work)
+                gk_gpu_release(device, work, work_bytes);
             return r;
+        }
     }
+    signed char job = !c->vectors ? 'N' : c->flag ? 'A' : 'S';
+    int u_cols = c->flag ? m : k;
     for (int64_t i = 0; i < c->count && r == CUSOLVER_STATUS_SUCCESS; i++) {
-        char *a = c->a + (size_t)(i * c->n * c->n) * size;
+        int64_t a_elements = c->op == GK_SOLVER_SVD ? c->m * c->n : c->n * c->n;
+        char *a = c->a + (size_t)(i * a_elements) * size;
         int *info = (int *)(void *)(c->info + (size_t)i * sizeof(int));
         int *pivots = c->pivots ? (int *)(void *)(c->pivots + (size_t)(i * c->n) * sizeof(int))
                                 : NULL;
@@ -993,10 +1005,20 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
             r = so->syevd[p](h, jobz, uplo, n, a, n, c->w + (size_t)(i * c->n) * real_size, work,
                              lwork, info);
             break;
+        case GK_SOLVER_SVD:
+            r = so->gesvd[p](h, job, job, m, n, a, m > 0 ? m : 1,
+                             c->w + (size_t)(i * k) * real_size,
+                             c->vectors ? c->b + (size_t)(i * m * u_cols) * size : NULL,
+                             m > 0 ? m : 1,
+                             c->vectors ? c->c + (size_t)(i * n * n) * size : NULL,
+                             n > 0 ? n : 1, work, lwork, rwork, info);
+            break;
         }
     }
     if (work)
         gk_gpu_release(device, work, work_bytes);
+    if (rwork)
+        gk_gpu_release(device, rwork, rwork_bytes);
     return r;
 }
 
@@ -1006,7 +1028,7 @@ static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
     gk_status status = gk_cusolver_open("linalg", &so);
     if (status != GK_OK)
         return status;
-    if (call->n > INT_MAX || call->nrhs > INT_MAX)
+    if (call->n > INT_MAX || call->nrhs > INT_MAX || call->m > INT_MAX)
         return gk_fail(GK_ERR_NOT_FOUND, "matrices too large for cuSOLVER's 32-bit sizes");
     if (call->count <= 0 || call->n <= 0)
         return GK_OK;
