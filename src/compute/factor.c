@@ -576,6 +576,18 @@ static gk_status device_eigh(const gk_array *a, gk_dtype dtype, gk_array **value
     return status;
 }
 
+/* Frees svd's outputs (u and vt only when asked for) after a failure. */
+static void drop_svd(gk_array **u, gk_array **sv, gk_array **vt)
+{
+    gk_array_free(*sv);
+    *sv = NULL;
+    if (u) {
+        gk_array_free(*u);
+        gk_array_free(*vt);
+        *u = *vt = NULL;
+    }
+}
+
 /* svd on the device. cuSOLVER's gesvd takes m >= n. In column-major
  * order the C-order a (m x n) is a^T (n x m) = conj(V) S U^T: when n >= m
  * that is gesvd's shape as it lies, and its U read back in C order is vt,
@@ -645,15 +657,8 @@ static gk_status device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
     gk_array *all[] = {work, moved, left, right};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_array_free(all[i]);
-    if (status != GK_OK) {
-        gk_array_free(*sv);
-        *sv = NULL;
-        if (u) {
-            gk_array_free(*u);
-            gk_array_free(*vt);
-            *u = *vt = NULL;
-        }
-    }
+    if (status != GK_OK)
+        drop_svd(u, sv, vt);
     return status;
 }
 
@@ -746,15 +751,8 @@ gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array *
         status = result_upload(&ru, &s, status, u);
         status = result_upload(&rvt, &s, status, vt);
     }
-    if (status != GK_OK) {
-        gk_array_free(*sv);
-        *sv = NULL;
-        if (u) {
-            gk_array_free(*u);
-            gk_array_free(*vt);
-            *u = *vt = NULL;
-        }
-    }
+    if (status != GK_OK)
+        drop_svd(u, sv, vt);
     return status;
 }
 
