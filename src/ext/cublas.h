@@ -61,6 +61,28 @@ typedef struct gk_cublas {
                                           long long stride_a, const double *b, int ldb,
                                           long long stride_b, const double *beta, double *c,
                                           int ldc, long long stride_c, int batch);
+    /* The complex GEMMs: alpha, beta and the matrices as interleaved real,
+     * imaginary pairs (cuComplex, cuDoubleComplex). */
+    cublasStatus_t (*Cgemm)(cublasHandle_t handle, cublasOperation_t transa,
+                            cublasOperation_t transb, int m, int n, int k, const void *alpha,
+                            const void *a, int lda, const void *b, int ldb, const void *beta,
+                            void *c, int ldc);
+    cublasStatus_t (*Zgemm)(cublasHandle_t handle, cublasOperation_t transa,
+                            cublasOperation_t transb, int m, int n, int k, const void *alpha,
+                            const void *a, int lda, const void *b, int ldb, const void *beta,
+                            void *c, int ldc);
+    cublasStatus_t (*CgemmStridedBatched)(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const void *alpha, const void *a, int lda,
+                                          long long stride_a, const void *b, int ldb,
+                                          long long stride_b, const void *beta, void *c,
+                                          int ldc, long long stride_c, int batch);
+    cublasStatus_t (*ZgemmStridedBatched)(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const void *alpha, const void *a, int lda,
+                                          long long stride_a, const void *b, int ldb,
+                                          long long stride_b, const void *beta, void *c,
+                                          int ldc, long long stride_c, int batch);
     const char *(*GetStatusName)(cublasStatus_t status); /* may be NULL (before 11.4) */
 } gk_cublas;
 

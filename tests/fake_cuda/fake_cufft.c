@@ -12,13 +12,10 @@
  * fake_cufft_execs() counts the transforms executed, so a test can tell
  * the GPU path from the host's. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <math.h>
-#include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
+#include "fake_library.h"
 
-#define EXPORT __attribute__((visibility("default")))
+#include <math.h>
+#include <string.h>
 
 enum { SUCCESS = 0, INVALID_PLAN = 1, ALLOC_FAILED = 2, INVALID_VALUE = 4, NOT_SUPPORTED = 16 };
 enum { R2C = 0x2a, C2R = 0x2c, C2C = 0x29, D2Z = 0x6a, Z2D = 0x6c, Z2Z = 0x69 };
@@ -29,30 +26,22 @@ typedef struct plan {
 } plan;
 
 static plan plans[64];
-static int execs;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-EXPORT int fake_cufft_execs(void)
-{
-    pthread_mutex_lock(&lock);
-    int n = execs;
-    pthread_mutex_unlock(&lock);
-    return n;
-}
+FAKE_CALLS(fake_cufft_execs)
 
 EXPORT int cufftPlanMany(int *handle, int rank, int *n, int *inembed, int istride, int idist,
                          int *onembed, int ostride, int odist, int type, int batch)
 {
     if (rank != 1 || inembed || onembed || istride != 1 || ostride != 1 || n[0] < 1 || batch < 1)
         return NOT_SUPPORTED;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&fake_lock);
     int found = -1;
     for (int i = 1; i < 64 && found < 0; i++)
         if (!plans[i].used)
             found = i;
     if (found > 0)
         plans[found] = (plan){1, n[0], idist, odist, type, batch, NULL};
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&fake_lock);
     if (found < 0)
         return ALLOC_FAILED;
     *handle = found;
@@ -80,18 +69,6 @@ EXPORT int cufftDestroy(int handle)
         return INVALID_PLAN;
     p->used = 0;
     return SUCCESS;
-}
-
-/* Waits for the plan's stream in the fake driver gpukit loaded. */
-static void wait_stream(void *stream)
-{
-    const char *path = getenv("GPUKIT_CUDA_LIBRARY");
-    void *driver = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    int (*sync)(void *) = driver ? (int (*)(void *))dlsym(driver, "cuStreamSynchronize") : NULL;
-    if (sync)
-        sync(stream);
-    if (driver)
-        dlclose(driver);
 }
 
 /* Element i of a row as a complex number (real kinds: imaginary 0). */
@@ -128,7 +105,7 @@ static int run(int handle, const void *in, void *out, int sign, int in_complex, 
     plan *p = plan_of(handle);
     if (!p)
         return INVALID_PLAN;
-    wait_stream(p->stream);
+    fake_begin(p->stream);
     int single = p->type == R2C || p->type == C2R || p->type == C2C;
     int half = p->type == C2R || p->type == Z2D;
     int outputs = p->type == R2C || p->type == D2Z ? p->n / 2 + 1 : p->n;
@@ -148,9 +125,6 @@ static int run(int handle, const void *in, void *out, int sign, int in_complex, 
             }
             store(out, single, out_complex, b * p->odist + k, re, im);
         }
-    pthread_mutex_lock(&lock);
-    execs++;
-    pthread_mutex_unlock(&lock);
     return SUCCESS;
 }
 

@@ -13,77 +13,30 @@
  * fake_cusolver_calls() counts the routines run, so a test can tell the
  * GPU path from the host's. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdlib.h>
-
-#define EXPORT __attribute__((visibility("default")))
+#include "fake_library.h"
 
 enum { SUCCESS = 0, NOT_INITIALIZED = 1, INVALID_VALUE = 3, INTERNAL_ERROR = 7 };
 enum { COL_MAJOR = 102 };
 
-typedef struct handle {
-    void *stream;
-} handle;
-
-static int calls;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-EXPORT int fake_cusolver_calls(void)
-{
-    pthread_mutex_lock(&lock);
-    int n = calls;
-    pthread_mutex_unlock(&lock);
-    return n;
-}
+FAKE_CALLS(fake_cusolver_calls)
 
 /* LAPACKE's function `name` (NULL when there is no LAPACKE). */
 static void *lapacke(const char *name)
 {
     static void *library;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&fake_lock);
     if (!library && (library = dlopen("liblapacke.so.3", RTLD_NOW | RTLD_LOCAL))) {
         /* NaN goes to LAPACK as on a GPU, not refused by LAPACKE */
         void (*nancheck)(int) = (void (*)(int))dlsym(library, "LAPACKE_set_nancheck");
         if (nancheck)
             nancheck(0);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&fake_lock);
     return library ? dlsym(library, name) : NULL;
 }
 
-/* Waits for h's stream in the fake driver gpukit loaded; counts the call. */
-static void begin(handle *h)
-{
-    const char *path = getenv("GPUKIT_CUDA_LIBRARY");
-    void *driver = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    int (*sync)(void *) = driver ? (int (*)(void *))dlsym(driver, "cuStreamSynchronize") : NULL;
-    if (sync)
-        sync(h->stream);
-    if (driver)
-        dlclose(driver);
-    pthread_mutex_lock(&lock);
-    calls++;
-    pthread_mutex_unlock(&lock);
-}
 
-EXPORT int cusolverDnCreate(handle **h)
-{
-    *h = calloc(1, sizeof **h);
-    return *h ? SUCCESS : NOT_INITIALIZED;
-}
-
-EXPORT int cusolverDnDestroy(handle *h)
-{
-    free(h);
-    return SUCCESS;
-}
-
-EXPORT int cusolverDnSetStream(handle *h, void *stream)
-{
-    h->stream = stream;
-    return SUCCESS;
-}
+FAKE_HANDLE_API(cusolverDnCreate, cusolverDnDestroy, cusolverDnSetStream)
 
 static char uplo_of(int fill)
 {
@@ -99,67 +52,67 @@ static char uplo_of(int fill)
 
 /* The routines of a precision: P cuSOLVER's letter, p LAPACKE's. */
 #define ROUTINES(P, p)                                                                             \
-    BUFFER_SIZE(cusolverDn##P##getrf_bufferSize, handle *h, int m, int n, void *a, int lda)        \
-    EXPORT int cusolverDn##P##getrf(handle *h, int m, int n, void *a, int lda, void *work,         \
+    BUFFER_SIZE(cusolverDn##P##getrf_bufferSize, fake_handle *h, int m, int n, void *a, int lda)   \
+    EXPORT int cusolverDn##P##getrf(fake_handle *h, int m, int n, void *a, int lda, void *work,    \
                                     int *pivots, int *info)                                        \
     {                                                                                              \
-        int (*f)(int, int, int, void *, int, int *) = lapacke("LAPACKE_" #p "getrf");             \
+        int (*f)(int, int, int, void *, int, int *) = lapacke("LAPACKE_" #p "getrf");              \
         if (!f || !work)                                                                           \
             return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
-        begin(h);                                                                                  \
+        fake_begin(h->stream);                                                                     \
         *info = f(COL_MAJOR, m, n, a, lda, pivots);                                                \
         return SUCCESS;                                                                            \
     }                                                                                              \
-    EXPORT int cusolverDn##P##getrs(handle *h, int trans, int n, int nrhs, const void *a, int lda, \
+    EXPORT int cusolverDn##P##getrs(fake_handle *h, int trans, int n, int nrhs, const void *a, int lda, \
                                     const int *pivots, void *b, int ldb, int *info)                \
     {                                                                                              \
         int (*f)(int, char, int, int, const void *, int, const int *, void *, int) =               \
             lapacke("LAPACKE_" #p "getrs");                                                        \
         if (!f)                                                                                    \
             return INTERNAL_ERROR;                                                                 \
-        begin(h);                                                                                  \
+        fake_begin(h->stream);                                                                     \
         *info = f(COL_MAJOR, "NTC"[trans], n, nrhs, a, lda, pivots, b, ldb);                       \
         return SUCCESS;                                                                            \
     }                                                                                              \
-    BUFFER_SIZE(cusolverDn##P##potrf_bufferSize, handle *h, int uplo, int n, void *a, int lda)     \
-    EXPORT int cusolverDn##P##potrf(handle *h, int uplo, int n, void *a, int lda, void *work,      \
+    BUFFER_SIZE(cusolverDn##P##potrf_bufferSize, fake_handle *h, int uplo, int n, void *a, int lda) \
+    EXPORT int cusolverDn##P##potrf(fake_handle *h, int uplo, int n, void *a, int lda, void *work, \
                                     int lwork, int *info)                                          \
     {                                                                                              \
-        int (*f)(int, char, int, void *, int) = lapacke("LAPACKE_" #p "potrf");                   \
+        int (*f)(int, char, int, void *, int) = lapacke("LAPACKE_" #p "potrf");                    \
         if (!f || !work || lwork < 16)                                                             \
             return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
-        begin(h);                                                                                  \
+        fake_begin(h->stream);                                                                     \
         *info = f(COL_MAJOR, uplo_of(uplo), n, a, lda);                                            \
         return SUCCESS;                                                                            \
     }
 
 /* The SVD of a precision; like cuSOLVER's, only for m >= n. */
 #define SVD(P, p)                                                                                  \
-    BUFFER_SIZE(cusolverDn##P##gesvd_bufferSize, handle *h, int m, int n)                          \
-    EXPORT int cusolverDn##P##gesvd(handle *h, signed char jobu, signed char jobvt, int m, int n,  \
+    BUFFER_SIZE(cusolverDn##P##gesvd_bufferSize, fake_handle *h, int m, int n)                     \
+    EXPORT int cusolverDn##P##gesvd(fake_handle *h, signed char jobu, signed char jobvt, int m, int n, \
                                     void *a, int lda, void *s, void *u, int ldu, void *vt,         \
                                     int ldvt, void *work, int lwork, void *rwork, int *info)       \
     {                                                                                              \
-        int (*f)(int, char, char, int, int, void *, int, void *, void *, int, void *, int,        \
+        int (*f)(int, char, char, int, int, void *, int, void *, void *, int, void *, int,         \
                  void *) = lapacke("LAPACKE_" #p "gesvd");                                         \
         if (!f || !work || lwork < 16 || m < n || !rwork)                                          \
             return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
-        begin(h);                                                                                  \
+        fake_begin(h->stream);                                                                     \
         *info = f(COL_MAJOR, jobu, jobvt, m, n, a, lda, s, u, ldu, vt, ldvt, rwork);               \
         return SUCCESS;                                                                            \
     }
 
 /* The eigen-solver of a precision (syevd, or heevd for complex). */
 #define EIGEN(P, p, EIG)                                                                           \
-    BUFFER_SIZE(cusolverDn##P##EIG##_bufferSize, handle *h, int jobz, int uplo, int n,             \
+    BUFFER_SIZE(cusolverDn##P##EIG##_bufferSize, fake_handle *h, int jobz, int uplo, int n,        \
                 const void *a, int lda, const void *w)                                             \
-    EXPORT int cusolverDn##P##EIG(handle *h, int jobz, int uplo, int n, void *a, int lda, void *w, \
+    EXPORT int cusolverDn##P##EIG(fake_handle *h, int jobz, int uplo, int n, void *a, int lda, void *w, \
                                   void *work, int lwork, int *info)                                \
     {                                                                                              \
-        int (*f)(int, char, char, int, void *, int, void *) = lapacke("LAPACKE_" #p #EIG);        \
+        int (*f)(int, char, char, int, void *, int, void *) = lapacke("LAPACKE_" #p #EIG);         \
         if (!f || !work || lwork < 16)                                                             \
             return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
-        begin(h);                                                                                  \
+        fake_begin(h->stream);                                                                     \
         *info = f(COL_MAJOR, jobz ? 'V' : 'N', uplo_of(uplo), n, a, lda, w);                       \
         return SUCCESS;                                                                            \
     }

@@ -1,7 +1,7 @@
-/* Matrix products on a GPU: the vendor BLAS (cuBLAS) through the driver
- * when it loads (float32 and float64), else the tiled kernel of
+/* Matrix products on a GPU: the vendor BLAS (cuBLAS: sgemm, dgemm, cgemm,
+ * zgemm) through the driver when it loads, else the tiled kernel of
  * kernels/matmul.gk, which needs no library and runs on any CUDA or OpenCL
- * device (complex always takes it, for now). */
+ * device. */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"

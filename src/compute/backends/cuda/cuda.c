@@ -788,8 +788,8 @@ static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batc
     gk_status status = gk_cublas_open(&blas);
     if (status != GK_OK)
         return status;
-    if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64)
-        return gk_fail(GK_ERR_NOT_FOUND, "cuBLAS multiplies only float32 and float64 matrices");
+    if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64 && !gk_dtype_is_complex(dtype))
+        return gk_fail(GK_ERR_NOT_FOUND, "cuBLAS multiplies only floating matrices");
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batch > INT_MAX)
         return gk_fail(GK_ERR_NOT_FOUND, "matrices too large for cuBLAS's 32-bit sizes");
     if (batch <= 0 || m <= 0 || n <= 0)
@@ -824,35 +824,65 @@ static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batc
     int ldb = in, lda = ik > 0 ? ik : 1, ldc = in;
     long long stride_c = (long long)m * n;
     cublasStatus_t result;
-    if (dtype == GK_FLOAT32) {
-        const float one = 1, zero = 0;
-        if (batch == 1)
-            result = blas->Sgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one,
-                                 (const float *)b, ldb, (const float *)a, lda, &zero,
-                                 (float *)c, ldc);
-        else
-            result = blas->SgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik,
-                                               &one, (const float *)b, ldb, b_batch_stride,
-                                               (const float *)a, lda, a_batch_stride, &zero,
-                                               (float *)c, ldc, stride_c, (int)batch);
-    } else {
-        const double one = 1, zero = 0;
-        if (batch == 1)
-            result = blas->Dgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one,
-                                 (const double *)b, ldb, (const double *)a, lda, &zero,
+    /* one and zero in the dtype: complex ones as (real, imaginary) */
+    const float one32[2] = {1, 0}, zero32[2] = {0, 0};
+    const double one64[2] = {1, 0}, zero64[2] = {0, 0};
+    const void *one = dtype == GK_FLOAT32 || dtype == GK_COMPLEX64 ? (const void *)one32
+                                                                   : (const void *)one64;
+    const void *zero = dtype == GK_FLOAT32 || dtype == GK_COMPLEX64 ? (const void *)zero32
+                                                                    : (const void *)zero64;
+    if (batch == 1) {
+        switch (dtype) {
+        case GK_FLOAT32:
+            result = blas->Sgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one, (const float *)b,
+                                 ldb, (const float *)a, lda, zero, (float *)c, ldc);
+            break;
+        case GK_FLOAT64:
+            result = blas->Dgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
+                                 (const double *)b, ldb, (const double *)a, lda, zero,
                                  (double *)c, ldc);
-        else
-            result = blas->DgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik,
-                                               &one, (const double *)b, ldb, b_batch_stride,
-                                               (const double *)a, lda, a_batch_stride, &zero,
+            break;
+        case GK_COMPLEX64:
+            result = blas->Cgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one, b, ldb, a,
+                                 lda, zero, c, ldc);
+            break;
+        default:
+            result = blas->Zgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one, b, ldb, a,
+                                 lda, zero, c, ldc);
+        }
+    } else {
+        switch (dtype) {
+        case GK_FLOAT32:
+            result = blas->SgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
+                                               (const float *)b, ldb, b_batch_stride,
+                                               (const float *)a, lda, a_batch_stride, zero,
+                                               (float *)c, ldc, stride_c, (int)batch);
+            break;
+        case GK_FLOAT64:
+            result = blas->DgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
+                                               (const double *)b, ldb, b_batch_stride,
+                                               (const double *)a, lda, a_batch_stride, zero,
                                                (double *)c, ldc, stride_c, (int)batch);
+            break;
+        case GK_COMPLEX64:
+            result = blas->CgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
+                                               b, ldb, b_batch_stride, a, lda, a_batch_stride,
+                                               zero, c, ldc, stride_c, (int)batch);
+            break;
+        default:
+            result = blas->ZgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
+                                               b, ldb, b_batch_stride, a, lda, a_batch_stride,
+                                               zero, c, ldc, stride_c, (int)batch);
+        }
     }
     pthread_mutex_unlock(&d->blas_lock);
     leave();
     if (result != CUBLAS_STATUS_SUCCESS)
         return gk_fail(result == CUBLAS_STATUS_ALLOC_FAILED ? GK_ERR_OUT_OF_MEMORY : GK_ERR_DRIVER,
                        "cuda:%d: cuBLAS %cgemm of %lld x %lld x %lld failed: %s", device.index,
-                       dtype == GK_FLOAT32 ? 's' : 'd', (long long)m, (long long)k, (long long)n,
+                       "sdcz"[dtype == GK_FLOAT64 ? 1 : dtype == GK_COMPLEX64 ? 2
+                              : dtype == GK_COMPLEX128 ? 3 : 0],
+                       (long long)m, (long long)k, (long long)n,
                        gk_cublas_status_name(result));
     return GK_OK;
 }

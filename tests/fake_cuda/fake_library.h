@@ -1,0 +1,65 @@
+/* What the fake CUDA libraries (fake_cublas.c, fake_cusolver.c,
+ * fake_cufft.c) share: a handle that remembers its stream, waiting for
+ * that stream in the fake driver gpukit loaded (so the copies queued
+ * before a call are done, as on a GPU), and a count of the calls run. */
+#ifndef FAKE_LIBRARY_H
+#define FAKE_LIBRARY_H
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef struct fake_handle {
+    void *stream;
+} fake_handle;
+
+static int fake_calls;
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Waits for `stream` in the fake driver (GPUKIT_CUDA_LIBRARY); counts the
+ * call. */
+static inline void fake_begin(void *stream)
+{
+    const char *path = getenv("GPUKIT_CUDA_LIBRARY");
+    void *driver = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    int (*sync)(void *) = driver ? (int (*)(void *))dlsym(driver, "cuStreamSynchronize") : NULL;
+    if (sync)
+        sync(stream);
+    if (driver)
+        dlclose(driver);
+    pthread_mutex_lock(&fake_lock);
+    fake_calls++;
+    pthread_mutex_unlock(&fake_lock);
+}
+
+/* The calls run so far, exported as `name` for the tests. */
+#define FAKE_CALLS(name)                                                                           \
+    EXPORT int name(void)                                                                          \
+    {                                                                                              \
+        pthread_mutex_lock(&fake_lock);                                                            \
+        int n = fake_calls;                                                                        \
+        pthread_mutex_unlock(&fake_lock);                                                          \
+        return n;                                                                                  \
+    }
+
+/* A library's handle functions: create, destroy, set its stream. */
+#define FAKE_HANDLE_API(create, destroy, set_stream)                                               \
+    EXPORT int create(fake_handle **h)                                                             \
+    {                                                                                              \
+        *h = calloc(1, sizeof **h);                                                                \
+        return *h ? 0 : 1;                                                                         \
+    }                                                                                              \
+    EXPORT int destroy(fake_handle *h)                                                             \
+    {                                                                                              \
+        free(h);                                                                                   \
+        return 0;                                                                                  \
+    }                                                                                              \
+    EXPORT int set_stream(fake_handle *h, void *stream)                                            \
+    {                                                                                              \
+        h->stream = stream;                                                                        \
+        return 0;                                                                                  \
+    }
+
+#endif
