@@ -166,6 +166,55 @@ static const char *pair_text(const gk_array *a, const char *op, const gk_array *
     return buf;
 }
 
+/* out = a @ b of the checked operands, computed in `computed` (the result
+ * dtype, or float32 for the 16-bit floats) and given as `dtype`. */
+static gk_status product(const gk_array *a, const gk_array *b, int a_nb, int b_nb, int nb,
+                         int ndim, const int64_t *shape, int64_t m, int64_t n, int64_t k,
+                         gk_dtype dtype, gk_dtype computed, gk_array **out)
+{
+    gk_status status;
+    /* k == 0: sums of nothing, zeros. */
+    status = k == 0 ? gk_zeros(gk_array_device(a), dtype, ndim, shape, out)
+                    : gk_empty(gk_array_device(a), computed, ndim, shape, out);
+    if (status != GK_OK || k == 0 || gk_array_size(*out) == 0)
+        return status == GK_OK ? gk_narrow_to(out, dtype) : status;
+    gk_array *da = NULL, *db = NULL;
+    status = dense_as(a, computed, &da);
+    if (status == GK_OK)
+        status = dense_as(b, computed, &db);
+    if (status == GK_OK && gk_dtype_is_inexact(dtype)) {
+        status = run_batches(da, a_nb, db, b_nb, *out, nb, shape, m, n, k);
+    } else if (status == GK_OK) {
+        /* With the axes a 1-d operand lacks, as a view of each. */
+        gk_array *a2 = NULL, *b2 = NULL, *c2 = NULL;
+        int64_t c_shape[GK_MAX_DIMS];
+        memcpy(c_shape, shape, sizeof(int64_t) * (size_t)nb);
+        c_shape[nb] = m, c_shape[nb + 1] = n;
+        status = gk_reshape(da, a->ndim == 1 ? 2 : a->ndim, a->ndim == 1 ? (int64_t[]){1, k}
+                                                                          : a->shape, &a2);
+        if (status == GK_OK)
+            status = gk_reshape(db, b->ndim == 1 ? 2 : b->ndim,
+                                b->ndim == 1 ? (int64_t[]){k, 1} : b->shape, &b2);
+        if (status == GK_OK)
+            status = gk_reshape(*out, nb + 2, c_shape, &c2);
+        if (status == GK_OK)
+            status = integer_matmul(a2, b2, c2);
+        gk_array_free(a2);
+        gk_array_free(b2);
+        gk_array_free(c2);
+    }
+    gk_array_free(da);
+    gk_array_free(db);
+    if (status == GK_OK)
+        status = gk_narrow_to(out, dtype);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+
 gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out)
 {
     *out = NULL;
@@ -217,45 +266,15 @@ gk_status gk_matmul(const gk_array *a, const gk_array *b, gk_array **out)
     if (gk_shape_size(ndim, shape) < 0)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "matmul: %s: the result has too many elements",
                        shapes);
-    /* k == 0: sums of nothing, zeros. */
-    status = k == 0 ? gk_zeros(gk_array_device(a), dtype, ndim, shape, out)
-                    : gk_empty(gk_array_device(a), computed, ndim, shape, out);
-    if (status != GK_OK || k == 0 || gk_array_size(*out) == 0)
-        return status == GK_OK ? gk_narrow_to(out, dtype) : status;
-    gk_array *da = NULL, *db = NULL;
-    status = dense_as(a, computed, &da);
-    if (status == GK_OK)
-        status = dense_as(b, computed, &db);
-    if (status == GK_OK && gk_dtype_is_inexact(dtype)) {
-        status = run_batches(da, a_nb, db, b_nb, *out, nb, shape, m, n, k);
-    } else if (status == GK_OK) {
-        /* With the axes a 1-d operand lacks, as a view of each. */
-        gk_array *a2 = NULL, *b2 = NULL, *c2 = NULL;
-        int64_t c_shape[GK_MAX_DIMS];
-        memcpy(c_shape, shape, sizeof(int64_t) * (size_t)nb);
-        c_shape[nb] = m, c_shape[nb + 1] = n;
-        status = gk_reshape(da, a->ndim == 1 ? 2 : a->ndim, a->ndim == 1 ? (int64_t[]){1, k}
-                                                                          : a->shape, &a2);
-        if (status == GK_OK)
-            status = gk_reshape(db, b->ndim == 1 ? 2 : b->ndim,
-                                b->ndim == 1 ? (int64_t[]){k, 1} : b->shape, &b2);
-        if (status == GK_OK)
-            status = gk_reshape(*out, nb + 2, c_shape, &c2);
-        if (status == GK_OK)
-            status = integer_matmul(a2, b2, c2);
-        gk_array_free(a2);
-        gk_array_free(b2);
-        gk_array_free(c2);
+    /* float16 and bfloat16 products are summed in float32, then rounded:
+     * by the device's mixed-precision GEMM where it has one (cuBLAS's
+     * GemmEx), else in float32 copies of the operands. */
+    if (gk_dtype_is_half(dtype) && gk_array_device(a).kind != GK_DEVICE_CPU) {
+        status = product(a, b, a_nb, b_nb, nb, ndim, shape, m, n, k, dtype, dtype, out);
+        if (status != GK_ERR_NOT_FOUND)
+            return status;
     }
-    gk_array_free(da);
-    gk_array_free(db);
-    if (status == GK_OK)
-        status = gk_narrow_to(out, dtype);
-    if (status != GK_OK) {
-        gk_array_free(*out);
-        *out = NULL;
-    }
-    return status;
+    return product(a, b, a_nb, b_nb, nb, ndim, shape, m, n, k, dtype, computed, out);
 }
 
 /* NumPy's dot: 1-d . 1-d is the inner product (0-d), 2-d and 1-d operands

@@ -18,6 +18,8 @@ static const gk_entry_point entry_points[] = {
     {"cublasDgemmStridedBatched", 1, offsetof(gk_cublas, DgemmStridedBatched)},
     {"cublasCgemmStridedBatched", 1, offsetof(gk_cublas, CgemmStridedBatched)},
     {"cublasZgemmStridedBatched", 1, offsetof(gk_cublas, ZgemmStridedBatched)},
+    {"cublasGemmEx", 1, offsetof(gk_cublas, GemmEx)},
+    {"cublasGemmStridedBatchedEx", 1, offsetof(gk_cublas, GemmStridedBatchedEx)},
     {"cublasGetStatusName", 0, offsetof(gk_cublas, GetStatusName)},
 };
 

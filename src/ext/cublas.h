@@ -32,6 +32,9 @@ enum {
 };
 
 enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
+/* cudaDataType's half types, cublasComputeType_t's float32, the default
+ * algorithm. */
+enum { CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_COMPUTE_32F = 68, CUBLAS_GEMM_DEFAULT = -1 };
 
 typedef struct gk_cublas {
     void *library;
@@ -83,6 +86,20 @@ typedef struct gk_cublas {
                                           long long stride_a, const void *b, int ldb,
                                           long long stride_b, const void *beta, void *c,
                                           int ldc, long long stride_c, int batch);
+    /* Mixed precision: A, B and C of `type` (CUDA_R_16F, CUDA_R_16BF),
+     * summed in float32 (CUBLAS_COMPUTE_32F; alpha and beta float). */
+    cublasStatus_t (*GemmEx)(cublasHandle_t handle, cublasOperation_t transa,
+                             cublasOperation_t transb, int m, int n, int k, const void *alpha,
+                             const void *a, int a_type, int lda, const void *b, int b_type,
+                             int ldb, const void *beta, void *c, int c_type, int ldc,
+                             int compute_type, int algo);
+    cublasStatus_t (*GemmStridedBatchedEx)(cublasHandle_t handle, cublasOperation_t transa,
+                                           cublasOperation_t transb, int m, int n, int k,
+                                           const void *alpha, const void *a, int a_type, int lda,
+                                           long long stride_a, const void *b, int b_type,
+                                           int ldb, long long stride_b, const void *beta,
+                                           void *c, int c_type, int ldc, long long stride_c,
+                                           int batch, int compute_type, int algo);
     const char *(*GetStatusName)(cublasStatus_t status); /* may be NULL (before 11.4) */
 } gk_cublas;
 

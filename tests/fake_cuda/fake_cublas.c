@@ -10,6 +10,10 @@
 #define _GNU_SOURCE
 #include "fake_library.h"
 
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
 enum { SUCCESS = 0, NOT_INITIALIZED = 1, INTERNAL_ERROR = 14 };
 enum { COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
 
@@ -79,6 +83,95 @@ FAKE_HANDLE_API(cublasCreate_v2, cublasDestroy_v2, cublasSetStream_v2)
         return cublas##P##gemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, 0, b, ldb, 0,      \
                                              beta, c, ldc, 0, 1);                                  \
     }
+
+/* --- GemmEx: 16-bit floats through float32 --- */
+
+enum { R_16F = 2, R_16BF = 14, COMPUTE_32F = 68 };
+
+static float from_half(uint16_t h, int type)
+{
+    uint32_t bits;
+    if (type == R_16BF) {
+        bits = (uint32_t)h << 16;
+    } else {
+        uint32_t sign = (uint32_t)(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f,
+                 mantissa = h & 0x3ff;
+        if (exponent == 0x1f) {
+            bits = sign | 0x7f800000u | (mantissa << 13);
+        } else if (exponent) {
+            bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+        } else { /* zero or subnormal: mantissa * 2^-24 */
+            float value = (float)mantissa * 5.9604644775390625e-08f;
+            memcpy(&bits, &value, 4);
+            bits |= sign;
+        }
+    }
+    float value;
+    memcpy(&value, &bits, 4);
+    return value;
+}
+
+/* Rounded to nearest, ties to even (finite values in range, as the tests'). */
+static uint16_t to_half(float value, int type)
+{
+    uint32_t bits;
+    memcpy(&bits, &value, 4);
+    if (type == R_16BF)
+        return (uint16_t)((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+    uint32_t sign = (bits >> 16) & 0x8000;
+    float magnitude = value < 0 ? -value : value;
+    if (magnitude < 6.103515625e-05f) /* subnormal: multiples of 2^-24 */
+        return (uint16_t)(sign | (uint32_t)lrintf(magnitude * 16777216.0f));
+    uint32_t rest = bits & 0x7fffffff;
+    rest += 0xfff + ((rest >> 13) & 1);
+    return (uint16_t)(sign | ((rest >> 13) - (112 << 10)));
+}
+
+static float *widened(const void *data, int type, long count)
+{
+    float *out = malloc(sizeof *out * (size_t)(count ? count : 1));
+    for (long i = 0; out && i < count; i++)
+        out[i] = from_half(((const uint16_t *)data)[i], type);
+    return out;
+}
+
+EXPORT int cublasGemmStridedBatchedEx(fake_handle *h, int ta, int tb, int m, int n, int k,
+                                      const float *alpha, const void *a, int a_type, int lda,
+                                      long long sa, const void *b, int b_type, int ldb,
+                                      long long sb, const float *beta, void *c, int c_type,
+                                      int ldc, long long sc, int batch, int compute, int algo)
+{
+    void (*f)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+              float *, int) = cblas("cblas_sgemm");
+    (void)algo;
+    if (!f || ta || tb || compute != COMPUTE_32F || a_type != b_type || a_type != c_type)
+        return INTERNAL_ERROR;
+    fake_begin(h->stream);
+    for (int i = 0; i < batch; i++) {
+        /* the column-major operands, whole: lda x k, ldb x n, ldc x n */
+        const uint16_t *ai = (const uint16_t *)a + i * sa, *bi = (const uint16_t *)b + i * sb;
+        uint16_t *ci = (uint16_t *)c + i * sc;
+        float *wa = widened(ai, a_type, (long)lda * k), *wb = widened(bi, b_type, (long)ldb * n);
+        float *wc = calloc((size_t)ldc * (size_t)n + 1, sizeof *wc);
+        if (wa && wb && wc) {
+            f(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, *alpha, wa, lda, wb, ldb, *beta, wc, ldc);
+            for (long j = 0; j < (long)ldc * n; j++)
+                ci[j] = to_half(wc[j], c_type);
+        }
+        free(wa);
+        free(wb);
+        free(wc);
+    }
+    return SUCCESS;
+}
+
+EXPORT int cublasGemmEx(fake_handle *h, int ta, int tb, int m, int n, int k, const float *alpha,
+                        const void *a, int a_type, int lda, const void *b, int b_type, int ldb,
+                        const float *beta, void *c, int c_type, int ldc, int compute, int algo)
+{
+    return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, a, a_type, lda, 0, b, b_type,
+                                      ldb, 0, beta, c, c_type, ldc, 0, 1, compute, algo);
+}
 
 REAL_GEMM(S, s, float)
 REAL_GEMM(D, d, double)

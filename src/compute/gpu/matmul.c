@@ -1,7 +1,8 @@
 /* Matrix products on a GPU: the vendor BLAS (cuBLAS: sgemm, dgemm, cgemm,
- * zgemm) through the driver when it loads, else the tiled kernel of
- * kernels/matmul.gk, which needs no library and runs on any CUDA or OpenCL
- * device. */
+ * zgemm, and GemmEx for float16 and bfloat16) through the driver when it
+ * loads, else the tiled kernel of kernels/matmul.gk, which needs no
+ * library and runs on any CUDA or OpenCL device (16-bit floats: the core
+ * then multiplies float32 copies). */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
@@ -18,9 +19,16 @@ gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
                      int64_t k, const char *a, int64_t a_batch_stride, const char *b,
                      int64_t b_batch_stride, char *c)
 {
-    gk_status refused = gk_gpu_refuse_half("matmul", dtype);
-    if (refused != GK_OK)
-        return refused;
+    const gk_gpu_driver *driver = gk_gpu_driver_of(device);
+    if (gk_dtype_is_half(dtype)) {
+        /* Only a vendor's mixed-precision GEMM (cuBLAS's GemmEx); without
+         * one, GK_ERR_NOT_FOUND: the core multiplies float32 copies. */
+        if (!driver->blas_matmul)
+            return gk_fail(GK_ERR_NOT_FOUND, "matmul: no mixed-precision GEMM on %s",
+                           driver->name);
+        return driver->blas_matmul(device, dtype, batch, m, n, k, a, a_batch_stride, b,
+                                   b_batch_stride, c);
+    }
     if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64 && !gk_dtype_is_complex(dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "matmul on a GPU: %s is not a floating dtype (use float32, float64, "
@@ -29,7 +37,6 @@ gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
     if (batch <= 0 || m <= 0 || n <= 0)
         return GK_OK;
 
-    const gk_gpu_driver *driver = gk_gpu_driver_of(device);
     if (driver->blas_matmul) {
         gk_status status = driver->blas_matmul(device, dtype, batch, m, n, k, a, a_batch_stride,
                                                b, b_batch_stride, c);

@@ -788,7 +788,7 @@ static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batc
     gk_status status = gk_cublas_open(&blas);
     if (status != GK_OK)
         return status;
-    if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64 && !gk_dtype_is_complex(dtype))
+    if (!gk_dtype_is_inexact(dtype))
         return gk_fail(GK_ERR_NOT_FOUND, "cuBLAS multiplies only floating matrices");
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batch > INT_MAX)
         return gk_fail(GK_ERR_NOT_FOUND, "matrices too large for cuBLAS's 32-bit sizes");
@@ -831,7 +831,18 @@ static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batc
                                                                    : (const void *)one64;
     const void *zero = dtype == GK_FLOAT32 || dtype == GK_COMPLEX64 ? (const void *)zero32
                                                                     : (const void *)zero64;
-    if (batch == 1) {
+    const float one_half = 1, zero_half = 0; /* GemmEx's alpha, beta: float */
+    int half_type = dtype == GK_FLOAT16 ? CUDA_R_16F : CUDA_R_16BF;
+    if (gk_dtype_is_half(dtype) && batch == 1) {
+        result = blas->GemmEx(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one_half, b,
+                              half_type, ldb, a, half_type, lda, &zero_half, c, half_type, ldc,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    } else if (gk_dtype_is_half(dtype)) {
+        result = blas->GemmStridedBatchedEx(
+            d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one_half, b, half_type, ldb,
+            b_batch_stride, a, half_type, lda, a_batch_stride, &zero_half, c, half_type, ldc,
+            stride_c, (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    } else if (batch == 1) {
         switch (dtype) {
         case GK_FLOAT32:
             result = blas->Sgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one, (const float *)b,
@@ -877,11 +888,20 @@ static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batc
     }
     pthread_mutex_unlock(&d->blas_lock);
     leave();
+    /* a GPU too old for a 16-bit type (bfloat16 before sm_80): the core
+     * multiplies float32 copies instead */
+    if (gk_dtype_is_half(dtype) &&
+        (result == CUBLAS_STATUS_NOT_SUPPORTED || result == CUBLAS_STATUS_ARCH_MISMATCH))
+        return gk_fail(GK_ERR_NOT_FOUND, "cuda:%d: cuBLAS has no %s GEMM for this GPU",
+                       device.index, gk_dtype_name(dtype));
     if (result != CUBLAS_STATUS_SUCCESS)
         return gk_fail(result == CUBLAS_STATUS_ALLOC_FAILED ? GK_ERR_OUT_OF_MEMORY : GK_ERR_DRIVER,
                        "cuda:%d: cuBLAS %cgemm of %lld x %lld x %lld failed: %s", device.index,
-                       "sdcz"[dtype == GK_FLOAT64 ? 1 : dtype == GK_COMPLEX64 ? 2
-                              : dtype == GK_COMPLEX128 ? 3 : 0],
+                       "sdczh"[dtype == GK_FLOAT64      ? 1
+                               : dtype == GK_COMPLEX64  ? 2
+                               : dtype == GK_COMPLEX128 ? 3
+                               : gk_dtype_is_half(dtype) ? 4
+                                                         : 0],
                        (long long)m, (long long)k, (long long)n,
                        gk_cublas_status_name(result));
     return GK_OK;
