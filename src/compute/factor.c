@@ -7,7 +7,11 @@
  * the matrices, the axes before them the batch) is copied to host memory
  * once, in C order and in the computing dtype; LAPACK runs on one matrix
  * after another (OpenBLAS threads each call); the results go back to the
- * input's device in one copy each.
+ * input's device in one copy each. On the CPU the copy is the one LAPACK
+ * needs anyway (it overwrites its input). On a GPU with a dense solver
+ * (cuSOLVER), solve, inv, det, slogdet, cholesky, eigh and svd run there
+ * instead (factor_gpu.c); this is the fallback for the rest, and for
+ * devices without one.
  *
  * LAPACK works in column-major order, where a matrix in C order reads as
  * its transpose. Rather than transposing (LAPACKE's row-major interface
@@ -19,9 +23,7 @@
  * which is the triangle of a asked for, and eigh's vectors come back as a
  * transposed view (PyTorch's layout). Only qr and eig (through LAPACKE's
  * row-major interface: there the transposes are a small part of the
- * time) and solve's right-hand sides are transposed. On the CPU the copy is the one LAPACK
- * needs anyway (it overwrites its input); on CUDA and OpenCL this is the
- * fallback for devices without a solver of their own.
+ * time) and solve's right-hand sides are transposed.
  *
  * Dtypes: float32, float64, complex64 and complex128 compute as they are;
  * integers and bool in float64 (as NumPy); float16 and bfloat16 are refused
@@ -36,11 +38,9 @@
  * (LAPACKE's own NaN check is off) and gives what LAPACK makes of it,
  * except in svd and eig, which refuse NaN and infinity up front as NumPy
  * does (LAPACK would only report an illegal argument). */
-#include "compute/array_impl.h"
-#include "compute/backend.h"
+#include "compute/factor.h"
 
 #include "core/error.h"
-#include "ext/blas.h"
 
 #include <complex.h>
 #include <limits.h>
@@ -49,32 +49,6 @@
 #include <string.h>
 
 /* --- stacks of matrices in host memory --- */
-
-/* The input of a factorization, copied to the host. */
-typedef struct stack {
-    const char *function; /* for messages: "inv" */
-    gk_device device;     /* where the input lives and the results go */
-    gk_dtype dtype;       /* the computing dtype */
-    int precision;        /* GK_LAPACK_S .. _Z: the index into gk_lapacke's tables */
-    size_t size;          /* bytes of one element */
-    int batch_ndim;
-    int64_t batch[GK_MAX_DIMS];
-    int64_t count;        /* matrices: the product of the batch */
-    int64_t rows, cols;
-    gk_array *host;       /* the stack, a CPU array of the input's shape */
-    char *data;           /* its count * rows * cols elements, C order */
-    const gk_lapacke *lapacke;
-} stack;
-
-/* A result of a factorization: one block of elements per matrix, put
- * behind the stack's batch. LAPACK writes it straight into a CPU array,
- * which is the result itself on the CPU and is moved to a GPU otherwise. */
-typedef struct result {
-    gk_array *array;
-    size_t size;        /* bytes of an element */
-    int64_t per_matrix; /* elements */
-    char *data;         /* the array's elements */
-} result;
 
 static int precision_of(gk_dtype dtype)
 {
@@ -93,12 +67,12 @@ static gk_dtype factor_dtype(gk_dtype dtype)
 }
 
 /* The real dtype of the computing dtype's parts. */
-static gk_dtype real_dtype(const stack *s)
+gk_dtype factor_real_dtype(const stack *s)
 {
     return gk_dtype_component(s->dtype);
 }
 
-static bool is_complex(const stack *s)
+bool factor_is_complex(const stack *s)
 {
     return s->precision >= GK_LAPACK_C;
 }
@@ -111,17 +85,17 @@ static char *matrix_at(const stack *s, int64_t i)
 /* LAPACK's name of a routine of the stack's precision ("dgetrf"), in buf;
  * `complex_base` names it for complex matrices where it differs ("ungqr"
  * for "orgqr"). */
-static const char *routine_name(const stack *s, const char *base, const char *complex_base,
+const char *factor_routine_name(const stack *s, const char *base, const char *complex_base,
                                 char *buf, size_t size)
 {
     snprintf(buf, size, "%c%s", "sdcz"[s->precision],
-             is_complex(s) && complex_base ? complex_base : base);
+             factor_is_complex(s) && complex_base ? complex_base : base);
     return buf;
 }
 
 /* " (matrix [1, 0] of the stack)" for matrix i of a stack, "" for a lone
  * matrix: which one of a batch failed. */
-static const char *which_matrix(const stack *s, int64_t i, char *buf, size_t size)
+const char *factor_which_matrix(const stack *s, int64_t i, char *buf, size_t size)
 {
     if (s->batch_ndim == 0) {
         buf[0] = '\0';
@@ -143,7 +117,7 @@ static const char *which_matrix(const stack *s, int64_t i, char *buf, size_t siz
 
 /* A LAPACK info code as a status: > 0 is the routine's own failure (`why`,
  * a GK_ERR_LINALG), < 0 a rejected argument or LAPACKE's out of memory. */
-static gk_status lapack_status(const stack *s, int64_t matrix, lapack_int info,
+gk_status factor_lapack_status(const stack *s, int64_t matrix, lapack_int info,
                                const char *routine, const char *why)
 {
     if (info == 0)
@@ -156,7 +130,7 @@ static gk_status lapack_status(const stack *s, int64_t matrix, lapack_int info,
                        routine, (int)-info);
     char where[200];
     return gk_fail(GK_ERR_LINALG, "%s: %s%s (LAPACK %s: info %d)", s->function, why,
-                   which_matrix(s, matrix, where, sizeof where), routine, (int)info);
+                   factor_which_matrix(s, matrix, where, sizeof where), routine, (int)info);
 }
 
 /* Checks that a is a stack of matrices LAPACK can take (square ones when
@@ -190,7 +164,7 @@ static gk_status check_input(const gk_array *a, const char *function, bool squar
 }
 
 /* What s says of a (checked) in `dtype`, without its data. */
-static void describe_stack(const gk_array *a, gk_dtype dtype, const char *function, stack *s)
+void factor_describe_stack(const gk_array *a, gk_dtype dtype, const char *function, stack *s)
 {
     memset(s, 0, sizeof *s);
     s->function = function;
@@ -211,7 +185,7 @@ static void describe_stack(const gk_array *a, gk_dtype dtype, const char *functi
 /* a (checked) as a stack on the host in `dtype`. */
 static gk_status load_stack(const gk_array *a, gk_dtype dtype, const char *function, stack *s)
 {
-    describe_stack(a, dtype, function, s);
+    factor_describe_stack(a, dtype, function, s);
     gk_status status = gk_lapacke_open(function, &s->lapacke);
     if (status != GK_OK)
         return status;
@@ -232,7 +206,7 @@ static gk_status load_stack(const gk_array *a, gk_dtype dtype, const char *funct
 
 /* A result of `dtype` with a block of `tail` (tail_ndim axes, at most 2)
  * per matrix of s, zeroed. */
-static gk_status result_init(result *r, const stack *s, gk_dtype dtype, int tail_ndim,
+gk_status factor_result_init(result *r, const stack *s, gk_dtype dtype, int tail_ndim,
                              int64_t t0, int64_t t1)
 {
     memset(r, 0, sizeof *r);
@@ -251,7 +225,7 @@ static gk_status result_init(result *r, const stack *s, gk_dtype dtype, int tail
     return status;
 }
 
-static char *result_at(const result *r, int64_t i)
+char *factor_result_at(const result *r, int64_t i)
 {
     return r->data + (size_t)(i * r->per_matrix) * r->size;
 }
@@ -272,7 +246,7 @@ static gk_status deliver(gk_array **held, gk_device device, gk_status status, gk
 }
 
 /* The result on the stack's device as *out (see deliver). */
-static gk_status result_upload(result *r, const stack *s, gk_status status, gk_array **out)
+gk_status factor_result_upload(result *r, const stack *s, gk_status status, gk_array **out)
 {
     r->data = NULL;
     return deliver(&r->array, s->device, status, out);
@@ -294,7 +268,7 @@ static void stack_free(stack *s)
 }
 
 /* n x n identity into `data` of the stack's dtype (zeroed already). */
-static void set_identity(const stack *s, char *data, int64_t n)
+void factor_set_identity(const stack *s, char *data, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         char *one = data + (size_t)(i * n + i) * s->size;
@@ -332,15 +306,15 @@ static double complex element(const stack *s, const char *data, int64_t i)
  * NumPy says then. */
 static gk_status check_finite(const stack *s, const char *why)
 {
-    size_t parts = (size_t)(s->count * s->rows * s->cols) * (is_complex(s) ? 2 : 1);
+    size_t parts = (size_t)(s->count * s->rows * s->cols) * (factor_is_complex(s) ? 2 : 1);
     bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
     for (size_t i = 0; i < parts; i++) {
         double x = single ? ((const float *)s->data)[i] : ((const double *)s->data)[i];
         if (!isfinite(x)) {
             char where[200];
-            int64_t matrix = (int64_t)(i / (is_complex(s) ? 2 : 1)) / (s->rows * s->cols);
+            int64_t matrix = (int64_t)(i / (factor_is_complex(s) ? 2 : 1)) / (s->rows * s->cols);
             return gk_fail(GK_ERR_LINALG, "%s: %s: the matrix contains NaN or infinity%s",
-                           s->function, why, which_matrix(s, matrix, where, sizeof where));
+                           s->function, why, factor_which_matrix(s, matrix, where, sizeof where));
         }
     }
     return GK_OK;
@@ -372,7 +346,7 @@ static void transpose(const stack *s, char *dst, const char *src, int64_t rows, 
     default: TRANSPOSE_TILES(16) break;
     }
 #undef TRANSPOSE_TILES
-    if (!conjugate || !is_complex(s))
+    if (!conjugate || !factor_is_complex(s))
         return;
     for (int64_t i = 0; i < rows * cols; i++) {
         if (s->precision == GK_LAPACK_C)
@@ -382,202 +356,8 @@ static void transpose(const stack *s, char *dst, const char *src, int64_t rows, 
     }
 }
 
-/* --- on a GPU, through its dense solver (cuSOLVER) ---
- * solve, inv, det, slogdet, cholesky, eigh and svd of CUDA arrays run
- * there when the device has a solver: the stack copied once into a private
- * contiguous array on the device (the solver overwrites it), the same
- * column-major identities as LAPACK's above, the infos of all matrices
- * read back in one copy. */
-
-static char *data_of(const gk_array *a)
-{
-    return (char *)a->buffer->data + a->offset;
-}
-
-/* Whether a's device has a dense solver (asked with a call of no matrices,
- * which loads the library). */
-static bool on_device_solver(const gk_array *a, gk_dtype dtype)
-{
-    const gk_backend *backend = gk_array_backend(a);
-    if (gk_array_device(a).kind == GK_DEVICE_CPU || !backend->solver)
-        return false;
-    gk_solver_call probe = {.op = GK_SOLVER_LU, .dtype = dtype};
-    return backend->solver(gk_array_device(a), &probe) == GK_OK;
-}
-
-/* Runs `call` on s's device, then reads the infos back: the first > 0 is
- * `why` (GK_ERR_LINALG naming the matrix; why NULL: not an error). */
-static gk_status run_solver(const stack *s, gk_solver_call *call, const char *routine,
-                            const char *complex_routine, const char *why)
-{
-    if (call->count == 0 || call->n == 0)
-        return GK_OK;
-    gk_array *info = NULL;
-    int64_t count = call->count;
-    gk_status status = gk_empty(s->device, GK_INT32, 1, &count, &info);
-    if (status == GK_OK) {
-        call->info = data_of(info);
-        status = gk_backend_of(s->device.kind)->solver(s->device, call);
-    }
-    int32_t *infos = NULL;
-    if (status == GK_OK && !(infos = malloc(sizeof *infos * (size_t)count)))
-        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
-    if (status == GK_OK)
-        status = gk_to_host(info, infos, sizeof *infos * (size_t)count);
-    char name[16];
-    for (int64_t i = 0; i < count && status == GK_OK; i++)
-        if (why || infos[i] < 0)
-            status = lapack_status(s, i, infos[i],
-                                   routine_name(s, routine, complex_routine, name, sizeof name),
-                                   why);
-    free(infos);
-    gk_array_free(info);
-    return status;
-}
-
-/* The C-order view of a stack the solver left in column-major order: the
- * last two axes swapped. */
-static gk_status column_major_view(const gk_array *x, gk_array **out)
-{
-    int axes[GK_MAX_DIMS];
-    for (int i = 0; i < x->ndim; i++)
-        axes[i] = i;
-    axes[x->ndim - 2] = x->ndim - 1;
-    axes[x->ndim - 1] = x->ndim - 2;
-    return gk_transpose(x, axes, out);
-}
-
-/* solve on the device: a's LU (of a^T, as stored), then op T with b in
- * column-major order (a vector already is; a stack of matrices is
- * transposed into it and back). */
-static gk_status device_solve(const gk_array *wide_a, const gk_array *wide_b, gk_dtype dtype,
-                              bool vector, int nb, const int64_t *b_shape, gk_array **x)
-{
-    stack s;
-    describe_stack(wide_a, dtype, "solve", &s);
-    int64_t n = s.rows, nrhs = wide_b->shape[wide_b->ndim - 1];
-    gk_array *lu = NULL, *columns = NULL, *b = NULL, *pivots = NULL, *solved = NULL;
-    gk_status status = gk_copy_as(wide_a, dtype, &lu);
-    if (status == GK_OK)
-        status = nrhs == 1 ? gk_array_view(wide_b, &columns) : column_major_view(wide_b, &columns);
-    if (status == GK_OK)
-        status = gk_copy_as(columns, dtype, &b);
-    int64_t pivot_count = s.count * n;
-    if (status == GK_OK)
-        status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
-    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
-                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
-    if (status == GK_OK)
-        status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
-    if (status == GK_OK && nrhs > 0) {
-        call.op = GK_SOLVER_LU_SOLVE;
-        call.nrhs = nrhs;
-        call.flag = true;
-        call.b = data_of(b);
-        status = run_solver(&s, &call, "getrs", NULL, "");
-    }
-    if (status == GK_OK && nrhs > 1)
-        status = column_major_view(b, &solved);
-    else if (status == GK_OK)
-        status = gk_array_view(b, &solved);
-    if (status == GK_OK)
-        status = gk_reshape(solved, vector ? nb + 1 : nb + 2, b_shape, x);
-    gk_array *all[] = {lu, columns, b, pivots, solved};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        gk_array_free(all[i]);
-    return status;
-}
-
-/* inv on the device: a's LU (of a^T), then op N with the identity, which
- * gives inv(a^T) in column-major order: inv(a) in C order. */
-static gk_status device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
-{
-    stack s;
-    describe_stack(a, dtype, "inv", &s);
-    int64_t n = s.rows, pivot_count = s.count * n;
-    gk_array *lu = NULL, *pivots = NULL;
-    gk_status status = gk_copy_as(a, dtype, &lu);
-    if (status == GK_OK)
-        status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
-    /* the identities, made on the host: one upload, no kernel */
-    result eye = {0};
-    if (status == GK_OK)
-        status = result_init(&eye, &s, dtype, 2, n, n);
-    for (int64_t i = 0; i < s.count && status == GK_OK; i++)
-        set_identity(&s, result_at(&eye, i), n);
-    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
-                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
-    if (status == GK_OK)
-        status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
-    status = result_upload(&eye, &s, status, out);
-    if (status == GK_OK) {
-        call.op = GK_SOLVER_LU_SOLVE;
-        call.nrhs = n;
-        call.b = data_of(*out);
-        status = run_solver(&s, &call, "getrs", NULL, "");
-        if (status != GK_OK) {
-            gk_array_free(*out);
-            *out = NULL;
-        }
-    }
-    gk_array_free(lu);
-    gk_array_free(pivots);
-    return status;
-}
-
-/* cholesky on the device: potrf on the other triangle of a^T (see
- * gk_cholesky), then the triangle not asked for zeroed. */
-static gk_status device_cholesky(const gk_array *a, gk_dtype dtype, bool upper, gk_array **out)
-{
-    stack s;
-    describe_stack(a, dtype, "cholesky", &s);
-    gk_array *factor = NULL;
-    gk_status status = gk_copy_as(a, dtype, &factor);
-    gk_solver_call call = {.op = GK_SOLVER_CHOLESKY, .dtype = dtype, .count = s.count,
-                           .n = s.rows, .flag = !upper, .a = factor ? data_of(factor) : NULL};
-    if (status == GK_OK)
-        status = run_solver(&s, &call, "potrf", NULL, "the matrix is not positive definite");
-    if (status == GK_OK)
-        status = upper ? gk_triu(factor, 0, out) : gk_tril(factor, 0, out);
-    gk_array_free(factor);
-    return status;
-}
-
-/* eigh on the device: syevd/heevd on the upper triangle of a^T = conj(a);
- * its vectors, conjugated back, are V's transpose (see gk_eigh). */
-static gk_status device_eigh(const gk_array *a, gk_dtype dtype, gk_array **values,
-                             gk_array **vectors)
-{
-    stack s;
-    describe_stack(a, dtype, vectors ? "eigh" : "eigvalsh", &s);
-    gk_array *work = NULL, *conjugated = NULL;
-    int64_t w_shape[GK_MAX_DIMS];
-    memcpy(w_shape, s.batch, sizeof(int64_t) * (size_t)s.batch_ndim);
-    w_shape[s.batch_ndim] = s.rows;
-    gk_status status = gk_copy_as(a, dtype, &work);
-    if (status == GK_OK)
-        status = gk_empty(s.device, gk_dtype_component(dtype), s.batch_ndim + 1, w_shape, values);
-    gk_solver_call call = {.op = GK_SOLVER_EIGH, .dtype = dtype, .count = s.count, .n = s.rows,
-                           .flag = true, .vectors = vectors != NULL,
-                           .a = work ? data_of(work) : NULL,
-                           .w = *values ? data_of(*values) : NULL};
-    if (status == GK_OK)
-        status = run_solver(&s, &call, "syevd", "heevd", "the eigenvalues did not converge");
-    if (status == GK_OK && vectors && is_complex(&s))
-        status = gk_unary(GK_CONJ, work, &conjugated);
-    if (status == GK_OK && vectors)
-        status = column_major_view(conjugated ? conjugated : work, vectors);
-    gk_array_free(work);
-    gk_array_free(conjugated);
-    if (status != GK_OK) {
-        gk_array_free(*values);
-        *values = NULL;
-    }
-    return status;
-}
-
 /* Frees svd's outputs (u and vt only when asked for) after a failure. */
-static void drop_svd(gk_array **u, gk_array **sv, gk_array **vt)
+void factor_drop_svd(gk_array **u, gk_array **sv, gk_array **vt)
 {
     gk_array_free(*sv);
     *sv = NULL;
@@ -586,80 +366,6 @@ static void drop_svd(gk_array **u, gk_array **sv, gk_array **vt)
         gk_array_free(*vt);
         *u = *vt = NULL;
     }
-}
-
-/* svd on the device. cuSOLVER's gesvd takes m >= n. In column-major
- * order the C-order a (m x n) is a^T (n x m) = conj(V) S U^T: when n >= m
- * that is gesvd's shape as it lies, and its U read back in C order is vt,
- * its V^H is u (the host's identity). When m > n, a is first copied into
- * column-major order (a transposing copy) and factored as it is; its U and
- * V^H, column-major, are then read as transposed views. NaN or infinity
- * shows in the singular values, which come back to the host anyway to be
- * checked (the host refuses such input before LAPACK: the same error). */
-static gk_status device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_array **u,
-                            gk_array **sv, gk_array **vt)
-{
-    stack s;
-    describe_stack(a, dtype, u ? "svd" : "svdvals", &s);
-    int64_t m = s.rows, n = s.cols, k = m < n ? m : n;
-    bool as_is = n >= m;
-    int64_t rows = as_is ? n : m, cols = as_is ? m : n, u_cols = full ? rows : cols;
-    gk_array *work = NULL, *moved = NULL, *left = NULL, *right = NULL;
-    gk_status status = as_is ? gk_copy_as(a, dtype, &work) : column_major_view(a, &moved);
-    if (status == GK_OK && !as_is)
-        status = gk_copy_as(moved, dtype, &work);
-    /* the values, and the solver's U (u_cols x rows in C order) and V^H
-     * (cols x cols) */
-    int64_t shape[GK_MAX_DIMS];
-    memcpy(shape, s.batch, sizeof(int64_t) * (size_t)s.batch_ndim);
-    shape[s.batch_ndim] = k;
-    if (status == GK_OK)
-        status = gk_empty(s.device, real_dtype(&s), s.batch_ndim + 1, shape, sv);
-    shape[s.batch_ndim] = u_cols, shape[s.batch_ndim + 1] = rows;
-    if (status == GK_OK && u)
-        status = gk_empty(s.device, dtype, s.batch_ndim + 2, shape, &left);
-    shape[s.batch_ndim] = shape[s.batch_ndim + 1] = cols;
-    if (status == GK_OK && u)
-        status = gk_empty(s.device, dtype, s.batch_ndim + 2, shape, &right);
-    gk_solver_call call = {.op = GK_SOLVER_SVD, .dtype = dtype, .count = s.count, .n = cols,
-                           .m = rows, .flag = full, .vectors = u != NULL,
-                           .a = work ? data_of(work) : NULL, .b = left ? data_of(left) : NULL,
-                           .c = right ? data_of(right) : NULL, .w = *sv ? data_of(*sv) : NULL};
-    if (status == GK_OK)
-        status = run_solver(&s, &call, "gesvd", NULL, "the SVD did not converge");
-    /* NaN or infinity in, NaN or infinity out */
-    void *values = NULL;
-    size_t bytes = (size_t)(s.count * k) * gk_dtype_size(real_dtype(&s));
-    if (status == GK_OK && bytes && !(values = malloc(bytes)))
-        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s.function);
-    if (status == GK_OK && bytes)
-        status = gk_to_host(*sv, values, bytes);
-    bool single = s.precision == GK_LAPACK_S || s.precision == GK_LAPACK_C;
-    for (int64_t i = 0; status == GK_OK && i < s.count * k; i++) {
-        double x = single ? ((float *)values)[i] : ((double *)values)[i];
-        if (!isfinite(x)) {
-            char where[200];
-            status = gk_fail(GK_ERR_LINALG,
-                             "%s: the SVD did not converge: the matrix contains NaN or "
-                             "infinity%s",
-                             s.function, which_matrix(&s, i / k, where, sizeof where));
-        }
-    }
-    free(values);
-    if (status == GK_OK && u && as_is) { /* U's buffer is vt, V^H's is u */
-        *vt = left, left = NULL;
-        *u = right, right = NULL;
-    } else if (status == GK_OK && u) {
-        status = column_major_view(left, u);
-        if (status == GK_OK)
-            status = column_major_view(right, vt);
-    }
-    gk_array *all[] = {work, moved, left, right};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        gk_array_free(all[i]);
-    if (status != GK_OK)
-        drop_svd(u, sv, vt);
-    return status;
 }
 
 /* --- SVD --- */
@@ -679,19 +385,19 @@ static gk_status svd_one(const stack *s, int64_t i, char job, char *a, char *sav
     memcpy(saved, a, (size_t)m * (size_t)n * s->size);
     char name[16];
     lapack_int info = lp->gesdd[p](LAPACK_COL_MAJOR, job, n, m, a, lda, sv, vt, ldu, u, ldvt);
-    routine_name(s, "gesdd", NULL, name, sizeof name);
+    factor_routine_name(s, "gesdd", NULL, name, sizeof name);
     if (info > 0) {
         /* superb: min(m, n) - 1 real values gesvd leaves for the caller */
         lapack_int k = m < n ? m : n;
-        void *superb = malloc((size_t)at_least_one(k) * gk_dtype_size(real_dtype(s)));
+        void *superb = malloc((size_t)at_least_one(k) * gk_dtype_size(factor_real_dtype(s)));
         if (!superb)
             return gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
         info = lp->gesvd[p](LAPACK_COL_MAJOR, job, job, n, m, saved, lda, sv, vt, ldu, u, ldvt,
                             superb);
         free(superb);
-        routine_name(s, "gesvd", NULL, name, sizeof name);
+        factor_routine_name(s, "gesvd", NULL, name, sizeof name);
     }
-    return lapack_status(s, i, info, name, "the SVD did not converge");
+    return factor_lapack_status(s, i, info, name, "the SVD did not converge");
 }
 
 gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array **sv,
@@ -708,8 +414,8 @@ gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array *
         return status;
     gk_dtype dtype = factor_dtype(a->dtype);
     int64_t rows = a->shape[a->ndim - 2], cols = a->shape[a->ndim - 1];
-    if (rows > 0 && cols > 0 && on_device_solver(a, dtype))
-        return device_svd(a, dtype, full_matrices, u, sv, vt);
+    if (rows > 0 && cols > 0 && factor_on_device(a, dtype))
+        return factor_device_svd(a, dtype, full_matrices, u, sv, vt);
     stack s;
     status = load_stack(a, dtype, u ? "svd" : "svdvals", &s);
     if (status == GK_OK)
@@ -720,11 +426,11 @@ gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array *
     result ru = {0}, rs = {0}, rvt = {0};
     char *saved = NULL;
     if (status == GK_OK)
-        status = result_init(&rs, &s, real_dtype(&s), 1, k, 0);
+        status = factor_result_init(&rs, &s, factor_real_dtype(&s), 1, k, 0);
     if (status == GK_OK && u)
-        status = result_init(&ru, &s, s.dtype, 2, m, u_cols);
+        status = factor_result_init(&ru, &s, s.dtype, 2, m, u_cols);
     if (status == GK_OK && u)
-        status = result_init(&rvt, &s, s.dtype, 2, vt_rows, n);
+        status = factor_result_init(&rvt, &s, s.dtype, 2, vt_rows, n);
     if (status == GK_OK) {
         saved = malloc((size_t)at_least_one(m * n) * s.size);
         if (!saved)
@@ -735,24 +441,24 @@ gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array *
     for (int64_t i = 0; i < s.count && status == GK_OK; i++) {
         if (k == 0) { /* no singular values; the full bases are identities */
             if (u && full_matrices) {
-                set_identity(&s, result_at(&ru, i), m);
-                set_identity(&s, result_at(&rvt, i), n);
+                factor_set_identity(&s, factor_result_at(&ru, i), m);
+                factor_set_identity(&s, factor_result_at(&rvt, i), n);
             }
             continue;
         }
-        status = svd_one(&s, i, job, matrix_at(&s, i), saved, result_at(&rs, i),
-                         u ? result_at(&ru, i) : none[0], (lapack_int)u_cols,
-                         u ? result_at(&rvt, i) : none[1]);
+        status = svd_one(&s, i, job, matrix_at(&s, i), saved, factor_result_at(&rs, i),
+                         u ? factor_result_at(&ru, i) : none[0], (lapack_int)u_cols,
+                         u ? factor_result_at(&rvt, i) : none[1]);
     }
     free(saved);
     stack_free(&s);
-    status = result_upload(&rs, &s, status, sv);
+    status = factor_result_upload(&rs, &s, status, sv);
     if (u) {
-        status = result_upload(&ru, &s, status, u);
-        status = result_upload(&rvt, &s, status, vt);
+        status = factor_result_upload(&ru, &s, status, u);
+        status = factor_result_upload(&rvt, &s, status, vt);
     }
     if (status != GK_OK)
-        drop_svd(u, sv, vt);
+        factor_drop_svd(u, sv, vt);
     return status;
 }
 
@@ -781,14 +487,14 @@ gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r)
     result rq = {0}, rr = {0};
     char *tau = NULL;
     if (status == GK_OK)
-        status = result_init(&rq, &s, s.dtype, 2, m, q_cols);
+        status = factor_result_init(&rq, &s, s.dtype, 2, m, q_cols);
     if (status == GK_OK)
-        status = result_init(&rr, &s, s.dtype, 2, r_rows, n);
+        status = factor_result_init(&rr, &s, s.dtype, 2, r_rows, n);
     if (status == GK_OK && !(tau = malloc((size_t)at_least_one(k) * s.size)))
         status = gk_fail(GK_ERR_OUT_OF_MEMORY, "qr: out of host memory");
     char name[16];
     for (int64_t i = 0; i < s.count && status == GK_OK; i++) {
-        char *h = matrix_at(&s, i), *hq = result_at(&rq, i), *hr = result_at(&rr, i);
+        char *h = matrix_at(&s, i), *hq = factor_result_at(&rq, i), *hr = factor_result_at(&rr, i);
         size_t z = s.size;
         if (k > 0) {
             /* geqrf leaves r in the upper triangle and the reflectors below
@@ -796,7 +502,7 @@ gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r)
              * transpose in column-major order (gelqf) is half as fast in
              * OpenBLAS. */
             lapack_int info = lp->geqrf[p](LAPACK_ROW_MAJOR, m, n, h, at_least_one(n), tau);
-            status = lapack_status(&s, i, info, routine_name(&s, "geqrf", NULL, name, sizeof name),
+            status = factor_lapack_status(&s, i, info, factor_routine_name(&s, "geqrf", NULL, name, sizeof name),
                                    "the factorization failed");
             if (status != GK_OK)
                 break;
@@ -811,15 +517,15 @@ gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r)
         }
         if (m > 0 && q_cols > 0) {
             lapack_int info = lp->orgqr[p](LAPACK_ROW_MAJOR, m, q_cols, k, hq, q_cols, tau);
-            status = lapack_status(&s, i, info,
-                                   routine_name(&s, "orgqr", "ungqr", name, sizeof name),
+            status = factor_lapack_status(&s, i, info,
+                                   factor_routine_name(&s, "orgqr", "ungqr", name, sizeof name),
                                    "forming q failed");
         }
     }
     free(tau);
     stack_free(&s);
-    status = result_upload(&rq, &s, status, q);
-    status = result_upload(&rr, &s, status, r);
+    status = factor_result_upload(&rq, &s, status, q);
+    status = factor_result_upload(&rr, &s, status, r);
     if (status != GK_OK) {
         gk_array_free(*q);
         gk_array_free(*r);
@@ -841,8 +547,8 @@ static gk_status lu_one(const stack *s, int64_t i, lapack_int *pivots, lapack_in
                                             at_least_one(n), pivots);
     char name[16];
     return *info > 0 ? GK_OK
-                     : lapack_status(s, i, *info,
-                                     routine_name(s, "getrf", NULL, name, sizeof name), "");
+                     : factor_lapack_status(s, i, *info,
+                                     factor_routine_name(s, "getrf", NULL, name, sizeof name), "");
 }
 
 gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
@@ -901,8 +607,8 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
         status = gk_broadcast_to(column, nb + 2, b_shape, &wide_b);
     gk_dtype dtype = factor_dtype(gk_promote_types(a->dtype, b->dtype));
     b_shape[nb] = n;
-    if (status == GK_OK && on_device_solver(a, dtype)) {
-        status = device_solve(wide_a, wide_b, dtype, vector, nb, b_shape, x);
+    if (status == GK_OK && factor_on_device(a, dtype)) {
+        status = factor_device_solve(wide_a, wide_b, dtype, vector, nb, b_shape, x);
         gk_array_free(wide_a);
         gk_array_free(column);
         gk_array_free(wide_b);
@@ -928,8 +634,8 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
         lapack_int info;
         status = lu_one(&sa_host, i, pivots, &info);
         if (status == GK_OK)
-            status = lapack_status(&sa_host, i, info,
-                                   routine_name(&sa_host, "getrf", NULL, name, sizeof name),
+            status = factor_lapack_status(&sa_host, i, info,
+                                   factor_routine_name(&sa_host, "getrf", NULL, name, sizeof name),
                                    "the matrix is singular");
         char *b_i = matrix_at(&sb_host, i);
         if (status == GK_OK && nrhs > 1)
@@ -938,8 +644,8 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
             info = sa_host.lapacke->getrs[sa_host.precision](
                 LAPACK_COL_MAJOR, 'T', (lapack_int)n, (lapack_int)nrhs, matrix_at(&sa_host, i),
                 (lapack_int)n, pivots, nrhs > 1 ? columns : b_i, (lapack_int)n);
-            status = lapack_status(&sa_host, i, info,
-                                   routine_name(&sa_host, "getrs", NULL, name, sizeof name), "");
+            status = factor_lapack_status(&sa_host, i, info,
+                                   factor_routine_name(&sa_host, "getrs", NULL, name, sizeof name), "");
         }
         if (status == GK_OK && nrhs > 1)
             transpose(&sb_host, b_i, columns, nrhs, n, false);
@@ -965,8 +671,8 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
     gk_status status = check_input(a, "inv", true);
     if (status != GK_OK)
         return status;
-    if (on_device_solver(a, factor_dtype(a->dtype)))
-        return device_inv(a, factor_dtype(a->dtype), out);
+    if (factor_on_device(a, factor_dtype(a->dtype)))
+        return factor_device_inv(a, factor_dtype(a->dtype), out);
     stack s;
     status = load_stack(a, factor_dtype(a->dtype), "inv", &s);
     lapack_int n = (lapack_int)s.rows, *pivots = NULL;
@@ -977,12 +683,12 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
         lapack_int info;
         status = lu_one(&s, i, pivots, &info);
         if (status == GK_OK)
-            status = lapack_status(&s, i, info, routine_name(&s, "getrf", NULL, name, sizeof name),
+            status = factor_lapack_status(&s, i, info, factor_routine_name(&s, "getrf", NULL, name, sizeof name),
                                    "the matrix is singular");
         if (status == GK_OK) {
             info = s.lapacke->getri[s.precision](LAPACK_COL_MAJOR, n, matrix_at(&s, i), n,
                                                  pivots);
-            status = lapack_status(&s, i, info, routine_name(&s, "getri", NULL, name, sizeof name),
+            status = factor_lapack_status(&s, i, info, factor_routine_name(&s, "getri", NULL, name, sizeof name),
                                    "the matrix is singular");
         }
     }
@@ -995,7 +701,7 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
  * elements of s's dtype, `step` elements apart) and the pivots. det is
  * the product of the diagonal, negated once per row swap (the plain
  * product keeps more precision than sign * exp(log |det|)). */
-static void determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
+void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
                            const lapack_int *pivots, result *sign, result *logabs, result *det)
 {
     int64_t n = s->rows;
@@ -1021,7 +727,7 @@ static void determinant_of(const stack *s, int64_t i, const char *d_start, int64
     for (int t = 0; t < 3; t++) {
         if (!targets[t])
             continue;
-        char *slot = result_at(targets[t], i);
+        char *slot = factor_result_at(targets[t], i);
         bool complex_slot = gk_dtype_is_complex(targets[t]->array->dtype);
         for (int part = 0; part < (complex_slot ? 2 : 1); part++) {
             double v = part ? cimag(values[t]) : creal(values[t]);
@@ -1033,48 +739,6 @@ static void determinant_of(const stack *s, int64_t i, const char *d_start, int64
     }
 }
 
-/* The LU of every matrix on the device (see the solver section), the
- * factors and pivots then read back in one copy each: a copy of n^2
- * elements is far cheaper than the n^3 / 3 of the factorization, and
- * needs no kernel to pick the diagonals out. */
-static gk_status device_determinants(const gk_array *a, stack *s, result *sign,
-                                     result *logabs, result *det)
-{
-    int64_t n = s->rows, pivot_count = s->count * n;
-    gk_array *lu = NULL, *pivots = NULL;
-    char *factors = NULL;
-    lapack_int *host_pivots = NULL;
-    gk_status status = gk_copy_as(a, s->dtype, &lu);
-    if (status == GK_OK)
-        status = gk_empty(s->device, GK_INT32, 1, &pivot_count, &pivots);
-    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = s->dtype, .count = s->count, .n = n,
-                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
-    /* info > 0 is an exactly singular U: det 0, not an error */
-    if (status == GK_OK)
-        status = run_solver(s, &call, "getrf", NULL, NULL);
-    if (status == GK_OK && pivot_count > 0) {
-        size_t bytes = (size_t)gk_array_size(lu) * s->size;
-        factors = malloc(bytes);
-        host_pivots = malloc(sizeof *host_pivots * (size_t)pivot_count);
-        if (!factors || !host_pivots)
-            status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
-        if (status == GK_OK)
-            status = gk_to_host(lu, factors, bytes);
-        if (status == GK_OK)
-            status = gk_to_host(pivots, host_pivots, sizeof *host_pivots * (size_t)pivot_count);
-    }
-    for (int64_t i = 0; i < s->count && pivot_count > 0 && status == GK_OK; i++)
-        determinant_of(s, i, factors + (size_t)(i * n * n) * s->size, n + 1, host_pivots + i * n,
-                       sign, logabs, det);
-    for (int64_t i = 0; i < s->count && pivot_count == 0 && status == GK_OK; i++)
-        determinant_of(s, i, NULL, 1, NULL, sign, logabs, det); /* 0 x 0: det 1 */
-    free(factors);
-    free(host_pivots);
-    gk_array_free(lu);
-    gk_array_free(pivots);
-    return status;
-}
-
 /* sign, log |det| and det (each optional) of every matrix of a: on the
  * device through its solver, else on the host through LAPACK. */
 static gk_status lu_determinants(const gk_array *a, const char *function, result *sign,
@@ -1084,16 +748,16 @@ static gk_status lu_determinants(const gk_array *a, const char *function, result
     if (status != GK_OK)
         return status;
     gk_dtype dtype = factor_dtype(a->dtype);
-    bool device = on_device_solver(a, dtype);
-    describe_stack(a, dtype, function, s);
+    bool device = factor_on_device(a, dtype);
+    factor_describe_stack(a, dtype, function, s);
     if (status == GK_OK && sign)
-        status = result_init(sign, s, s->dtype, 0, 0, 0);
+        status = factor_result_init(sign, s, s->dtype, 0, 0, 0);
     if (status == GK_OK && logabs)
-        status = result_init(logabs, s, real_dtype(s), 0, 0, 0);
+        status = factor_result_init(logabs, s, factor_real_dtype(s), 0, 0, 0);
     if (status == GK_OK && det)
-        status = result_init(det, s, s->dtype, 0, 0, 0);
+        status = factor_result_init(det, s, s->dtype, 0, 0, 0);
     if (status != GK_OK || device)
-        return status == GK_OK ? device_determinants(a, s, sign, logabs, det) : status;
+        return status == GK_OK ? factor_device_determinants(a, s, sign, logabs, det) : status;
     status = load_stack(a, dtype, function, s);
     lapack_int n = (lapack_int)s->rows, *pivots = NULL;
     if (status == GK_OK && !(pivots = malloc(sizeof *pivots * (size_t)at_least_one(n))))
@@ -1103,7 +767,7 @@ static gk_status lu_determinants(const gk_array *a, const char *function, result
         if (n > 0)
             status = lu_one(s, i, pivots, &info);
         if (status == GK_OK)
-            determinant_of(s, i, matrix_at(s, i), (int64_t)n + 1, pivots, sign, logabs, det);
+            factor_determinant_of(s, i, matrix_at(s, i), (int64_t)n + 1, pivots, sign, logabs, det);
     }
     free(pivots);
     stack_free(s);
@@ -1116,7 +780,7 @@ gk_status gk_det(const gk_array *a, gk_array **out)
     stack s = {0};
     result det = {0};
     gk_status status = lu_determinants(a, "det", NULL, NULL, &det, &s);
-    return result_upload(&det, &s, status, out);
+    return factor_result_upload(&det, &s, status, out);
 }
 
 gk_status gk_slogdet(const gk_array *a, gk_array **sign, gk_array **logabsdet)
@@ -1125,8 +789,8 @@ gk_status gk_slogdet(const gk_array *a, gk_array **sign, gk_array **logabsdet)
     stack s = {0};
     result rsign = {0}, rlog = {0};
     gk_status status = lu_determinants(a, "slogdet", &rsign, &rlog, NULL, &s);
-    status = result_upload(&rsign, &s, status, sign);
-    status = result_upload(&rlog, &s, status, logabsdet);
+    status = factor_result_upload(&rsign, &s, status, sign);
+    status = factor_result_upload(&rlog, &s, status, logabsdet);
     if (status != GK_OK) {
         gk_array_free(*sign);
         *sign = NULL;
@@ -1142,8 +806,8 @@ gk_status gk_cholesky(const gk_array *a, bool upper, gk_array **out)
     gk_status status = check_input(a, "cholesky", true);
     if (status != GK_OK)
         return status;
-    if (on_device_solver(a, factor_dtype(a->dtype)))
-        return device_cholesky(a, factor_dtype(a->dtype), upper, out);
+    if (factor_on_device(a, factor_dtype(a->dtype)))
+        return factor_device_cholesky(a, factor_dtype(a->dtype), upper, out);
     stack s;
     status = load_stack(a, factor_dtype(a->dtype), "cholesky", &s);
     lapack_int n = (lapack_int)s.rows;
@@ -1156,7 +820,7 @@ gk_status gk_cholesky(const gk_array *a, bool upper, gk_array **out)
         char *h = matrix_at(&s, i);
         lapack_int info = s.lapacke->potrf[s.precision](LAPACK_COL_MAJOR, upper ? 'L' : 'U', n,
                                                         h, n);
-        status = lapack_status(&s, i, info, routine_name(&s, "potrf", NULL, name, sizeof name),
+        status = factor_lapack_status(&s, i, info, factor_routine_name(&s, "potrf", NULL, name, sizeof name),
                                "the matrix is not positive definite");
         /* potrf leaves the other triangle as it was: zero it */
         for (lapack_int row = 0; row < n && status == GK_OK; row++) {
@@ -1179,14 +843,14 @@ gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors)
     gk_status status = check_input(a, function, true);
     if (status != GK_OK)
         return status;
-    if (on_device_solver(a, factor_dtype(a->dtype)))
-        return device_eigh(a, factor_dtype(a->dtype), values, vectors);
+    if (factor_on_device(a, factor_dtype(a->dtype)))
+        return factor_device_eigh(a, factor_dtype(a->dtype), values, vectors);
     stack s;
     status = load_stack(a, factor_dtype(a->dtype), function, &s);
     lapack_int n = (lapack_int)s.rows;
     result w = {0};
     if (status == GK_OK)
-        status = result_init(&w, &s, real_dtype(&s), 1, n, 0);
+        status = factor_result_init(&w, &s, factor_real_dtype(&s), 1, n, 0);
     char name[16];
     for (int64_t i = 0; i < s.count && n > 0 && status == GK_OK; i++) {
         /* In column-major order the matrix is a^T = conj(a): its upper
@@ -1196,17 +860,17 @@ gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors)
          * the buffer is V's transpose. */
         char *h = matrix_at(&s, i);
         lapack_int info = s.lapacke->syevd[s.precision](LAPACK_COL_MAJOR, vectors ? 'V' : 'N',
-                                                        'U', n, h, n, result_at(&w, i));
-        status = lapack_status(&s, i, info, routine_name(&s, "syevd", "heevd", name, sizeof name),
+                                                        'U', n, h, n, factor_result_at(&w, i));
+        status = factor_lapack_status(&s, i, info, factor_routine_name(&s, "syevd", "heevd", name, sizeof name),
                                "the eigenvalues did not converge");
     }
-    status = result_upload(&w, &s, status, values);
+    status = factor_result_upload(&w, &s, status, values);
     if (status == GK_OK && vectors) {
         /* V as the transposed view of the buffer (column-major, as
          * PyTorch's eigh gives it): no transposing copy */
-        int64_t parts = s.count * s.rows * s.cols * (is_complex(&s) ? 2 : 1);
+        int64_t parts = s.count * s.rows * s.cols * (factor_is_complex(&s) ? 2 : 1);
         bool single = s.precision == GK_LAPACK_C;
-        for (int64_t j = 1; j < parts && is_complex(&s); j += 2) {
+        for (int64_t j = 1; j < parts && factor_is_complex(&s); j += 2) {
             if (single)
                 ((float *)s.data)[j] = -((float *)s.data)[j];
             else
@@ -1284,12 +948,12 @@ gk_status gk_eig(const gk_array *a, gk_array **values, gk_array **vectors)
     char *wr = NULL, *vr = NULL;
     char jobvr = vectors ? 'V' : 'N';
     if (status == GK_OK)
-        status = result_init(&w, &s, complex_dtype, 1, n, 0);
+        status = factor_result_init(&w, &s, complex_dtype, 1, n, 0);
     if (status == GK_OK && vectors)
-        status = result_init(&v, &s, complex_dtype, 2, n, n);
+        status = factor_result_init(&v, &s, complex_dtype, 2, n, n);
     /* a real geev's outputs before they become complex: wr and wi, vr */
     size_t real_size = single ? sizeof(float) : sizeof(double);
-    if (status == GK_OK && !is_complex(&s) &&
+    if (status == GK_OK && !factor_is_complex(&s) &&
         (!(wr = malloc(2 * (size_t)at_least_one(n) * real_size)) ||
          !(vr = malloc((size_t)at_least_one((int64_t)n * n) * real_size))))
         status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", function);
@@ -1297,17 +961,17 @@ gk_status gk_eig(const gk_array *a, gk_array **values, gk_array **vectors)
     for (int64_t i = 0; i < s.count && n > 0 && status == GK_OK; i++) {
         lapack_int info;
         int half = single ? 0 : 1; /* geev's tables: [0] single, [1] double */
-        if (is_complex(&s)) {
+        if (factor_is_complex(&s)) {
             info = s.lapacke->geev_complex[half](LAPACK_ROW_MAJOR, 'N', jobvr, n, matrix_at(&s, i),
-                                                 n, result_at(&w, i), none, 1,
-                                                 vectors ? result_at(&v, i) : none, n);
+                                                 n, factor_result_at(&w, i), none, 1,
+                                                 vectors ? factor_result_at(&v, i) : none, n);
         } else {
             char *wi = wr + (size_t)n * real_size;
             info = s.lapacke->geev_real[half](LAPACK_ROW_MAJOR, 'N', jobvr, n, matrix_at(&s, i), n,
                                               wr, wi, none, 1, vr, n);
             for (lapack_int j = 0; j < n && info == 0; j++) {
-                float *w32 = (float *)result_at(&w, i);
-                double *w64 = (double *)result_at(&w, i);
+                float *w32 = (float *)factor_result_at(&w, i);
+                double *w64 = (double *)factor_result_at(&w, i);
                 if (single) {
                     w32[2 * j] = ((float *)wr)[j];
                     w32[2 * j + 1] = ((float *)wi)[j];
@@ -1317,17 +981,17 @@ gk_status gk_eig(const gk_array *a, gk_array **values, gk_array **vectors)
                 }
             }
             if (info == 0 && vectors)
-                pair_vectors(single, n, wi, vr, result_at(&v, i));
+                pair_vectors(single, n, wi, vr, factor_result_at(&v, i));
         }
-        status = lapack_status(&s, i, info, routine_name(&s, "geev", NULL, name, sizeof name),
+        status = factor_lapack_status(&s, i, info, factor_routine_name(&s, "geev", NULL, name, sizeof name),
                                "the eigenvalues did not converge");
     }
     free(wr);
     free(vr);
     stack_free(&s);
-    status = result_upload(&w, &s, status, values);
+    status = factor_result_upload(&w, &s, status, values);
     if (vectors)
-        status = result_upload(&v, &s, status, vectors);
+        status = factor_result_upload(&v, &s, status, vectors);
     if (status != GK_OK) {
         gk_array_free(*values);
         *values = NULL;

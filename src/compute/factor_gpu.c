@@ -1,0 +1,320 @@
+/* The factorizations on a GPU, through its dense solver (the backend's
+ * `solver`: cuSOLVER on CUDA): solve, inv, det, slogdet, cholesky, eigh
+ * and svd of arrays on a device that has one run there (factor.c asks
+ * factor_on_device first). The stack is copied once into a private
+ * contiguous array on the device (the solver overwrites it), the same
+ * column-major identities as factor.c's LAPACK calls apply, and the infos
+ * of all the matrices come back in one copy. */
+#include "compute/factor.h"
+
+#include "compute/backend.h"
+#include "core/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *data_of(const gk_array *a)
+{
+    return (char *)a->buffer->data + a->offset;
+}
+
+/* Whether a's device has a dense solver (asked with a call of no matrices,
+ * which loads the library). */
+bool factor_on_device(const gk_array *a, gk_dtype dtype)
+{
+    const gk_backend *backend = gk_array_backend(a);
+    if (gk_array_device(a).kind == GK_DEVICE_CPU || !backend->solver)
+        return false;
+    gk_solver_call probe = {.op = GK_SOLVER_LU, .dtype = dtype};
+    return backend->solver(gk_array_device(a), &probe) == GK_OK;
+}
+
+/* Runs `call` on s's device, then reads the infos back: the first > 0 is
+ * `why` (GK_ERR_LINALG naming the matrix; why NULL: not an error). */
+static gk_status run_solver(const stack *s, gk_solver_call *call, const char *routine,
+                            const char *complex_routine, const char *why)
+{
+    if (call->count == 0 || call->n == 0)
+        return GK_OK;
+    gk_array *info = NULL;
+    int64_t count = call->count;
+    gk_status status = gk_empty(s->device, GK_INT32, 1, &count, &info);
+    if (status == GK_OK) {
+        call->info = data_of(info);
+        status = gk_backend_of(s->device.kind)->solver(s->device, call);
+    }
+    int32_t *infos = NULL;
+    if (status == GK_OK && !(infos = malloc(sizeof *infos * (size_t)count)))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
+    if (status == GK_OK)
+        status = gk_to_host(info, infos, sizeof *infos * (size_t)count);
+    char name[16];
+    for (int64_t i = 0; i < count && status == GK_OK; i++)
+        if (why || infos[i] < 0)
+            status = factor_lapack_status(s, i, infos[i],
+                                   factor_routine_name(s, routine, complex_routine, name, sizeof name),
+                                   why);
+    free(infos);
+    gk_array_free(info);
+    return status;
+}
+
+/* The C-order view of a stack the solver left in column-major order: the
+ * last two axes swapped. */
+static gk_status column_major_view(const gk_array *x, gk_array **out)
+{
+    int axes[GK_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++)
+        axes[i] = i;
+    axes[x->ndim - 2] = x->ndim - 1;
+    axes[x->ndim - 1] = x->ndim - 2;
+    return gk_transpose(x, axes, out);
+}
+
+/* solve on the device: a's LU (of a^T, as stored), then op T with b in
+ * column-major order (a vector already is; a stack of matrices is
+ * transposed into it and back). */
+gk_status factor_device_solve(const gk_array *wide_a, const gk_array *wide_b, gk_dtype dtype,
+                              bool vector, int nb, const int64_t *b_shape, gk_array **x)
+{
+    stack s;
+    factor_describe_stack(wide_a, dtype, "solve", &s);
+    int64_t n = s.rows, nrhs = wide_b->shape[wide_b->ndim - 1];
+    gk_array *lu = NULL, *columns = NULL, *b = NULL, *pivots = NULL, *solved = NULL;
+    gk_status status = gk_copy_as(wide_a, dtype, &lu);
+    if (status == GK_OK)
+        status = nrhs == 1 ? gk_array_view(wide_b, &columns) : column_major_view(wide_b, &columns);
+    if (status == GK_OK)
+        status = gk_copy_as(columns, dtype, &b);
+    int64_t pivot_count = s.count * n;
+    if (status == GK_OK)
+        status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
+    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
+                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
+    if (status == GK_OK && nrhs > 0) {
+        call.op = GK_SOLVER_LU_SOLVE;
+        call.nrhs = nrhs;
+        call.flag = true;
+        call.b = data_of(b);
+        status = run_solver(&s, &call, "getrs", NULL, "");
+    }
+    if (status == GK_OK && nrhs > 1)
+        status = column_major_view(b, &solved);
+    else if (status == GK_OK)
+        status = gk_array_view(b, &solved);
+    if (status == GK_OK)
+        status = gk_reshape(solved, vector ? nb + 1 : nb + 2, b_shape, x);
+    gk_array *all[] = {lu, columns, b, pivots, solved};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+    return status;
+}
+
+/* inv on the device: a's LU (of a^T), then op N with the identity, which
+ * gives inv(a^T) in column-major order: inv(a) in C order. */
+gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
+{
+    stack s;
+    factor_describe_stack(a, dtype, "inv", &s);
+    int64_t n = s.rows, pivot_count = s.count * n;
+    gk_array *lu = NULL, *pivots = NULL;
+    gk_status status = gk_copy_as(a, dtype, &lu);
+    if (status == GK_OK)
+        status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
+    /* the identities, made on the host: one upload, no kernel */
+    result eye = {0};
+    if (status == GK_OK)
+        status = factor_result_init(&eye, &s, dtype, 2, n, n);
+    for (int64_t i = 0; i < s.count && status == GK_OK; i++)
+        factor_set_identity(&s, factor_result_at(&eye, i), n);
+    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
+                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
+    status = factor_result_upload(&eye, &s, status, out);
+    if (status == GK_OK) {
+        call.op = GK_SOLVER_LU_SOLVE;
+        call.nrhs = n;
+        call.b = data_of(*out);
+        status = run_solver(&s, &call, "getrs", NULL, "");
+        if (status != GK_OK) {
+            gk_array_free(*out);
+            *out = NULL;
+        }
+    }
+    gk_array_free(lu);
+    gk_array_free(pivots);
+    return status;
+}
+
+/* cholesky on the device: potrf on the other triangle of a^T (see
+ * gk_cholesky), then the triangle not asked for zeroed. */
+gk_status factor_device_cholesky(const gk_array *a, gk_dtype dtype, bool upper, gk_array **out)
+{
+    stack s;
+    factor_describe_stack(a, dtype, "cholesky", &s);
+    gk_array *factor = NULL;
+    gk_status status = gk_copy_as(a, dtype, &factor);
+    gk_solver_call call = {.op = GK_SOLVER_CHOLESKY, .dtype = dtype, .count = s.count,
+                           .n = s.rows, .flag = !upper, .a = factor ? data_of(factor) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "potrf", NULL, "the matrix is not positive definite");
+    if (status == GK_OK)
+        status = upper ? gk_triu(factor, 0, out) : gk_tril(factor, 0, out);
+    gk_array_free(factor);
+    return status;
+}
+
+/* eigh on the device: syevd/heevd on the upper triangle of a^T = conj(a);
+ * its vectors, conjugated back, are V's transpose (see gk_eigh). */
+gk_status factor_device_eigh(const gk_array *a, gk_dtype dtype, gk_array **values,
+                             gk_array **vectors)
+{
+    stack s;
+    factor_describe_stack(a, dtype, vectors ? "eigh" : "eigvalsh", &s);
+    gk_array *work = NULL, *conjugated = NULL;
+    int64_t w_shape[GK_MAX_DIMS];
+    memcpy(w_shape, s.batch, sizeof(int64_t) * (size_t)s.batch_ndim);
+    w_shape[s.batch_ndim] = s.rows;
+    gk_status status = gk_copy_as(a, dtype, &work);
+    if (status == GK_OK)
+        status = gk_empty(s.device, gk_dtype_component(dtype), s.batch_ndim + 1, w_shape, values);
+    gk_solver_call call = {.op = GK_SOLVER_EIGH, .dtype = dtype, .count = s.count, .n = s.rows,
+                           .flag = true, .vectors = vectors != NULL,
+                           .a = work ? data_of(work) : NULL,
+                           .w = *values ? data_of(*values) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "syevd", "heevd", "the eigenvalues did not converge");
+    if (status == GK_OK && vectors && factor_is_complex(&s))
+        status = gk_unary(GK_CONJ, work, &conjugated);
+    if (status == GK_OK && vectors)
+        status = column_major_view(conjugated ? conjugated : work, vectors);
+    gk_array_free(work);
+    gk_array_free(conjugated);
+    if (status != GK_OK) {
+        gk_array_free(*values);
+        *values = NULL;
+    }
+    return status;
+}
+
+
+/* svd on the device. cuSOLVER's gesvd takes m >= n. In column-major
+ * order the C-order a (m x n) is a^T (n x m) = conj(V) S U^T: when n >= m
+ * that is gesvd's shape as it lies, and its U read back in C order is vt,
+ * its V^H is u (the host's identity). When m > n, a is first copied into
+ * column-major order (a transposing copy) and factored as it is; its U and
+ * V^H, column-major, are then read as transposed views. NaN or infinity
+ * shows in the singular values, which come back to the host anyway to be
+ * checked (the host refuses such input before LAPACK: the same error). */
+gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_array **u,
+                            gk_array **sv, gk_array **vt)
+{
+    stack s;
+    factor_describe_stack(a, dtype, u ? "svd" : "svdvals", &s);
+    int64_t m = s.rows, n = s.cols, k = m < n ? m : n;
+    bool as_is = n >= m;
+    int64_t rows = as_is ? n : m, cols = as_is ? m : n, u_cols = full ? rows : cols;
+    gk_array *work = NULL, *moved = NULL, *left = NULL, *right = NULL;
+    gk_status status = as_is ? gk_copy_as(a, dtype, &work) : column_major_view(a, &moved);
+    if (status == GK_OK && !as_is)
+        status = gk_copy_as(moved, dtype, &work);
+    /* the values, and the solver's U (u_cols x rows in C order) and V^H
+     * (cols x cols) */
+    int64_t shape[GK_MAX_DIMS];
+    memcpy(shape, s.batch, sizeof(int64_t) * (size_t)s.batch_ndim);
+    shape[s.batch_ndim] = k;
+    if (status == GK_OK)
+        status = gk_empty(s.device, factor_real_dtype(&s), s.batch_ndim + 1, shape, sv);
+    shape[s.batch_ndim] = u_cols, shape[s.batch_ndim + 1] = rows;
+    if (status == GK_OK && u)
+        status = gk_empty(s.device, dtype, s.batch_ndim + 2, shape, &left);
+    shape[s.batch_ndim] = shape[s.batch_ndim + 1] = cols;
+    if (status == GK_OK && u)
+        status = gk_empty(s.device, dtype, s.batch_ndim + 2, shape, &right);
+    gk_solver_call call = {.op = GK_SOLVER_SVD, .dtype = dtype, .count = s.count, .n = cols,
+                           .m = rows, .flag = full, .vectors = u != NULL,
+                           .a = work ? data_of(work) : NULL, .b = left ? data_of(left) : NULL,
+                           .c = right ? data_of(right) : NULL, .w = *sv ? data_of(*sv) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "gesvd", NULL, "the SVD did not converge");
+    /* NaN or infinity in, NaN or infinity out */
+    void *values = NULL;
+    size_t bytes = (size_t)(s.count * k) * gk_dtype_size(factor_real_dtype(&s));
+    if (status == GK_OK && bytes && !(values = malloc(bytes)))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s.function);
+    if (status == GK_OK && bytes)
+        status = gk_to_host(*sv, values, bytes);
+    bool single = s.precision == GK_LAPACK_S || s.precision == GK_LAPACK_C;
+    for (int64_t i = 0; status == GK_OK && i < s.count * k; i++) {
+        double x = single ? ((float *)values)[i] : ((double *)values)[i];
+        if (!isfinite(x)) {
+            char where[200];
+            status = gk_fail(GK_ERR_LINALG,
+                             "%s: the SVD did not converge: the matrix contains NaN or "
+                             "infinity%s",
+                             s.function, factor_which_matrix(&s, i / k, where, sizeof where));
+        }
+    }
+    free(values);
+    if (status == GK_OK && u && as_is) { /* U's buffer is vt, V^H's is u */
+        *vt = left, left = NULL;
+        *u = right, right = NULL;
+    } else if (status == GK_OK && u) {
+        status = column_major_view(left, u);
+        if (status == GK_OK)
+            status = column_major_view(right, vt);
+    }
+    gk_array *all[] = {work, moved, left, right};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+    if (status != GK_OK)
+        factor_drop_svd(u, sv, vt);
+    return status;
+}
+
+/* The LU of every matrix on the device (see the solver section), the
+ * factors and pivots then read back in one copy each: a copy of n^2
+ * elements is far cheaper than the n^3 / 3 of the factorization, and
+ * needs no kernel to pick the diagonals out. */
+gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
+                                     result *logabs, result *det)
+{
+    int64_t n = s->rows, pivot_count = s->count * n;
+    gk_array *lu = NULL, *pivots = NULL;
+    char *factors = NULL;
+    lapack_int *host_pivots = NULL;
+    gk_status status = gk_copy_as(a, s->dtype, &lu);
+    if (status == GK_OK)
+        status = gk_empty(s->device, GK_INT32, 1, &pivot_count, &pivots);
+    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = s->dtype, .count = s->count, .n = n,
+                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
+    /* info > 0 is an exactly singular U: det 0, not an error */
+    if (status == GK_OK)
+        status = run_solver(s, &call, "getrf", NULL, NULL);
+    if (status == GK_OK && pivot_count > 0) {
+        size_t bytes = (size_t)gk_array_size(lu) * s->size;
+        factors = malloc(bytes);
+        host_pivots = malloc(sizeof *host_pivots * (size_t)pivot_count);
+        if (!factors || !host_pivots)
+            status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
+        if (status == GK_OK)
+            status = gk_to_host(lu, factors, bytes);
+        if (status == GK_OK)
+            status = gk_to_host(pivots, host_pivots, sizeof *host_pivots * (size_t)pivot_count);
+    }
+    for (int64_t i = 0; i < s->count && pivot_count > 0 && status == GK_OK; i++)
+        factor_determinant_of(s, i, factors + (size_t)(i * n * n) * s->size, n + 1, host_pivots + i * n,
+                       sign, logabs, det);
+    for (int64_t i = 0; i < s->count && pivot_count == 0 && status == GK_OK; i++)
+        factor_determinant_of(s, i, NULL, 1, NULL, sign, logabs, det); /* 0 x 0: det 1 */
+    free(factors);
+    free(host_pivots);
+    gk_array_free(lu);
+    gk_array_free(pivots);
+    return status;
+}
+
