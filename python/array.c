@@ -246,12 +246,7 @@ static PyObject *get_mT(PyObject *self, void *closure)
         PyErr_Format(PyExc_ValueError, "mT needs at least 2 dimensions; the array has %d", ndim);
         return NULL;
     }
-    int axes[GK_MAX_DIMS];
-    for (int i = 0; i < ndim; i++)
-        axes[i] = i;
-    axes[ndim - 2] = ndim - 1;
-    axes[ndim - 1] = ndim - 2;
-    gk_status status = gk_transpose(a, axes, &result);
+    gk_status status = gk_matrix_transpose(a, &result);
     return gkpy_array_result(state_of(self), status, result);
 }
 

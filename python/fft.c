@@ -79,24 +79,19 @@ static PyObject *fn_fft(PyObject *module, PyObject *const *args, Py_ssize_t narg
     if (gkpy_expect_args("_fft", nargs, 5) < 0)
         return NULL;
     int kind = PyLong_Check(args[1]) ? (int)PyLong_AsLong(args[1]) : -1;
-    const char *function = kind >= 0 && kind <= GK_FFT_HERMITIAN_BACKWARD
-                               ? (const char *[]){"fft", "ifft", "rfft", "irfft", "hfft",
-                                                  "ihfft"}[kind]
-                               : "fft";
+    const char *function = gk_fft_kind_name((gk_fft_kind)kind);
     int nlengths, naxes, axes[GK_MAX_DIMS];
     int64_t lengths[GK_MAX_DIMS];
     if (int_tuple(function, "s", args[2], &nlengths, lengths) < 0 ||
         axes_argument(function, args[3], &naxes, axes) < 0)
         return NULL;
-    gk_fft_norm norm;
-    if (PyUnicode_Check(args[4]) && PyUnicode_CompareWithASCIIString(args[4], "backward") == 0)
-        norm = GK_FFT_NORM_BACKWARD;
-    else if (PyUnicode_Check(args[4]) && PyUnicode_CompareWithASCIIString(args[4], "ortho") == 0)
-        norm = GK_FFT_NORM_ORTHO;
-    else if (PyUnicode_Check(args[4]) &&
-             PyUnicode_CompareWithASCIIString(args[4], "forward") == 0)
-        norm = GK_FFT_NORM_FORWARD;
-    else {
+    /* the names in gk_fft_norm's order */
+    static const char *const norms[] = {"backward", "ortho", "forward"};
+    int norm = -1;
+    for (int i = 0; i < 3 && PyUnicode_Check(args[4]); i++)
+        if (PyUnicode_CompareWithASCIIString(args[4], norms[i]) == 0)
+            norm = i;
+    if (norm < 0) {
         PyErr_Format(PyExc_ValueError,
                      "%s(): norm is %R; it must be 'backward', 'ortho' or 'forward'", function,
                      args[4]);
@@ -130,7 +125,7 @@ static PyObject *fn_fft(PyObject *module, PyObject *const *args, Py_ssize_t narg
     gk_array *out = NULL;
     gk_status status;
     GKPY_RUN(true, gk_fft(a, (gk_fft_kind)kind, naxes, axes, nlengths >= 0 ? lengths : NULL,
-                          norm, &out));
+                          (gk_fft_norm)norm, &out));
     Py_DECREF(x);
     return gkpy_array_result(state, status, out);
 }

@@ -1096,7 +1096,7 @@ static PyObject *fn_matrix_transpose(PyObject *module, PyObject *const *args, Py
     if (!array)
         return NULL;
     const gk_array *a = array_of(array);
-    int ndim = gk_array_ndim(a), axes[GK_MAX_DIMS];
+    int ndim = gk_array_ndim(a);
     if (ndim < 2) {
         char text[200];
         PyErr_Format(PyExc_ValueError,
@@ -1106,12 +1106,8 @@ static PyObject *fn_matrix_transpose(PyObject *module, PyObject *const *args, Py
         Py_DECREF(array);
         return NULL;
     }
-    for (int i = 0; i < ndim; i++)
-        axes[i] = i;
-    axes[ndim - 2] = ndim - 1;
-    axes[ndim - 1] = ndim - 2;
     gk_array *out = NULL;
-    gk_status status = gk_transpose(a, axes, &out);
+    gk_status status = gk_matrix_transpose(a, &out);
     Py_DECREF(array);
     return gkpy_array_result(state, status, out);
 }

@@ -232,6 +232,9 @@ gk_status gk_item_complex(const gk_array *a, const int64_t *index, double *re, d
 gk_status gk_reshape(const gk_array *a, int ndim, const int64_t *shape, gk_array **out);
 /* axes: a permutation of 0..ndim-1, or NULL to reverse the axes. */
 gk_status gk_transpose(const gk_array *a, const int *axes, gk_array **out);
+/* The view with the last two axes swapped: each matrix of a stack
+ * transposed (the array API's matrix_transpose; at least 2 axes). */
+gk_status gk_matrix_transpose(const gk_array *a, gk_array **out);
 /* Python's a[start:stop:step] along `axis`, with its clamping and negative
  * indices; step may be negative, never 0. */
 gk_status gk_slice(const gk_array *a, int axis, int64_t start, int64_t stop, int64_t step,
@@ -604,6 +607,8 @@ typedef enum gk_fft_norm {
     GK_FFT_NORM_ORTHO,
     GK_FFT_NORM_FORWARD,
 } gk_fft_norm;
+/* "fft", "ifft", "rfft", "irfft", "hfft", "ihfft" (messages name them). */
+const char *gk_fft_kind_name(gk_fft_kind kind);
 /* The transform of a over the `naxes` axes listed (negative from the end,
  * none twice; naxes < 0: every axis), in that order. lengths (NULL, or one
  * per axis; 0 keeps the default) are the points n transformed along each:

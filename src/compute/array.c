@@ -523,6 +523,24 @@ gk_status gk_transpose(const gk_array *a, const int *axes, gk_array **out)
     return GK_OK;
 }
 
+gk_status gk_matrix_transpose(const gk_array *a, gk_array **out)
+{
+    *out = NULL;
+    if (a->ndim < 2) {
+        char shape[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "matrix_transpose: takes a stack of matrices (at least 2 axes), not "
+                       "shape %s",
+                       gk_shape_text(a->ndim, a->shape, shape, sizeof shape));
+    }
+    int axes[GK_MAX_DIMS];
+    for (int i = 0; i < a->ndim; i++)
+        axes[i] = i;
+    axes[a->ndim - 2] = a->ndim - 1;
+    axes[a->ndim - 1] = a->ndim - 2;
+    return gk_transpose(a, axes, out);
+}
+
 gk_status gk_slice(const gk_array *a, int axis, int64_t start, int64_t stop, int64_t step,
                    gk_array **out)
 {

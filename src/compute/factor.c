@@ -193,7 +193,7 @@ static gk_status load_stack(const gk_array *a, gk_dtype dtype, const char *funct
     status = gk_empty(gk_device_cpu(), dtype, a->ndim, a->shape, &s->host);
     if (status != GK_OK)
         return status;
-    s->data = (char *)s->host->buffer->data + s->host->offset;
+    s->data = gk_array_data(s->host);
     if (a->dtype == dtype)
         return gk_to_host(a, s->data, bytes);
     gk_array *converted = NULL;
@@ -221,7 +221,7 @@ gk_status factor_result_init(result *r, const stack *s, gk_dtype dtype, int tail
     gk_status status = gk_zeros(gk_device_cpu(), dtype, s->batch_ndim + tail_ndim, shape,
                                 &r->array);
     if (status == GK_OK)
-        r->data = (char *)r->array->buffer->data + r->array->offset;
+        r->data = gk_array_data(r->array);
     return status;
 }
 
@@ -877,14 +877,9 @@ gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors)
                 ((double *)s.data)[j] = -((double *)s.data)[j];
         }
         gk_array *stored = NULL;
-        int axes[GK_MAX_DIMS];
-        for (int d = 0; d < a->ndim; d++)
-            axes[d] = d;
-        axes[a->ndim - 2] = a->ndim - 1;
-        axes[a->ndim - 1] = a->ndim - 2;
         status = stack_upload(&s, status, &stored);
         if (status == GK_OK)
-            status = gk_transpose(stored, axes, vectors);
+            status = gk_matrix_transpose(stored, vectors);
         gk_array_free(stored);
     }
     stack_free(&s);

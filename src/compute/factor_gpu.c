@@ -14,11 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *data_of(const gk_array *a)
-{
-    return (char *)a->buffer->data + a->offset;
-}
-
 /* Whether a's device has a dense solver (asked with a call of no matrices,
  * which loads the library). */
 bool factor_on_device(const gk_array *a, gk_dtype dtype)
@@ -41,7 +36,7 @@ static gk_status run_solver(const stack *s, gk_solver_call *call, const char *ro
     int64_t count = call->count;
     gk_status status = gk_empty(s->device, GK_INT32, 1, &count, &info);
     if (status == GK_OK) {
-        call->info = data_of(info);
+        call->info = gk_array_data(info);
         status = gk_backend_of(s->device.kind)->solver(s->device, call);
     }
     int32_t *infos = NULL;
@@ -60,18 +55,6 @@ static gk_status run_solver(const stack *s, gk_solver_call *call, const char *ro
     return status;
 }
 
-/* The C-order view of a stack the solver left in column-major order: the
- * last two axes swapped. */
-static gk_status column_major_view(const gk_array *x, gk_array **out)
-{
-    int axes[GK_MAX_DIMS];
-    for (int i = 0; i < x->ndim; i++)
-        axes[i] = i;
-    axes[x->ndim - 2] = x->ndim - 1;
-    axes[x->ndim - 1] = x->ndim - 2;
-    return gk_transpose(x, axes, out);
-}
-
 /* solve on the device: a's LU (of a^T, as stored), then op T with b in
  * column-major order (a vector already is; a stack of matrices is
  * transposed into it and back). */
@@ -84,25 +67,25 @@ gk_status factor_device_solve(const gk_array *wide_a, const gk_array *wide_b, gk
     gk_array *lu = NULL, *columns = NULL, *b = NULL, *pivots = NULL, *solved = NULL;
     gk_status status = gk_copy_as(wide_a, dtype, &lu);
     if (status == GK_OK)
-        status = nrhs == 1 ? gk_array_view(wide_b, &columns) : column_major_view(wide_b, &columns);
+        status = nrhs == 1 ? gk_array_view(wide_b, &columns) : gk_matrix_transpose(wide_b, &columns);
     if (status == GK_OK)
         status = gk_copy_as(columns, dtype, &b);
     int64_t pivot_count = s.count * n;
     if (status == GK_OK)
         status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
     gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
-                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
+                           .a = lu ? gk_array_data(lu) : NULL, .pivots = pivots ? gk_array_data(pivots) : NULL};
     if (status == GK_OK)
         status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
     if (status == GK_OK && nrhs > 0) {
         call.op = GK_SOLVER_LU_SOLVE;
         call.nrhs = nrhs;
         call.flag = true;
-        call.b = data_of(b);
+        call.b = gk_array_data(b);
         status = run_solver(&s, &call, "getrs", NULL, "");
     }
     if (status == GK_OK && nrhs > 1)
-        status = column_major_view(b, &solved);
+        status = gk_matrix_transpose(b, &solved);
     else if (status == GK_OK)
         status = gk_array_view(b, &solved);
     if (status == GK_OK)
@@ -131,14 +114,14 @@ gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
     for (int64_t i = 0; i < s.count && status == GK_OK; i++)
         factor_set_identity(&s, factor_result_at(&eye, i), n);
     gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
-                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
+                           .a = lu ? gk_array_data(lu) : NULL, .pivots = pivots ? gk_array_data(pivots) : NULL};
     if (status == GK_OK)
         status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
     status = factor_result_upload(&eye, &s, status, out);
     if (status == GK_OK) {
         call.op = GK_SOLVER_LU_SOLVE;
         call.nrhs = n;
-        call.b = data_of(*out);
+        call.b = gk_array_data(*out);
         status = run_solver(&s, &call, "getrs", NULL, "");
         if (status != GK_OK) {
             gk_array_free(*out);
@@ -159,7 +142,7 @@ gk_status factor_device_cholesky(const gk_array *a, gk_dtype dtype, bool upper, 
     gk_array *factor = NULL;
     gk_status status = gk_copy_as(a, dtype, &factor);
     gk_solver_call call = {.op = GK_SOLVER_CHOLESKY, .dtype = dtype, .count = s.count,
-                           .n = s.rows, .flag = !upper, .a = factor ? data_of(factor) : NULL};
+                           .n = s.rows, .flag = !upper, .a = factor ? gk_array_data(factor) : NULL};
     if (status == GK_OK)
         status = run_solver(&s, &call, "potrf", NULL, "the matrix is not positive definite");
     if (status == GK_OK)
@@ -184,14 +167,14 @@ gk_status factor_device_eigh(const gk_array *a, gk_dtype dtype, gk_array **value
         status = gk_empty(s.device, gk_dtype_component(dtype), s.batch_ndim + 1, w_shape, values);
     gk_solver_call call = {.op = GK_SOLVER_EIGH, .dtype = dtype, .count = s.count, .n = s.rows,
                            .flag = true, .vectors = vectors != NULL,
-                           .a = work ? data_of(work) : NULL,
-                           .w = *values ? data_of(*values) : NULL};
+                           .a = work ? gk_array_data(work) : NULL,
+                           .w = *values ? gk_array_data(*values) : NULL};
     if (status == GK_OK)
         status = run_solver(&s, &call, "syevd", "heevd", "the eigenvalues did not converge");
     if (status == GK_OK && vectors && factor_is_complex(&s))
         status = gk_unary(GK_CONJ, work, &conjugated);
     if (status == GK_OK && vectors)
-        status = column_major_view(conjugated ? conjugated : work, vectors);
+        status = gk_matrix_transpose(conjugated ? conjugated : work, vectors);
     gk_array_free(work);
     gk_array_free(conjugated);
     if (status != GK_OK) {
@@ -219,7 +202,7 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
     bool as_is = n >= m;
     int64_t rows = as_is ? n : m, cols = as_is ? m : n, u_cols = full ? rows : cols;
     gk_array *work = NULL, *moved = NULL, *left = NULL, *right = NULL;
-    gk_status status = as_is ? gk_copy_as(a, dtype, &work) : column_major_view(a, &moved);
+    gk_status status = as_is ? gk_copy_as(a, dtype, &work) : gk_matrix_transpose(a, &moved);
     if (status == GK_OK && !as_is)
         status = gk_copy_as(moved, dtype, &work);
     /* the values, and the solver's U (u_cols x rows in C order) and V^H
@@ -237,8 +220,8 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
         status = gk_empty(s.device, dtype, s.batch_ndim + 2, shape, &right);
     gk_solver_call call = {.op = GK_SOLVER_SVD, .dtype = dtype, .count = s.count, .n = cols,
                            .m = rows, .flag = full, .vectors = u != NULL,
-                           .a = work ? data_of(work) : NULL, .b = left ? data_of(left) : NULL,
-                           .c = right ? data_of(right) : NULL, .w = *sv ? data_of(*sv) : NULL};
+                           .a = work ? gk_array_data(work) : NULL, .b = left ? gk_array_data(left) : NULL,
+                           .c = right ? gk_array_data(right) : NULL, .w = *sv ? gk_array_data(*sv) : NULL};
     if (status == GK_OK)
         status = run_solver(&s, &call, "gesvd", NULL, "the SVD did not converge");
     /* NaN or infinity in, NaN or infinity out */
@@ -264,9 +247,9 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
         *vt = left, left = NULL;
         *u = right, right = NULL;
     } else if (status == GK_OK && u) {
-        status = column_major_view(left, u);
+        status = gk_matrix_transpose(left, u);
         if (status == GK_OK)
-            status = column_major_view(right, vt);
+            status = gk_matrix_transpose(right, vt);
     }
     gk_array *all[] = {work, moved, left, right};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -291,7 +274,7 @@ gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
     if (status == GK_OK)
         status = gk_empty(s->device, GK_INT32, 1, &pivot_count, &pivots);
     gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = s->dtype, .count = s->count, .n = n,
-                           .a = lu ? data_of(lu) : NULL, .pivots = pivots ? data_of(pivots) : NULL};
+                           .a = lu ? gk_array_data(lu) : NULL, .pivots = pivots ? gk_array_data(pivots) : NULL};
     /* info > 0 is an exactly singular U: det 0, not an error */
     if (status == GK_OK)
         status = run_solver(s, &call, "getrf", NULL, NULL);

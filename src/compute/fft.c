@@ -127,13 +127,6 @@ static void put_plan(const gk_fftw *fftw, cached_plan *slot)
     pthread_mutex_unlock(&planner);
 }
 
-/* --- the arrays --- */
-
-static void *data_of(const gk_array *a)
-{
-    return (char *)a->buffer->data + a->offset;
-}
-
 /* a cut or zero-padded to `shape` (the same rank; from the start of each
  * axis), as a contiguous array of `dtype` on `where`: a itself (a new
  * handle) when it already is one and `writable` is false. */
@@ -145,7 +138,7 @@ static gk_status prepare_input(const gk_array *a, gk_dtype dtype, const int64_t 
     bool there = gk_device_equal(gk_array_device(a), where);
     if (same && !writable && a->dtype == dtype && there && gk_array_is_contiguous(a))
         return gk_array_view(a, out);
-    if (same && there && gk_array_is_contiguous(a)) /* a plain copy (a driver's copy on a GPU) */
+    if (same && there) /* a plain copy (a driver's copy on a GPU when dense) */
         return gk_copy_as(a, dtype, out);
     /* the part of a that is kept, then on `where` */
     gk_array *kept = NULL, *host = NULL, *target = NULL;
@@ -222,17 +215,17 @@ static gk_status fftw_pass(gk_fft_pass t, bool single, int64_t rows, int64_t n,
             (gk_fftw_iodim){rows, in->shape[last], out->shape[last]};
     const gk_openmp *openmp = fftw->threaded ? gk_openmp_open(NULL) : NULL;
     key.threads = openmp && gk_array_size(out) >= THREADED_SIZE ? openmp->max_threads() : 1;
-    key.in_align = fftw->alignment_of(data_of(in));
-    key.out_align = fftw->alignment_of(data_of(out));
+    key.in_align = fftw->alignment_of(gk_array_data(in));
+    key.out_align = fftw->alignment_of(gk_array_data(out));
     cached_plan *plan = NULL;
-    status = take_plan(fftw, &key, data_of(in), data_of(out), &plan);
+    status = take_plan(fftw, &key, gk_array_data(in), gk_array_data(out), &plan);
     if (status == GK_OK) {
         if (t == GK_FFT_PASS_R2C)
-            fftw->execute_r2c(plan->plan, data_of(in), data_of(out));
+            fftw->execute_r2c(plan->plan, gk_array_data(in), gk_array_data(out));
         else if (t == GK_FFT_PASS_C2R)
-            fftw->execute_c2r(plan->plan, data_of(in), data_of(out));
+            fftw->execute_c2r(plan->plan, gk_array_data(in), gk_array_data(out));
         else
-            fftw->execute_dft(plan->plan, data_of(in), data_of(out));
+            fftw->execute_dft(plan->plan, gk_array_data(in), gk_array_data(out));
         put_plan(fftw, plan);
     }
     return status;
@@ -259,8 +252,8 @@ static gk_status last_axis_pass(gk_fft_pass t, bool single, const gk_array *in, 
     int64_t rows = gk_array_size(*out) / shape[last];
     status = device.kind == GK_DEVICE_CPU
                  ? fftw_pass(t, single, rows, n, in, *out)
-                 : gk_array_backend(in)->fft(device, t, single, rows, n, data_of(in),
-                                             data_of(*out));
+                 : gk_array_backend(in)->fft(device, t, single, rows, n, gk_array_data(in),
+                                             gk_array_data(*out));
     if (status != GK_OK) {
         gk_array_free(*out);
         *out = NULL;
@@ -299,7 +292,7 @@ static gk_status axis_pass(gk_fft_pass t, bool single, const gk_array *in, int a
 
 /* --- gk_fft --- */
 
-static const char *kind_name(gk_fft_kind kind)
+const char *gk_fft_kind_name(gk_fft_kind kind)
 {
     static const char *const names[] = {"fft", "ifft", "rfft", "irfft", "hfft", "ihfft"};
     return kind >= 0 && kind <= GK_FFT_HERMITIAN_BACKWARD ? names[kind] : "fft";
@@ -362,8 +355,8 @@ static gk_status hermitian(const gk_array *a, gk_fft_kind kind, int naxes, const
     }
     gk_array_free(conjugate);
     gk_array_free(spectrum);
-    if (status != GK_OK && !strstr(gk_last_error(), kind_name(kind)))
-        return gk_fail(status, "%s: %s", kind_name(kind), gk_last_error());
+    if (status != GK_OK && !strstr(gk_last_error(), gk_fft_kind_name(kind)))
+        return gk_fail(status, "%s: %s", gk_fft_kind_name(kind), gk_last_error());
     return status;
 }
 
@@ -415,7 +408,7 @@ gk_status gk_fft(const gk_array *a, gk_fft_kind kind, int naxes, const int *axes
                  const int64_t *lengths, gk_fft_norm norm, gk_array **out)
 {
     *out = NULL;
-    const char *name = kind_name(kind);
+    const char *name = gk_fft_kind_name(kind);
     if (!a)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the array is NULL", name);
     if (kind < GK_FFT_FORWARD || kind > GK_FFT_HERMITIAN_BACKWARD)

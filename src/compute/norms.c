@@ -257,13 +257,7 @@ static gk_status singular_mask(const gk_array *a, const gk_array *s, const gk_ar
         status = gk_binary_scalar(GK_MUL, largest, (double)(m > n ? m : n) * eps, &cutoff);
     } else if (status == GK_OK) {
         /* rtol per matrix: a trailing axis to meet the singular values' */
-        int64_t shape[GK_MAX_DIMS];
-        if (rtol->ndim + 1 > GK_MAX_DIMS)
-            status = gk_fail(GK_ERR_INVALID_ARGUMENT, "rtol has too many axes");
-        memcpy(shape, rtol->shape, sizeof(int64_t) * (size_t)rtol->ndim);
-        shape[rtol->ndim] = 1;
-        if (status == GK_OK)
-            status = gk_reshape(rtol, rtol->ndim + 1, shape, &column);
+        status = gk_expand_dims(rtol, 1, (int[]){rtol->ndim}, &column);
         if (status == GK_OK)
             status = gk_binary(GK_MUL, largest, column, &cutoff);
     }
@@ -300,15 +294,10 @@ gk_status gk_matrix_rank(const gk_array *a, const gk_array *rtol, gk_array **out
 /* The conjugate transpose of each matrix over x's last two axes. */
 static gk_status adjoint(const gk_array *x, gk_array **out)
 {
-    int axes[GK_MAX_DIMS];
-    for (int i = 0; i < x->ndim; i++)
-        axes[i] = i;
-    axes[x->ndim - 2] = x->ndim - 1;
-    axes[x->ndim - 1] = x->ndim - 2;
     if (!gk_dtype_is_complex(x->dtype))
-        return gk_transpose(x, axes, out);
+        return gk_matrix_transpose(x, out);
     gk_array *swapped = NULL;
-    gk_status status = gk_transpose(x, axes, &swapped);
+    gk_status status = gk_matrix_transpose(x, &swapped);
     if (status == GK_OK)
         status = gk_unary(GK_CONJ, swapped, out);
     gk_array_free(swapped);
@@ -345,12 +334,8 @@ gk_status gk_pinv(const gk_array *a, const gk_array *rtol, gk_array **out)
         if (status == GK_OK)
             status = gk_where(mask, inverse, zero, &kept);
         /* (v * kept[..., None, :]) @ u^H: kept scales v's columns */
-        int64_t row_shape[GK_MAX_DIMS];
-        memcpy(row_shape, kept ? kept->shape : s->shape, sizeof(int64_t) * (size_t)s->ndim);
-        row_shape[s->ndim] = k;
-        row_shape[s->ndim - 1] = 1;
         if (status == GK_OK)
-            status = gk_reshape(kept, s->ndim + 1, row_shape, &row);
+            status = gk_expand_dims(kept, 1, (int[]){kept->ndim - 1}, &row);
         if (status == GK_OK)
             status = adjoint(vt, &v);
         if (status == GK_OK)
