@@ -26,10 +26,9 @@
 /* ---- shared helpers ------------------------------------------------------ */
 
 /* The device kernels run on when none is named: the default device
- * (gpukit.device blocks, set_default_device) unless that is the CPU,
- * which runs no kernels; then the accelerator (a CUDA GPU, else an OpenCL
- * device). With no accelerator it stays the CPU, and compiling fails with
- * libgpukit's message saying kernels need a cuda or opencl device. */
+ * (gpukit.device blocks, set_default_device) unless that is the CPU; then
+ * the accelerator (a CUDA GPU, else an OpenCL device) where there is one,
+ * else the CPU (whose kernels run on the OpenCL driver for the CPU). */
 static int kernel_device(gkpy_state *state, PyObject *object, gk_device *device)
 {
     if (object && object != Py_None)
@@ -103,15 +102,15 @@ static int stream_argument(gkpy_state *state, PyObject *object, gk_stream **stre
 PyDoc_STRVAR(stream_doc,
 "Stream(device=None)\n"
 "--\n\n"
-"A queue of its own on a CUDA or OpenCL device, for launching kernels that\n"
+"A queue of its own on a device, for launching kernels that\n"
 "may run at the same time as kernels on other streams (CuPy's Stream).\n\n"
 "Pass it as `stream=` to a RawKernel or ElementwiseKernel call. Array\n"
 "operations stay consistent with launches whatever the stream: a launch\n"
 "starts after the array work queued before it, and array work queued after\n"
 "it waits for it. device=None means the default device, or the accelerator\n"
 "(gk_device_accelerator: a CUDA GPU, else an OpenCL device) when the default\n"
-"is the CPU. The CPU has no streams: ValueError. The stream is released,\n"
-"after its work is done, when the object goes away.");
+"is the CPU (with none, the CPU, where launches return when done). The\n"
+"stream is released, after its work is done, when the object goes away.");
 
 static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -457,12 +456,15 @@ PyDoc_STRVAR(raw_kernel_doc,
 "Numba's @cuda.jit).\n\n"
 "`source` holds the kernel `name` in gpukit's portable dialect\n"
 "(language='portable', docs/KERNELS.md: GK_KERNEL, GK_GLOBAL, GK_GLOBAL_ID,\n"
-"...; runs on CUDA and OpenCL devices) or in CUDA C (language='cuda', CUDA\n"
+"...; runs on every device) or in CUDA C (language='cuda', CUDA\n"
 "devices only; declare the kernel extern \"C\"). It is compiled now, for\n"
 "`device`: None means the default device, or the accelerator (a CUDA GPU,\n"
 "else an OpenCL device) when the default is the CPU. `options` go to the\n"
 "compiler (\"-DN=4\"). A compile error raises ValueError whose message holds\n"
-"the compiler's log; the CPU device runs no kernels (ValueError).\n"
+"the compiler's log. On the CPU device kernels run through the OpenCL\n"
+"driver for the CPU (PoCL), on the arrays' memory in place, and a launch\n"
+"returns when the kernel is done; without that driver, gpukit.GPUError\n"
+"names the package to install.\n"
 "Compiled kernels are cached on disk (GPUKIT_CACHE_DIR), so another\n"
 "process does not compile the same source again.\n\n"
 "Call it as k(grid, block, args, *, stream=None): grid blocks of block\n"

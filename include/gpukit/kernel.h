@@ -20,9 +20,14 @@
  * subset of CUDA C and OpenCL C.
  *
  * Compiled kernels are cached in memory and on disk (GPUKIT_CACHE_DIR,
- * default ~/.cache/gpukit/kernels), so a second run does not compile. User
- * kernels need a CUDA or OpenCL device; on the CPU device they fail with
- * GK_ERR_INVALID_ARGUMENT. */
+ * default ~/.cache/gpukit/kernels), so a second run does not compile.
+ *
+ * Portable kernels run on the cpu device too: through the OpenCL driver
+ * for the CPU (PoCL), which runs work-groups as vectorised loops around
+ * the barriers on every core, reading and writing the cpu arrays in
+ * place. There a launch returns when the kernel is done, like every cpu
+ * op; without such a driver compiling fails with GK_ERR_NOT_FOUND, naming
+ * the package to install. */
 #ifndef GPUKIT_KERNEL_H
 #define GPUKIT_KERNEL_H
 

@@ -60,6 +60,8 @@ static void load_library(void)
     LOAD(EnqueueWriteBuffer);
     LOAD(EnqueueReadBuffer);
     LOAD(EnqueueCopyBuffer);
+    LOAD(EnqueueMapBuffer);
+    LOAD(EnqueueUnmapMemObject);
     LOAD(Flush);
     LOAD(Finish);
     LOAD(CreateProgramWithSource);

@@ -25,6 +25,7 @@ typedef cl_uint cl_bool;
 typedef cl_ulong cl_bitfield;
 typedef cl_bitfield cl_device_type;
 typedef cl_bitfield cl_mem_flags;
+typedef cl_bitfield cl_map_flags;
 typedef cl_bitfield cl_command_queue_properties;
 typedef cl_bitfield cl_device_fp_config;
 typedef intptr_t cl_context_properties;
@@ -104,6 +105,9 @@ enum {
 
 #define CL_CONTEXT_PLATFORM ((cl_context_properties)0x1084)
 #define CL_MEM_READ_WRITE ((cl_mem_flags)1)
+#define CL_MEM_USE_HOST_PTR ((cl_mem_flags)8)
+#define CL_MAP_READ ((cl_map_flags)1)
+#define CL_MAP_WRITE ((cl_map_flags)2)
 #define CL_BUFFER_CREATE_TYPE_REGION ((cl_buffer_create_type)0x1220)
 
 /* clGetProgramInfo, clGetProgramBuildInfo */
@@ -147,6 +151,10 @@ typedef struct gk_opencl {
                                 cl_uint, const cl_event *, cl_event *);
     cl_int (*EnqueueCopyBuffer)(cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t,
                                 cl_uint, const cl_event *, cl_event *);
+    void *(*EnqueueMapBuffer)(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t,
+                              cl_uint, const cl_event *, cl_event *, cl_int *);
+    cl_int (*EnqueueUnmapMemObject)(cl_command_queue, cl_mem, void *, cl_uint, const cl_event *,
+                                    cl_event *);
     cl_int (*Flush)(cl_command_queue);
     cl_int (*Finish)(cl_command_queue);
     cl_program (*CreateProgramWithSource)(cl_context, cl_uint, const char **, const size_t *,

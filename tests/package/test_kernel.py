@@ -1,6 +1,7 @@
 """User kernels from Python: gpukit.RawKernel, gpukit.ElementwiseKernel and
-gpukit.Stream, on every CUDA and OpenCL device there is (PoCL's opencl:0:0
-here; the CPU runs no kernels and is only checked to refuse them).
+gpukit.Stream, on every device there is: the cpu (whose kernels run on the
+OpenCL driver for the CPU, in place on its memory) and every CUDA and
+OpenCL device (PoCL's opencl:0:0 here).
 
 The five GPU-tutorial examples of examples/kernels/*.gk (double, fizzbuzz,
 blur, grayscale, cpu_vs_gpu) are driven from Python as examples/*.c drive
@@ -25,10 +26,20 @@ DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
 needs_accelerator = pytest.mark.skipif(not ACCELERATORS, reason="no CUDA or OpenCL device here")
 
 
-@pytest.fixture(params=ACCELERATORS or [pytest.param(None, marks=needs_accelerator)])
+@pytest.fixture(params=DEVICES)
 def accel(request):
-    """Each CUDA or OpenCL device in turn, as its name."""
+    """Each device in turn, as its name: the cpu, CUDA and OpenCL ones."""
     return request.param
+
+
+def elsewhere(device):
+    """A device other than `device`: the cpu, or for the cpu the first
+    accelerator (skipping the test when there is none)."""
+    if device != "cpu":
+        return "cpu"
+    if not ACCELERATORS:
+        pytest.skip("needs a second device")
+    return ACCELERATORS[0]
 
 
 def source(name):
@@ -36,7 +47,9 @@ def source(name):
 
 
 def put(array, device):
-    return gpukit.asarray(np.ascontiguousarray(array), device=device)
+    """A copy of `array` on `device` (on the cpu asarray would share the
+    NumPy array's memory, and kernels write in place)."""
+    return gpukit.asarray(np.array(array, order="C"), device=device)
 
 
 def host(array):
@@ -318,9 +331,10 @@ def test_raw_kernel_bool_array_value(accel):
 def test_raw_kernel_arrays_checked(accel):
     kernel = gpukit.RawKernel(SCALARS_KERNEL, "scalars", device=accel)
     floats = gpukit.zeros((1,), dtype=gpukit.float32, device=accel)
-    on_cpu = gpukit.zeros((2,), dtype=gpukit.int64, device="cpu")
-    with pytest.raises(ValueError, match="cpu"):
-        kernel(1, 1, (on_cpu, floats, np.int32(1), 2, np.float32(3)))
+    other = elsewhere(accel)
+    misplaced = gpukit.zeros((2,), dtype=gpukit.int64, device=other)
+    with pytest.raises(ValueError, match=f"is on {other}"):
+        kernel(1, 1, (misplaced, floats, np.int32(1), 2, np.float32(3)))
     # A bare pointer to a strided view would be read wrongly: refused.
     grid = gpukit.zeros((4, 4), dtype=gpukit.int64, device=accel)
     with pytest.raises(ValueError, match="contiguous"):
@@ -366,12 +380,12 @@ def test_raw_kernel_options_reach_the_compiler(accel):
 
 
 def test_raw_kernel_default_device():
-    """device=None with the CPU as the default device: the accelerator."""
-    if not ACCELERATORS:
-        with pytest.raises(ValueError, match="cuda or opencl"):
-            gpukit.RawKernel(source("fizzbuzz.gk"), "fizzbuzz")
-        return
+    """device=None with the CPU as the default device: the accelerator,
+    else the cpu."""
     assert gpukit.default_device() == "cpu"
+    if not ACCELERATORS:
+        assert gpukit.RawKernel(source("fizzbuzz.gk"), "fizzbuzz").device == "cpu"
+        return
     kernel = gpukit.RawKernel(source("fizzbuzz.gk"), "fizzbuzz")
     assert kernel.device.type in ("cuda", "opencl")
     with gpukit.device(ACCELERATORS[-1]):
@@ -404,16 +418,36 @@ def test_compile_errors_carry_the_log(accel):
                                  device=accel)
 
 
-def test_cpu_device_runs_no_kernels():
-    with pytest.raises(ValueError, match="cuda or opencl"):
-        gpukit.RawKernel(source("fizzbuzz.gk"), "fizzbuzz", device="cpu")
-    double = gpukit.ElementwiseKernel("float32 x", "float32 y", "y = 2 * x;", "twice")
-    with pytest.raises(ValueError, match="cuda or opencl"):
-        double(gpukit.zeros((3,), dtype=gpukit.float32, device="cpu"))
-    with pytest.raises(ValueError, match="cuda or opencl"):
-        gpukit.ElementwiseKernel("float32 x", "float32 y", "y = 2 * x;", "twice", device="cpu")
-    with pytest.raises(ValueError, match="cuda or opencl"):
-        gpukit.Stream("cpu")
+NO_CPU_DRIVER = """
+    import gpukit
+    checks = [
+        lambda: gpukit.RawKernel("GK_KERNEL void k(GK_GLOBAL float *x) {}", "k", device="cpu"),
+        lambda: gpukit.ElementwiseKernel("float32 x", "float32 y", "y = 2 * x;", "twice",
+                                         device="cpu"),
+        lambda: gpukit.Stream("cpu"),
+    ]
+    for check in checks:
+        try:
+            check()
+        except gpukit.GPUError as error:
+            print(type(error).__name__, error)
+        else:
+            print("no error")
+"""
+
+
+def test_cpu_kernels_without_an_opencl_cpu_driver(py):
+    """No OpenCL driver for the CPU: the cpu device's kernels say which
+    package to install (gpukit.GPUError, like any missing driver)."""
+    lines = py(NO_CPU_DRIVER, GPUKIT_OPENCL_LIBRARY="/nonexistent/libOpenCL.so.1"
+               ).stdout.splitlines()
+    assert len(lines) == 3, lines
+    for line in lines:
+        assert line.startswith("GPUError"), line
+        assert "apt-get install pocl-opencl-icd" in line, line
+
+
+def test_unknown_device_named():
     with pytest.raises(ValueError, match="devices are named"):
         gpukit.RawKernel(source("fizzbuzz.gk"), "fizzbuzz", device="tpu:0")
 
@@ -522,11 +556,12 @@ def test_elementwise_wrong_dtypes(accel):
 def test_elementwise_wrong_devices_and_calls(accel):
     add = gpukit.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y;", "add2")
     x = gpukit.ones((3,), dtype=gpukit.float32, device=accel)
-    on_cpu = gpukit.ones((3,), dtype=gpukit.float32, device="cpu")
-    with pytest.raises(ValueError, match=r"on cpu but the kernel runs on .*\.to\("):
-        add(x, on_cpu)
-    with pytest.raises(ValueError, match="on cpu"):
-        add(x, x, out=gpukit.zeros((3,), dtype=gpukit.float32, device="cpu"))
+    other = elsewhere(accel)
+    misplaced = gpukit.ones((3,), dtype=gpukit.float32, device=other)
+    with pytest.raises(ValueError, match=rf"on {other} but the kernel runs on .*\.to\("):
+        add(x, misplaced)
+    with pytest.raises(ValueError, match=f"on {other}"):
+        add(x, x, out=gpukit.zeros((3,), dtype=gpukit.float32, device=other))
     with pytest.raises(TypeError, match="takes 2 inputs"):
         add(x)
     with pytest.raises(TypeError, match="unexpected keyword"):

@@ -120,3 +120,24 @@ size_t gk_gpu_group_size(gk_device device)
             size /= 2;
     return size;
 }
+
+gk_status gk_gpu_host_device(gk_device *out)
+{
+    gk_device list[MAX_GPU_DEVICES];
+    int count = gk_opencl_driver.list(list, MAX_GPU_DEVICES);
+    if (count > MAX_GPU_DEVICES)
+        count = MAX_GPU_DEVICES;
+    for (int i = 0; i < count; i++) {
+        const gk_gpu_info *info;
+        if (gk_gpu_info_of(list[i], &info) == GK_OK && !info->gpu) {
+            *out = list[i];
+            return GK_OK;
+        }
+    }
+    return gk_fail(GK_ERR_NOT_FOUND,
+                   "user kernels on the cpu device run through an OpenCL driver for the CPU, "
+                   "and none was found (%d OpenCL device%s, none a CPU); install PoCL "
+                   "(Debian/Ubuntu: apt-get install pocl-opencl-icd), or run the kernel on a "
+                   "cuda or opencl GPU",
+                   count, count == 1 ? "" : "s");
+}

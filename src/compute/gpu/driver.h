@@ -86,6 +86,11 @@ typedef struct gk_gpu_driver {
     gk_status (*download)(gk_device device, void *host, const char *address, size_t bytes);
     /* Device to device, queued. */
     gk_status (*copy)(gk_device device, char *to, const char *from, size_t bytes);
+    /* CPU devices only (OpenCL; NULL elsewhere): an address for kernels
+     * that is `bytes` of host memory at `host` itself, no copy, until
+     * `return_host` (which waits for the device's stream) ends the loan. */
+    gk_status (*lend_host)(gk_device device, void *host, size_t bytes, char **address);
+    gk_status (*return_host)(gk_device device, char *address);
     gk_status (*synchronize)(gk_device device);
 
     /* --- kernels --- */

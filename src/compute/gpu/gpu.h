@@ -51,6 +51,12 @@ typedef struct gk_gpu_device gk_gpu_device;
 const gk_gpu_driver *gk_gpu_driver_of(gk_device device);
 /* The device's facts (gk_gpu_info); checks the device on first use. */
 gk_status gk_gpu_info_of(gk_device device, const gk_gpu_info **info);
+/* The OpenCL device that runs user kernels for the cpu device: the first
+ * OpenCL device that is a CPU (PoCL, Intel's CPU runtime), which compiles
+ * work-groups into vectorised loops with barriers, on all cores. Kernels
+ * there read and write the cpu device's memory in place (driver
+ * lend_host). GK_ERR_NOT_FOUND, naming the fix, when there is none. */
+gk_status gk_gpu_host_device(gk_device *out);
 
 /* --- programs --- */
 /* The full source of a built-in program: dialect.h, types.h and the

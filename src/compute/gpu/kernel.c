@@ -4,7 +4,14 @@
  * (gpu.h): gk_gpu_program compiles and caches (memory, then disk), the
  * driver finds functions and runs them, so this file only validates, turns
  * gk_arg values into driver arguments and keeps streams ordered with the
- * device's own stream. */
+ * device's own stream.
+ *
+ * Kernels for the cpu device run on the OpenCL driver for the CPU
+ * (gk_gpu_host_device: PoCL), which turns work-groups into vectorised
+ * loops around the barriers and spreads groups over the cores. The cpu
+ * device's memory is lent to it for the launch (driver lend_host, no copy)
+ * and returned when the kernel is done, so a launch there is synchronous,
+ * like every cpu op. */
 #include "compute/array_impl.h"
 #include "compute/gpu/gpu.h"
 
@@ -21,7 +28,8 @@
 #define NAME_SIZE 64
 
 struct gk_stream {
-    gk_device device;
+    gk_device device;  /* as the user named it */
+    gk_device runs_on; /* the device the handle belongs to */
     gk_gpu_stream *handle;
 };
 
@@ -32,7 +40,8 @@ typedef struct param {
 } param;
 
 struct gk_kernel {
-    gk_device device;
+    gk_device device;  /* where its arrays live */
+    gk_device runs_on; /* where its code runs: the device, or for cpu the host's OpenCL device */
     gk_gpu_function *function;
     char name[NAME_SIZE];
     /* Elementwise kernels only: the outputs, then the inputs, in the order
@@ -44,16 +53,22 @@ struct gk_kernel {
 
 /* ---- devices ------------------------------------------------------------ */
 
-/* GK_OK for a usable CUDA or OpenCL device, with its facts. */
-static gk_status gpu_device(gk_device device, const char *what, const gk_gpu_info **info)
+/* The device a kernel for `device` runs on (itself, or for cpu the host's
+ * OpenCL device), with its facts. */
+static gk_status kernel_device(gk_device device, const char *what, gk_device *runs_on,
+                               const gk_gpu_info **info)
 {
-    char name[GK_DEVICE_NAME_MAX];
-    if (device.kind != GK_DEVICE_CUDA && device.kind != GK_DEVICE_OPENCL)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "%s: user kernels need a cuda or opencl device, not %s; pick one with "
-                       "gk_device_accelerator() or name one (\"cuda:0\", \"opencl:0:0\")",
+    *runs_on = device;
+    if (device.kind == GK_DEVICE_CPU) {
+        gk_status status = gk_gpu_host_device(runs_on);
+        if (status != GK_OK)
+            return gk_fail(status, "%s: %s", what, gk_last_error());
+    } else if (device.kind != GK_DEVICE_CUDA && device.kind != GK_DEVICE_OPENCL) {
+        char name[GK_DEVICE_NAME_MAX];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %s is not a device kernels can run on",
                        what, gk_device_name(device, name, sizeof name));
-    return gk_gpu_info_of(device, info);
+    }
+    return gk_gpu_info_of(*runs_on, info);
 }
 
 /* The array is on the kernel's device; `what` names the argument. */
@@ -87,6 +102,46 @@ static gk_status stream_of(const gk_stream *stream, gk_device device, gk_gpu_str
     return GK_OK;
 }
 
+/* ---- the cpu device's memory, lent to the device that runs its kernels -- */
+
+typedef struct host_loans {
+    int count;
+    char *address[GK_GPU_MAX_ARGS];
+} host_loans;
+
+/* `bytes` of host memory at `host` as an address on `runs_on`. */
+static gk_status lend(gk_device runs_on, host_loans *loans, void *host, size_t bytes, char **address)
+{
+    gk_status status = gk_gpu_driver_of(runs_on)->lend_host(runs_on, host, bytes, address);
+    if (status == GK_OK)
+        loans->address[loans->count++] = *address;
+    return status;
+}
+
+/* An operand of array `a` addressing host memory lent to `runs_on`: the
+ * whole allocation, so the loop's offsets stay what they were. */
+static gk_status lend_operand(gk_device runs_on, host_loans *loans, const gk_array *a,
+                              gk_operand *operand)
+{
+    char *address;
+    gk_status status = lend(runs_on, loans, a->buffer->data, a->buffer->bytes, &address);
+    if (status == GK_OK)
+        operand->data = address + (operand->data - (char *)a->buffer->data);
+    return status;
+}
+
+/* Ends every loan, waiting for the work that uses them. */
+static gk_status return_loans(gk_device runs_on, host_loans *loans, gk_status status)
+{
+    for (int k = 0; k < loans->count; k++) {
+        gk_status returned = gk_gpu_driver_of(runs_on)->return_host(runs_on, loans->address[k]);
+        if (status == GK_OK)
+            status = returned;
+    }
+    loans->count = 0;
+    return status;
+}
+
 /* Runs a prepared launch on `stream`. A user stream first waits for the
  * work queued so far on the device's stream (the array ops that made the
  * inputs), and the device's stream then waits for the launch (array ops
@@ -114,14 +169,16 @@ gk_status gk_stream_create(gk_device device, gk_stream **out)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "stream_create: the output pointer is NULL");
     *out = NULL;
     const gk_gpu_info *info;
-    gk_status status = gpu_device(device, "stream_create", &info);
+    gk_device runs_on;
+    gk_status status = kernel_device(device, "stream_create", &runs_on, &info);
     if (status != GK_OK)
         return status;
     gk_stream *stream = calloc(1, sizeof *stream);
     if (!stream)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "stream_create: out of memory");
     stream->device = device;
-    status = gk_gpu_driver_of(device)->stream_create(device, &stream->handle);
+    stream->runs_on = runs_on;
+    status = gk_gpu_driver_of(runs_on)->stream_create(runs_on, &stream->handle);
     if (status != GK_OK) {
         free(stream);
         return status;
@@ -136,18 +193,18 @@ gk_status gk_stream_synchronize(gk_stream *stream)
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "stream_synchronize: the stream is NULL; wait for a device's own stream "
                        "with gk_device_synchronize()");
-    return gk_gpu_driver_of(stream->device)->stream_synchronize(stream->device, stream->handle);
+    return gk_gpu_driver_of(stream->runs_on)->stream_synchronize(stream->runs_on, stream->handle);
 }
 
 void gk_stream_free(gk_stream *stream)
 {
     if (!stream)
         return;
-    const gk_gpu_driver *driver = gk_gpu_driver_of(stream->device);
+    const gk_gpu_driver *driver = gk_gpu_driver_of(stream->runs_on);
     /* Nothing to report to: the destroy below waits too, this just makes
      * "waits for its work first" hold whatever the driver does. */
-    (void)driver->stream_synchronize(stream->device, stream->handle);
-    driver->stream_destroy(stream->device, stream->handle);
+    (void)driver->stream_synchronize(stream->runs_on, stream->handle);
+    driver->stream_destroy(stream->runs_on, stream->handle);
     free(stream);
 }
 
@@ -182,11 +239,11 @@ static bool is_reserved_word(const char *name)
 }
 
 /* The function `name` of a compiled module, as a new gk_kernel. */
-static gk_status find_kernel(gk_device device, gk_gpu_module *module, const char *name,
-                             const char *what, gk_kernel **out)
+static gk_status find_kernel(gk_device device, gk_device runs_on, gk_gpu_module *module,
+                             const char *name, const char *what, gk_kernel **out)
 {
     gk_gpu_function *function;
-    gk_status status = gk_gpu_driver_of(device)->function(device, module, name, &function);
+    gk_status status = gk_gpu_driver_of(runs_on)->function(runs_on, module, name, &function);
     if (status != GK_OK)
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "%s: the source compiled but has no kernel named '%s'; check the name "
@@ -196,6 +253,7 @@ static gk_status find_kernel(gk_device device, gk_gpu_module *module, const char
     if (!kernel)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     kernel->device = device;
+    kernel->runs_on = runs_on;
     kernel->function = function;
     snprintf(kernel->name, sizeof kernel->name, "%s", name);
     *out = kernel;
@@ -221,23 +279,24 @@ gk_status gk_kernel_compile(gk_device device, gk_kernel_language language, const
                        "GK_KERNEL_CUDA_C",
                        (int)language);
     const gk_gpu_info *info;
-    gk_status status = gpu_device(device, "kernel_compile", &info);
+    gk_device runs_on;
+    gk_status status = kernel_device(device, "kernel_compile", &runs_on, &info);
     if (status != GK_OK)
         return status;
     if (language == GK_KERNEL_CUDA_C && device.kind != GK_DEVICE_CUDA) {
         char text[GK_DEVICE_NAME_MAX];
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "kernel_compile: CUDA C kernels run on CUDA devices only and %s is an "
-                       "OpenCL device; write the kernel in the portable dialect (GK_KERNEL, "
+                       "kernel_compile: CUDA C kernels run on CUDA devices only and %s is "
+                       "not one; write the kernel in the portable dialect (GK_KERNEL, "
                        "GK_GLOBAL, GK_GLOBAL_ID, ...) and compile it with GK_KERNEL_PORTABLE",
                        gk_device_name(device, text, sizeof text));
     }
     gk_gpu_module *module;
-    status = gk_gpu_program(device, language == GK_KERNEL_CUDA_C ? GK_GPU_CUDA_C : GK_GPU_PORTABLE,
+    status = gk_gpu_program(runs_on, language == GK_KERNEL_CUDA_C ? GK_GPU_CUDA_C : GK_GPU_PORTABLE,
                             source, options, &module);
     if (status != GK_OK)
         return status; /* the compiler's log is in the message */
-    return find_kernel(device, module, name, "kernel_compile", out);
+    return find_kernel(device, runs_on, module, name, "kernel_compile", out);
 }
 
 void gk_kernel_free(gk_kernel *kernel)
@@ -306,8 +365,9 @@ static gk_status check_sizes(gk_device device, const gk_gpu_info *info, const ui
     return GK_OK;
 }
 
-/* One gk_arg as a driver argument. */
-static gk_status add_arg(gk_gpu_launch *launch, const gk_arg *arg, int index)
+/* One gk_arg as a driver argument of a kernel for `device`. */
+static gk_status add_arg(gk_gpu_launch *launch, gk_device device, host_loans *loans,
+                         const gk_arg *arg, int index)
 {
     char what[48];
     snprintf(what, sizeof what, "kernel_launch: argument %d (an array)", index);
@@ -317,14 +377,20 @@ static gk_status add_arg(gk_gpu_launch *launch, const gk_arg *arg, int index)
         if (!a)
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "kernel_launch: argument %d is a NULL array",
                            index);
-        gk_status status = same_device(a, launch->device, what);
+        gk_status status = same_device(a, device, what);
         if (status != GK_OK)
             return status;
         /* The address of element [0, 0, ...]: OpenCL's driver makes a
-         * sub-buffer when that is not the start of the allocation. */
+         * sub-buffer when that is not the start of the allocation; host
+         * memory is lent from there on. */
+        char *address = (char *)a->buffer->data + a->offset;
+        if (device.kind == GK_DEVICE_CPU)
+            status = lend(launch->device, loans, address, a->buffer->bytes - a->offset, &address);
+        if (status != GK_OK)
+            return status;
         launch->args[launch->count++] = (gk_gpu_arg){
             .kind = GK_GPU_ARG_BUFFER,
-            .address = (char *)a->buffer->data + a->offset,
+            .address = address,
         };
         return GK_OK;
     }
@@ -362,7 +428,7 @@ gk_status gk_kernel_launch(gk_kernel *kernel, const uint32_t grid[3], const uint
                        "kernel_launch: %d arguments%s; a kernel takes 0 to %d", count,
                        count > 0 && !args ? " but args is NULL" : "", GK_GPU_MAX_ARGS);
     const gk_gpu_info *info;
-    gk_status status = gk_gpu_info_of(kernel->device, &info);
+    gk_status status = gk_gpu_info_of(kernel->runs_on, &info);
     if (status == GK_OK)
         status = check_sizes(kernel->device, info, grid, block);
     gk_gpu_stream *handle = NULL;
@@ -372,15 +438,15 @@ gk_status gk_kernel_launch(gk_kernel *kernel, const uint32_t grid[3], const uint
         return status;
 
     gk_gpu_launch launch;
-    gk_gpu_launch_begin(&launch, kernel->device);
-    for (int k = 0; k < count; k++) {
-        status = add_arg(&launch, &args[k], k);
-        if (status != GK_OK)
-            return status;
-    }
+    gk_gpu_launch_begin(&launch, kernel->runs_on);
+    host_loans loans = {0};
+    for (int k = 0; status == GK_OK && k < count; k++)
+        status = add_arg(&launch, kernel->device, &loans, &args[k], k);
     size_t groups[3] = {grid[0], grid[1], grid[2]};
     size_t local[3] = {block[0], block[1], block[2]};
-    return run(&launch, kernel->function, groups, local, handle);
+    if (status == GK_OK)
+        status = run(&launch, kernel->function, groups, local, handle);
+    return return_loans(kernel->runs_on, &loans, status);
 }
 
 /* ---- elementwise kernels: parsing --------------------------------------- */
@@ -607,12 +673,13 @@ gk_status gk_elementwise_kernel(gk_device device, const char *inputs, const char
                        "C, C++ or OpenCL C; choose another (e.g. '%s_kernel')",
                        name, name);
     const gk_gpu_info *info;
-    gk_status status = gpu_device(device, "elementwise_kernel", &info);
+    gk_device runs_on;
+    gk_status status = kernel_device(device, "elementwise_kernel", &runs_on, &info);
     if (status != GK_OK)
         return status;
 
     /* Outputs first: that is their order as parameters and loop operands. */
-    gk_kernel shape = {.device = device, .elementwise = true};
+    gk_kernel shape = {.device = device, .runs_on = runs_on, .elementwise = true};
     snprintf(shape.name, sizeof shape.name, "%s", name);
     status = parse_params(outputs, "outputs", shape.params, &shape.out_count);
     if (status != GK_OK)
@@ -640,12 +707,12 @@ gk_status gk_elementwise_kernel(gk_device device, const char *inputs, const char
     if (!source)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "elementwise_kernel: out of memory");
     gk_gpu_module *module;
-    status = gk_gpu_program(device, GK_GPU_PORTABLE, source, NULL, &module);
+    status = gk_gpu_program(runs_on, GK_GPU_PORTABLE, source, NULL, &module);
     free(source);
     if (status != GK_OK)
         return status; /* the compiler's log is in the message */
     gk_kernel *kernel;
-    status = find_kernel(device, module, name, "elementwise_kernel", &kernel);
+    status = find_kernel(device, runs_on, module, name, "elementwise_kernel", &kernel);
     if (status != GK_OK)
         return status;
     gk_gpu_function *function = kernel->function;
@@ -745,7 +812,7 @@ gk_status gk_elementwise_launch(gk_kernel *kernel, int in_count, const gk_array 
                        kernel->out_count, out_count, out ? "" : " (out is NULL)");
     const gk_gpu_info *info = NULL;
     gk_gpu_stream *handle = NULL;
-    status = gk_gpu_info_of(kernel->device, &info);
+    status = gk_gpu_info_of(kernel->runs_on, &info);
     if (status == GK_OK)
         status = stream_of(stream, kernel->device, &handle);
     int ndim = 0;
@@ -788,13 +855,25 @@ gk_status gk_elementwise_launch(gk_kernel *kernel, int in_count, const gk_array 
     }
 
     if (status == GK_OK && items > 0) {
+        host_loans loans = {0};
+        if (kernel->device.kind == GK_DEVICE_CPU) {
+            for (int k = 0; status == GK_OK && k < out_count + in_count; k++) {
+                const gk_array *a = k < out_count ? outputs[k]
+                                    : copies[k - out_count] ? copies[k - out_count]
+                                                            : in[k - out_count];
+                status = lend_operand(kernel->runs_on, &loans, a, &operands[k]);
+            }
+        }
         gk_gpu_launch launch;
-        gk_gpu_launch_begin(&launch, kernel->device);
-        gk_gpu_arg_loop(&launch, &loop, operands, out_count + in_count);
+        gk_gpu_launch_begin(&launch, kernel->runs_on);
         size_t groups[3], local[3];
-        status = gk_gpu_items_size(kernel->device, items, groups, local);
+        if (status == GK_OK) {
+            gk_gpu_arg_loop(&launch, &loop, operands, out_count + in_count);
+            status = gk_gpu_items_size(kernel->runs_on, items, groups, local);
+        }
         if (status == GK_OK)
             status = run(&launch, kernel->function, groups, local, handle);
+        status = return_loans(kernel->runs_on, &loans, status);
     }
     /* Freeing a copy is safe at once: memory is reused only by work queued
      * later on the device's stream, which waits for this launch. */

@@ -469,6 +469,7 @@ static gk_status opencl_info(gk_device device, gk_gpu_info *info)
 typedef struct ocl_slot {
     cl_mem mem;        /* NULL: free */
     size_t size;       /* bytes of the cl_mem */
+    bool counted;      /* in device->allocated (not host memory lent to it) */
     ocl_device *device;
     size_t next_free;  /* when free: the next free slot + 1, 0 = none */
 } ocl_slot;
@@ -533,6 +534,43 @@ static gk_status check_range(const ocl_device *dev, const ocl_place *place, size
     return GK_OK;
 }
 
+/* Records `mem` in a new slot and names it by *address; `counted`: its
+ * bytes are this process's allocation on the device (host memory lent to
+ * the device is not). On failure the cl_mem is released. */
+static gk_status add_slot(const gk_opencl *cl, ocl_device *dev, cl_mem mem, size_t size,
+                          bool counted, char **address)
+{
+    pthread_mutex_lock(&slots_lock);
+    if (!first_free) {
+        /* Grow the table, chaining the new slots into the free list. */
+        size_t capacity = slot_capacity ? slot_capacity * 2 : 64;
+        if (capacity > MAX_SLOTS)
+            capacity = MAX_SLOTS;
+        ocl_slot *grown =
+            capacity > slot_capacity ? realloc(slots, capacity * sizeof *slots) : NULL;
+        if (!grown) {
+            pthread_mutex_unlock(&slots_lock);
+            cl->ReleaseMemObject(mem);
+            return gk_fail(GK_ERR_OUT_OF_MEMORY,
+                           "cannot record a new allocation on %s: %zu allocations are live",
+                           dev->name, slot_capacity);
+        }
+        for (size_t i = slot_capacity; i < capacity; i++)
+            grown[i] = (ocl_slot){.next_free = i + 1 < capacity ? i + 2 : 0};
+        first_free = slot_capacity + 1;
+        slots = grown;
+        slot_capacity = capacity;
+    }
+    size_t slot = first_free - 1;
+    first_free = slots[slot].next_free;
+    slots[slot] = (ocl_slot){.mem = mem, .size = size, .counted = counted, .device = dev};
+    if (counted)
+        dev->allocated += size;
+    pthread_mutex_unlock(&slots_lock);
+    *address = address_of(slot);
+    return GK_OK;
+}
+
 static gk_status opencl_allocate(gk_device device, size_t bytes, char **address)
 {
     const gk_opencl *cl;
@@ -557,35 +595,7 @@ static gk_status opencl_allocate(gk_device device, size_t bytes, char **address)
                            bytes, dev->name, (unsigned long long)dev->max_allocation);
         return cl_failure(err, dev->name, "allocating %zu bytes", bytes);
     }
-
-    pthread_mutex_lock(&slots_lock);
-    if (!first_free) {
-        /* Grow the table, chaining the new slots into the free list. */
-        size_t capacity = slot_capacity ? slot_capacity * 2 : 64;
-        if (capacity > MAX_SLOTS)
-            capacity = MAX_SLOTS;
-        ocl_slot *grown =
-            capacity > slot_capacity ? realloc(slots, capacity * sizeof *slots) : NULL;
-        if (!grown) {
-            pthread_mutex_unlock(&slots_lock);
-            cl->ReleaseMemObject(mem);
-            return gk_fail(GK_ERR_OUT_OF_MEMORY,
-                           "cannot record a new allocation on %s: %zu allocations are live",
-                           dev->name, slot_capacity);
-        }
-        for (size_t i = slot_capacity; i < capacity; i++)
-            grown[i] = (ocl_slot){.next_free = i + 1 < capacity ? i + 2 : 0};
-        first_free = slot_capacity + 1;
-        slots = grown;
-        slot_capacity = capacity;
-    }
-    size_t slot = first_free - 1;
-    first_free = slots[slot].next_free;
-    slots[slot] = (ocl_slot){.mem = mem, .size = size, .device = dev};
-    dev->allocated += size;
-    pthread_mutex_unlock(&slots_lock);
-    *address = address_of(slot);
-    return GK_OK;
+    return add_slot(cl, dev, mem, size, true, address);
 }
 
 static void opencl_free(gk_device device, char *address)
@@ -600,7 +610,8 @@ static void opencl_free(gk_device device, char *address)
     if (slot >= 1 && slot <= slot_capacity && slots[slot - 1].mem) {
         ocl_slot *s = &slots[slot - 1];
         mem = s->mem;
-        s->device->allocated -= s->size;
+        if (s->counted)
+            s->device->allocated -= s->size;
         *s = (ocl_slot){.next_free = first_free};
         first_free = slot;
     }
@@ -609,6 +620,53 @@ static void opencl_free(gk_device device, char *address)
      * once those commands are done. */
     if (mem)
         cl->ReleaseMemObject(mem);
+}
+
+/* Host memory lent to a CPU device (the cpu device's user kernels run on
+ * one, gpu/kernel.c): a CL_MEM_USE_HOST_PTR buffer over it, which CPU
+ * drivers such as PoCL use in place. */
+static gk_status opencl_lend_host(gk_device device, void *host, size_t bytes, char **address)
+{
+    const gk_opencl *cl;
+    ocl_device *dev = NULL;
+    gk_status status = ready_device(device, &cl, &dev);
+    if (status != GK_OK)
+        return status;
+    if (bytes == 0) /* OpenCL refuses empty buffers; nothing can be read */
+        return opencl_allocate(device, 1, address);
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = cl->CreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,
+                                  host, &err);
+    if (!mem || err != CL_SUCCESS)
+        return cl_failure(err, dev->name, "lending %zu bytes of host memory", bytes);
+    return add_slot(cl, dev, mem, bytes, false, address);
+}
+
+/* Ends a loan once the device's stream has done with it: mapping the
+ * buffer waits for that work and, where a driver kept a copy, writes it
+ * back to the host memory, as OpenCL promises for CL_MEM_USE_HOST_PTR. */
+static gk_status opencl_return_host(gk_device device, char *address)
+{
+    const gk_opencl *cl;
+    ocl_device *dev = NULL;
+    gk_status status = ready_device(device, &cl, &dev);
+    ocl_place place;
+    if (status == GK_OK)
+        status = find_place(dev, address, &place);
+    if (status != GK_OK)
+        return status;
+    cl_int err = CL_SUCCESS;
+    void *mapped = cl->EnqueueMapBuffer(dev->queue, place.mem, CL_TRUE,
+                                        CL_MAP_READ | CL_MAP_WRITE, 0, place.size, 0, NULL,
+                                        NULL, &err);
+    if (mapped && err == CL_SUCCESS)
+        err = cl->EnqueueUnmapMemObject(dev->queue, place.mem, mapped, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = cl->Finish(dev->queue);
+    opencl_free(device, address);
+    if (err != CL_SUCCESS)
+        return cl_failure(err, dev->name, "waiting for a kernel on host memory");
+    return GK_OK;
 }
 
 static gk_status opencl_memory(gk_device device, uint64_t *free_bytes, uint64_t *total_bytes)
@@ -1239,6 +1297,8 @@ const gk_gpu_driver gk_opencl_driver = {
     .upload = opencl_upload,
     .download = opencl_download,
     .copy = opencl_copy,
+    .lend_host = opencl_lend_host,
+    .return_host = opencl_return_host,
     .synchronize = opencl_synchronize,
     .build = opencl_build,
     .load = opencl_load,
