@@ -67,7 +67,7 @@ void gk_kernel_free(gk_kernel *kernel);
 /* One kernel argument: an array (the kernel receives a pointer to its first
  * element; strides are the caller's business) or a scalar of an exact type. */
 typedef enum gk_arg_kind {
-    GK_ARG_ARRAY, GK_ARG_INT32, GK_ARG_INT64, GK_ARG_FLOAT32, GK_ARG_FLOAT64
+    GK_ARG_ARRAY, GK_ARG_INT32, GK_ARG_INT64, GK_ARG_FLOAT32, GK_ARG_FLOAT64, GK_ARG_VIEW
 } gk_arg_kind;
 
 typedef struct gk_arg {
@@ -82,6 +82,12 @@ typedef struct gk_arg {
 } gk_arg;
 
 gk_arg gk_arg_array(const gk_array *array);
+/* An array of any layout (views, negative or zero strides, up to 8
+ * dimensions) as two kernel parameters: `GK_GLOBAL T *base` and a
+ * `gk_view` by value (kernels/dialect.h: offset, ndim, size, shape[8],
+ * strides[8], in elements); element [i, j] is
+ * base[v.offset + i * v.strides[0] + j * v.strides[1]]. */
+gk_arg gk_arg_view(const gk_array *array);
 gk_arg gk_arg_int32(int32_t value);
 gk_arg gk_arg_int64(int64_t value);
 gk_arg gk_arg_float32(float value);

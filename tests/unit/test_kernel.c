@@ -234,6 +234,52 @@ done:
     return status;
 }
 
+/* gk_arg_view: out[i, j] = 10 * in[i, j] + i through the views' layouts
+ * (a transposed, flipped, sliced input; a transposed output). */
+static const char *const strided_source =
+    "GK_KERNEL void strided(GK_GLOBAL float *in, gk_view a, GK_GLOBAL float *out, gk_view b)\n"
+    "{\n"
+    "    gk_i64 i = GK_GLOBAL_ID(0), j = GK_GLOBAL_ID(1);\n"
+    "    if (i < a.shape[0] && j < a.shape[1] && a.ndim == 2 && a.size == a.shape[0] * a.shape[1])\n"
+    "        out[b.offset + i * b.strides[0] + j * b.strides[1]] =\n"
+    "            10 * in[a.offset + i * a.strides[0] + j * a.strides[1]] + (float)i;\n"
+    "}\n";
+
+static void test_view_args(gk_device device)
+{
+    gk_kernel *kernel = NULL;
+    gk_array *base = NULL, *t = NULL, *flipped = NULL, *in = NULL, *out_base = NULL, *out = NULL;
+    REQUIRE_OK(gk_kernel_compile(device, GK_KERNEL_PORTABLE, strided_source, "strided", NULL,
+                                 &kernel));
+    /* base is 6 x 5 = 0..29; in = flip(base.T, axis 0)[1:4] is 3 x 6 with
+     * in[i, j] = base[j, 3 - i]. */
+    REQUIRE_OK(gk_arange(device, GK_FLOAT32, 0, 30, 1, &t));
+    REQUIRE_OK(gk_reshape(t, 2, (int64_t[]){6, 5}, &base));
+    gk_array_free(t);
+    t = NULL;
+    REQUIRE_OK(gk_matrix_transpose(base, &t));
+    REQUIRE_OK(gk_flip(t, 1, (int[]){0}, &flipped));
+    REQUIRE_OK(gk_slice(flipped, 0, 1, 4, 1, &in));
+    REQUIRE_OK(gk_zeros(device, GK_FLOAT32, 2, (int64_t[]){6, 3}, &out_base));
+    REQUIRE_OK(gk_matrix_transpose(out_base, &out));
+    gk_arg args[] = {gk_arg_view(in), gk_arg_view(out)};
+    CHECK_OK(gk_kernel_launch(kernel, (uint32_t[]){1, 1, 1}, (uint32_t[]){4, 8, 1}, NULL, 2,
+                              args));
+    double expected[18];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 6; j++)
+            expected[j * 3 + i] = 10.0 * (j * 5 + 3 - i) + i; /* out_base[j, i] */
+    CHECK_VALUES(out_base, expected, 18, 0);
+done:
+    gk_kernel_free(kernel);
+    gk_array_free(base);
+    gk_array_free(t);
+    gk_array_free(flipped);
+    gk_array_free(in);
+    gk_array_free(out_base);
+    gk_array_free(out);
+}
+
 static void test_views(gk_device device)
 {
     gk_kernel *kernel = NULL;
@@ -1081,14 +1127,14 @@ int main(int argc, char **argv)
         printf("no device runs kernels here: only the cpu device's message was checked\n");
 
     void (*const tests[])(gk_device) = {
-        test_grids,         test_scalars,      test_views,
+        test_grids,         test_scalars,      test_views,      test_view_args,
         test_block_sum,     test_raw_errors,   test_broadcast,
         test_integer_dtypes, test_float_dtypes, test_half_dtypes,
         test_index,         test_in_place,     test_elementwise_errors,
         test_streams,       test_cache,
     };
     const char *names[] = {
-        "grids",   "scalars",         "views",          "block_sum", "raw_errors",
+        "grids",   "scalars",         "views",          "view_args",          "block_sum", "raw_errors",
         "broadcast", "integer_dtypes", "float_dtypes", "half_dtypes", "index",
         "in_place", "elementwise_errors", "streams", "cache",
     };

@@ -88,7 +88,7 @@ typedef struct gk_gpu_launch {
     int count;
     gk_gpu_arg args[GK_GPU_MAX_ARGS];
     /* Copies of by-value arguments (kernel loops included). */
-    _Alignas(16) unsigned char storage[2048];
+    _Alignas(16) unsigned char storage[4096];
     size_t used;
 } gk_gpu_launch;
 

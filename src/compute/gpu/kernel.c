@@ -314,6 +314,12 @@ gk_arg gk_arg_array(const gk_array *array)
     return arg;
 }
 
+gk_arg gk_arg_view(const gk_array *array)
+{
+    gk_arg arg = {.kind = GK_ARG_VIEW, .value.array = array};
+    return arg;
+}
+
 gk_arg gk_arg_int32(int32_t value)
 {
     gk_arg arg = {.kind = GK_ARG_INT32, .value.int32 = value};
@@ -365,6 +371,30 @@ static gk_status check_sizes(gk_device device, const gk_gpu_info *info, const ui
     return GK_OK;
 }
 
+/* A view's two driver arguments: its buffer and its gk_view. On the cpu
+ * the whole allocation is lent, so negative strides stay inside it. */
+static gk_status add_view(gk_gpu_launch *launch, gk_device device, host_loans *loans,
+                          const gk_array *a)
+{
+    char *base = a->buffer->data;
+    gk_status status = GK_OK;
+    if (device.kind == GK_DEVICE_CPU)
+        status = lend(launch->device, loans, base, a->buffer->bytes, &base);
+    if (status != GK_OK)
+        return status;
+    gk_view view = {.ndim = a->ndim, .size = gk_shape_size(a->ndim, a->shape)};
+    int64_t item = (int64_t)gk_dtype_size(a->dtype);
+    memcpy(view.shape, a->shape, sizeof *a->shape * (size_t)a->ndim);
+    memcpy(view.strides, a->strides, sizeof *a->strides * (size_t)a->ndim);
+    char *start;
+    size_t offset;
+    gk_gpu_driver_of(launch->device)->resolve(base + a->offset, &start, &offset);
+    view.offset = (int64_t)offset / item;
+    launch->args[launch->count++] = (gk_gpu_arg){.kind = GK_GPU_ARG_BUFFER, .address = start};
+    gk_gpu_arg_value(launch, &view, sizeof view);
+    return GK_OK;
+}
+
 /* One gk_arg as a driver argument of a kernel for `device`. */
 static gk_status add_arg(gk_gpu_launch *launch, gk_device device, host_loans *loans,
                          const gk_arg *arg, int index)
@@ -372,6 +402,21 @@ static gk_status add_arg(gk_gpu_launch *launch, gk_device device, host_loans *lo
     char what[48];
     snprintf(what, sizeof what, "kernel_launch: argument %d (an array)", index);
     switch (arg->kind) {
+    case GK_ARG_VIEW: {
+        const gk_array *a = arg->value.array;
+        if (!a)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "kernel_launch: argument %d is a NULL array",
+                           index);
+        gk_status status = same_device(a, device, what);
+        if (status != GK_OK)
+            return status;
+        if (a->ndim > GK_VIEW_DIMS)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "kernel_launch: argument %d has %d dimensions; a view passes at most "
+                           "%d (reshape it first)",
+                           index, a->ndim, GK_VIEW_DIMS);
+        return add_view(launch, device, loans, a);
+    }
     case GK_ARG_ARRAY: {
         const gk_array *a = arg->value.array;
         if (!a)
@@ -436,6 +481,16 @@ gk_status gk_kernel_launch(gk_kernel *kernel, const uint32_t grid[3], const uint
         status = stream_of(stream, kernel->device, &handle);
     if (status != GK_OK)
         return status;
+
+    /* Views take two driver arguments each. */
+    int needed = count;
+    for (int k = 0; k < count; k++)
+        needed += args[k].kind == GK_ARG_VIEW;
+    if (needed > GK_GPU_MAX_ARGS)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "kernel_launch: the arguments make %d kernel parameters (a view makes "
+                       "two); a kernel takes at most %d",
+                       needed, GK_GPU_MAX_ARGS);
 
     gk_gpu_launch launch;
     gk_gpu_launch_begin(&launch, kernel->runs_on);

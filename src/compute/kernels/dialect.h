@@ -273,6 +273,19 @@ typedef struct gk_kloop {
     gk_i64 strides[GK_KLOOP_OPERANDS][GK_KLOOP_DIMS];
 } gk_kloop;
 
+/* An array as a kernel sees it through gk_arg_view (kernel.h): with its
+ * buffer parameter `GK_GLOBAL T *base`, element [i, j, ...] is
+ * base[offset + i * strides[0] + j * strides[1] + ...]; strides are in
+ * elements and may be negative or 0. Axes past ndim are unused. */
+#define GK_VIEW_DIMS 8
+typedef struct gk_view {
+    gk_i64 offset;
+    gk_i64 ndim;
+    gk_i64 size;
+    gk_i64 shape[GK_VIEW_DIMS];
+    gk_i64 strides[GK_VIEW_DIMS];
+} gk_view;
+
 #ifndef GK_HOST
 /* Sets out[k] to the element offset of linear index i for the first
  * `count` operands of `loop` (a kernel parameter, used by name so that
