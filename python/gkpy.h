@@ -27,6 +27,8 @@ typedef struct gkpy_state {
     PyTypeObject *raw_kernel_type;
     PyTypeObject *elementwise_kernel_type;
     PyTypeObject *stream_type;
+    PyTypeObject *jit_kernel_type; /* @gpukit.jit's kernels and their configured launches */
+    PyTypeObject *jit_launch_type;
     /* unique_all's, unique_counts' and unique_inverse's named tuples */
     PyTypeObject *unique_types[3];
     PyTypeObject *finfo_type; /* struct sequences of finfo() and iinfo() */
@@ -238,6 +240,13 @@ PyObject *gkpy_gpu_list(gkpy_state *state, const gk_snapshot *snapshot, const si
                         size_t count, const gk_cuda_view *view);
 int gkpy_reservation_init(PyObject *module, gkpy_state *state); /* reservation.c */
 int gkpy_kernel_init(PyObject *module, gkpy_state *state);      /* kernel.c */
+/* kernel.c, shared with jit.c: a launch size (an int or a tuple of 1 to 3
+ * ints, each at least 1; missing dimensions are 1), and stream= (a
+ * gpukit.Stream or None: NULL, the device's own). 0, or -1 with an
+ * exception. */
+int gkpy_launch_size(PyObject *object, const char *what, uint32_t size[3]);
+int gkpy_stream_argument(gkpy_state *state, PyObject *object, gk_stream **stream);
+int gkpy_jit_init(PyObject *module, gkpy_state *state);         /* jit.c */
 int gkpy_info_init(PyObject *module, gkpy_state *state);        /* info.c */
 
 #endif

@@ -83,7 +83,7 @@ typedef struct stream_object {
     gk_device device;
 } stream_object;
 
-static int stream_argument(gkpy_state *state, PyObject *object, gk_stream **stream)
+int gkpy_stream_argument(gkpy_state *state, PyObject *object, gk_stream **stream)
 {
     *stream = NULL;
     if (!object || object == Py_None)
@@ -214,7 +214,7 @@ static PyType_Spec stream_spec = {
 
 /* grid= or block=: an int, or a tuple of 1 to 3 ints, each at least 1;
  * the missing dimensions are 1. */
-static int launch_size(PyObject *object, const char *what, uint32_t size[3])
+int gkpy_launch_size(PyObject *object, const char *what, uint32_t size[3])
 {
     size[0] = size[1] = size[2] = 1;
     PyObject *items = NULL;
@@ -596,8 +596,8 @@ static PyObject *raw_kernel_call(PyObject *callable, PyObject *const *args, size
     }
     uint32_t grid[3], block[3];
     gk_stream *stream;
-    if (launch_size(values[0], "grid", grid) < 0 || launch_size(values[1], "block", block) < 0 ||
-        stream_argument(state, values[3], &stream) < 0)
+    if (gkpy_launch_size(values[0], "grid", grid) < 0 || gkpy_launch_size(values[1], "block", block) < 0 ||
+        gkpy_stream_argument(state, values[3], &stream) < 0)
         return NULL;
     if (!PyTuple_Check(values[2]) && !PyList_Check(values[2])) {
         PyErr_Format(PyExc_TypeError, "args must be a tuple of arrays and scalars, not %.100s",
@@ -1136,7 +1136,7 @@ static PyObject *elementwise_call(PyObject *callable, PyObject *const *args, siz
     gk_stream *stream;
     gk_device device;
     if (output_arguments(self, state, values[0], outputs) < 0 ||
-        stream_argument(state, values[1], &stream) < 0 ||
+        gkpy_stream_argument(state, values[1], &stream) < 0 ||
         call_device(self, state, args, outputs, &device) < 0)
         return NULL;
     const gk_array *in[MAX_OPERANDS] = {NULL};

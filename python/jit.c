@@ -1,0 +1,694 @@
+/* @gpukit.jit's Python types (the decorator itself is gpukit/jit.py):
+ *
+ * - gpukit.JitKernel wraps a Python function. kernel[blocks, threads]
+ *   (Numba's launch syntax) or kernel.forall(n) makes a JitLaunch;
+ *   device=True functions are only called from other kernels.
+ * - JitLaunch(args...) runs it: the arguments pick the device (every
+ *   gpukit array must be on one; NumPy arrays are copied to the default
+ *   device and back, or used in place on the cpu), their kinds, dtypes and
+ *   ndim pick the translation (jit_translate.c), which is compiled through
+ *   gk_kernel_compile and so shares the kernel caches in memory and on
+ *   disk. Each (signature, device) is translated and compiled once per
+ *   kernel object.
+ *
+ * Both pickle by their Python function, so `client.submit(kernel[b, t],
+ * ...)` sends them to Dask workers. */
+#include "jit.h"
+
+#include <structmember.h>
+#include <string.h>
+
+/* Threads per block of kernel.forall(n). */
+#define FORALL_BLOCK 256
+
+typedef struct jit_kernel_object {
+    PyObject_HEAD
+    PyObject *function;     /* the Python function */
+    bool device;            /* @gpukit.jit(device=True): called from kernels only */
+    PyObject *compiled;     /* dict: (device name, signature...) -> capsule of gk_kernel */
+    PyObject *weakrefs;
+} jit_kernel_object;
+
+typedef struct jit_launch_object {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    jit_kernel_object *kernel;
+    uint32_t grid[3], block[3];
+    PyObject *stream; /* a gpukit.Stream or None */
+} jit_launch_object;
+
+/* ---- arguments ----------------------------------------------------------- */
+
+/* One argument made ready for a launch. */
+typedef struct launch_arg {
+    jit_arg_type type;
+    PyObject *array;    /* JIT_ARG_ARRAY: a gpukit Array (owned) */
+    PyObject *source;   /* a host array copied to the device: written back after */
+    union {
+        int64_t i;
+        double f;
+    } value;
+} launch_arg;
+
+/* The kind of a scalar argument: Python's bool, int and float, NumPy's
+ * scalars by their dtype. 1 when `object` is a scalar, 0 when it is not. */
+static int scalar_kind(gkpy_state *state, PyObject *object, launch_arg *arg)
+{
+    if (PyBool_Check(object)) {
+        arg->type = (jit_arg_type){JIT_ARG_BOOL, GK_BOOL, 0};
+        arg->value.i = object == Py_True;
+        return 1;
+    }
+    gk_dtype dtype = GK_INT64;
+    if (!PyLong_Check(object) && !PyFloat_Check(object)) {
+        /* NumPy scalars: anything with a dtype that is not an array. */
+        bool array_like = PyObject_HasAttrString(object, "shape") &&
+                          PyObject_HasAttrString(object, "__len__");
+        if (!PyObject_HasAttrString(object, "dtype") || array_like)
+            return 0;
+        PyObject *dt = PyObject_GetAttrString(object, "dtype");
+        int ok = dt ? gkpy_dtype_from_object(state, dt, &dtype) : -1;
+        Py_XDECREF(dt);
+        if (ok < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+    } else if (PyFloat_Check(object)) {
+        dtype = GK_FLOAT64;
+    }
+    switch (gkpy_dtype_kind(dtype)) {
+    case 'b':
+        arg->type = (jit_arg_type){JIT_ARG_BOOL, GK_BOOL, 0};
+        arg->value.i = PyObject_IsTrue(object);
+        return arg->value.i < 0 ? -1 : 1;
+    case 'i':
+    case 'u': {
+        arg->type = (jit_arg_type){JIT_ARG_INT, dtype == GK_UINT64 ? GK_UINT64 : GK_INT64, 0};
+        PyObject *index = PyNumber_Index(object);
+        if (!index)
+            return -1;
+        if (dtype == GK_UINT64) {
+            unsigned long long u = PyLong_AsUnsignedLongLong(index);
+            arg->value.i = (int64_t)u;
+        } else {
+            arg->value.i = PyLong_AsLongLong(index);
+        }
+        Py_DECREF(index);
+        if (PyErr_Occurred()) {
+            PyErr_Format(PyExc_OverflowError, "the integer argument %R does not fit in int64",
+                         object);
+            return -1;
+        }
+        return 1;
+    }
+    case 'f':
+        if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64 && dtype != GK_FLOAT16 &&
+            dtype != GK_BFLOAT16)
+            return 0;
+        arg->type = (jit_arg_type){JIT_ARG_FLOAT, dtype == GK_FLOAT32 ? GK_FLOAT32 : GK_FLOAT64, 0};
+        arg->value.f = PyFloat_AsDouble(object);
+        return PyErr_Occurred() ? -1 : 1;
+    default:
+        return 0;
+    }
+}
+
+static void release_args(launch_arg *args, int count)
+{
+    for (int i = 0; i < count; i++) {
+        Py_CLEAR(args[i].array);
+        Py_CLEAR(args[i].source);
+    }
+}
+
+/* The device of the launch: the one every gpukit array argument is on,
+ * else the default device. */
+static int launch_device(gkpy_state *state, PyObject *const *objects, int count, gk_device *out)
+{
+    int first = -1;
+    for (int i = 0; i < count; i++) {
+        if (!gkpy_is_array(state, objects[i]))
+            continue;
+        gk_device device = gk_array_device(((gkpy_array *)objects[i])->array);
+        if (first < 0) {
+            first = i;
+            *out = device;
+        } else if (!gk_device_equal(device, *out)) {
+            char a[GK_DEVICE_NAME_MAX], b[GK_DEVICE_NAME_MAX];
+            PyErr_Format(PyExc_ValueError,
+                         "kernel arguments %d and %d are arrays on two devices (%s and %s); "
+                         "move them to one with x.to(device)",
+                         first, i, gk_device_name(*out, a, sizeof a),
+                         gk_device_name(device, b, sizeof b));
+            return -1;
+        }
+    }
+    if (first < 0)
+        *out = gkpy_default_device(state);
+    return 0;
+}
+
+/* Each argument as the launch takes it on `device`. */
+static int prepare_args(gkpy_state *state, gk_device device, PyObject *const *objects, int count,
+                        launch_arg *args)
+{
+    for (int i = 0; i < count; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        PyObject *object = objects[i];
+        if (!gkpy_is_array(state, object)) {
+            int scalar = scalar_kind(state, object, &args[i]);
+            if (scalar < 0)
+                return -1;
+            if (scalar)
+                continue;
+            /* NumPy arrays, CuPy and PyTorch tensors...: in place where the
+             * device can see their memory (the cpu; CUDA through
+             * __cuda_array_interface__), else a copy written back after. */
+            PyObject *array = gkpy_asarray(state, object, NULL, &device, -1);
+            if (!array) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError,
+                             "kernel argument %d is %.100s; pass gpukit or NumPy arrays (or "
+                             "anything gpukit.asarray takes), bools, ints and floats",
+                             i, Py_TYPE(object)->tp_name);
+                return -1;
+            }
+            args[i].array = array;
+            PyObject *shared = gkpy_asarray(state, object, NULL, &device, 0);
+            if (shared)
+                Py_DECREF(shared);
+            else
+                PyErr_Clear(), args[i].source = Py_NewRef(object);
+        } else {
+            args[i].array = Py_NewRef(object);
+        }
+        const gk_array *a = ((gkpy_array *)args[i].array)->array;
+        args[i].type = (jit_arg_type){JIT_ARG_ARRAY, gk_array_dtype(a), gk_array_ndim(a)};
+    }
+    return 0;
+}
+
+/* Copies results back into the host arrays that were copied in. */
+static int write_back(gkpy_state *state, launch_arg *args, int count)
+{
+    for (int i = 0; i < count; i++) {
+        if (!args[i].source)
+            continue;
+        gk_device cpu = gk_device_cpu();
+        PyObject *host = gkpy_asarray(state, args[i].source, NULL, &cpu, 0);
+        if (!host) {
+            PyErr_Clear(); /* read-only, or not host memory: nothing to write */
+            continue;
+        }
+        gk_array *fetched = NULL;
+        gk_status status;
+        Py_BEGIN_ALLOW_THREADS
+        status = gk_to(((gkpy_array *)args[i].array)->array, cpu, &fetched);
+        if (status == GK_OK)
+            status = gk_assign(((gkpy_array *)host)->array, fetched);
+        Py_END_ALLOW_THREADS
+        gk_array_free(fetched);
+        Py_DECREF(host);
+        if (status != GK_OK) {
+            gkpy_raise(state, status);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- translating and compiling ------------------------------------------- */
+
+/* The cache key: the device's name and each argument's kind, dtype, ndim. */
+static PyObject *signature_key(gk_device device, const launch_arg *args, int count)
+{
+    char name[GK_DEVICE_NAME_MAX];
+    PyObject *key = PyTuple_New(count + 1);
+    if (!key)
+        return NULL;
+    PyTuple_SET_ITEM(key, 0, PyUnicode_FromString(gk_device_name(device, name, sizeof name)));
+    for (int i = 0; i < count; i++)
+        PyTuple_SET_ITEM(key, i + 1, Py_BuildValue("(iii)", (int)args[i].type.kind,
+                                                   (int)args[i].type.dtype, args[i].type.ndim));
+    for (int i = 0; i <= count; i++)
+        if (!PyTuple_GET_ITEM(key, i)) {
+            Py_DECREF(key);
+            return NULL;
+        }
+    return key;
+}
+
+static void free_kernel_capsule(PyObject *capsule)
+{
+    gk_kernel_free(PyCapsule_GetPointer(capsule, "gpukit.jit.kernel"));
+}
+
+static PyObject *translate(jit_kernel_object *self, const launch_arg *args, int count,
+                           char *kernel_name)
+{
+    jit_arg_type types[64];
+    if (count > 64) {
+        PyErr_SetString(PyExc_TypeError, "a gpukit kernel takes at most 64 arguments");
+        return NULL;
+    }
+    for (int i = 0; i < count; i++)
+        types[i] = args[i].type;
+    return gkpy_jit_translate(self->function, count, types, kernel_name);
+}
+
+/* The compiled kernel for this signature on `device` (borrowed from the
+ * cache). */
+static gk_kernel *compiled_kernel(gkpy_state *state, jit_kernel_object *self, gk_device device,
+                                  const launch_arg *args, int count)
+{
+    PyObject *key = signature_key(device, args, count);
+    if (!key)
+        return NULL;
+    PyObject *capsule = PyDict_GetItemWithError(self->compiled, key);
+    if (capsule) {
+        Py_DECREF(key);
+        return PyCapsule_GetPointer(capsule, "gpukit.jit.kernel");
+    }
+    char name[80];
+    PyObject *source = PyErr_Occurred() ? NULL : translate(self, args, count, name);
+    const char *text = source ? PyUnicode_AsUTF8(source) : NULL;
+    gk_kernel *kernel = NULL;
+    if (text) {
+        gk_status status;
+        Py_BEGIN_ALLOW_THREADS
+        status = gk_kernel_compile(device, GK_KERNEL_PORTABLE, text, name, NULL, &kernel);
+        Py_END_ALLOW_THREADS
+        if (status != GK_OK)
+            gkpy_raise(state, status);
+    }
+    Py_XDECREF(source);
+    capsule = kernel ? PyCapsule_New(kernel, "gpukit.jit.kernel", free_kernel_capsule) : NULL;
+    if (kernel && !capsule)
+        gk_kernel_free(kernel);
+    int stored = capsule ? PyDict_SetItem(self->compiled, key, capsule) : -1;
+    Py_XDECREF(capsule); /* the dict keeps it */
+    Py_DECREF(key);
+    return stored == 0 ? kernel : NULL;
+}
+
+/* ---- launching ----------------------------------------------------------- */
+
+static PyObject *launch_call(PyObject *callable, PyObject *const *objects, size_t nargsf,
+                             PyObject *kwnames)
+{
+    jit_launch_object *self = (jit_launch_object *)callable;
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(callable));
+    int count = (int)PyVectorcall_NARGS(nargsf);
+    if (kwnames && PyTuple_GET_SIZE(kwnames) > 0) {
+        PyErr_SetString(PyExc_TypeError, "gpukit kernels take their arguments positionally");
+        return NULL;
+    }
+    if (count > 64) {
+        PyErr_SetString(PyExc_TypeError, "a gpukit kernel takes at most 64 arguments");
+        return NULL;
+    }
+    gk_device device;
+    gk_stream *stream = NULL;
+    if (launch_device(state, objects, count, &device) < 0 ||
+        gkpy_stream_argument(state, self->stream, &stream) < 0)
+        return NULL;
+    launch_arg args[64];
+    if (prepare_args(state, device, objects, count, args) < 0) {
+        release_args(args, count);
+        return NULL;
+    }
+    gk_kernel *kernel = compiled_kernel(state, self->kernel, device, args, count);
+    gk_arg values[64];
+    for (int i = 0; kernel && i < count; i++) {
+        const launch_arg *a = &args[i];
+        switch (a->type.kind) {
+        case JIT_ARG_ARRAY:
+            values[i] = gk_arg_view(((gkpy_array *)a->array)->array);
+            break;
+        case JIT_ARG_INT:
+            values[i] = gk_arg_int64(a->value.i);
+            break;
+        case JIT_ARG_BOOL:
+            values[i] = gk_arg_int32((int32_t)a->value.i);
+            break;
+        case JIT_ARG_FLOAT:
+            values[i] = a->type.dtype == GK_FLOAT32 ? gk_arg_float32((float)a->value.f)
+                                                    : gk_arg_float64(a->value.f);
+            break;
+        }
+    }
+    int result = kernel ? 0 : -1;
+    if (kernel) {
+        gk_status status;
+        Py_BEGIN_ALLOW_THREADS
+        status = gk_kernel_launch(kernel, self->grid, self->block, stream, count, values);
+        Py_END_ALLOW_THREADS
+        if (status != GK_OK) {
+            gkpy_raise(state, status);
+            result = -1;
+        }
+    }
+    if (result == 0)
+        result = write_back(state, args, count);
+    release_args(args, count);
+    return result == 0 ? Py_NewRef(Py_None) : NULL;
+}
+
+static PyObject *make_launch(gkpy_state *state, jit_kernel_object *kernel, const uint32_t grid[3],
+                             const uint32_t block[3], PyObject *stream)
+{
+    if (kernel->device) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a device function is not launched; call it from a @gpukit.jit kernel");
+        return NULL;
+    }
+    jit_launch_object *self = PyObject_New(jit_launch_object, state->jit_launch_type);
+    if (!self)
+        return NULL;
+    self->vectorcall = launch_call;
+    self->kernel = (jit_kernel_object *)Py_NewRef(kernel);
+    memcpy(self->grid, grid, sizeof self->grid);
+    memcpy(self->block, block, sizeof self->block);
+    self->stream = Py_NewRef(stream ? stream : Py_None);
+    return (PyObject *)self;
+}
+
+static PyObject *launch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"kernel", "blocks", "threads", "stream", NULL};
+    PyObject *kernel, *blocks, *threads, *stream = Py_None;
+    gkpy_state *state = gkpy_state_of_type(type);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO|O:JitLaunch", keywords,
+                                     state->jit_kernel_type, &kernel, &blocks, &threads, &stream))
+        return NULL;
+    uint32_t grid[3], block[3];
+    gk_stream *unused;
+    if (gkpy_launch_size(blocks, "blocks", grid) < 0 ||
+        gkpy_launch_size(threads, "threads", block) < 0 ||
+        gkpy_stream_argument(state, stream, &unused) < 0)
+        return NULL;
+    return make_launch(state, (jit_kernel_object *)kernel, grid, block, stream);
+}
+
+static void launch_dealloc(PyObject *self)
+{
+    jit_launch_object *launch = (jit_launch_object *)self;
+    PyTypeObject *type = Py_TYPE(self);
+    Py_XDECREF(launch->kernel);
+    Py_XDECREF(launch->stream);
+    PyObject_Free(self);
+    Py_DECREF(type);
+}
+
+static PyObject *size_tuple(const uint32_t size[3])
+{
+    return Py_BuildValue("(III)", size[0], size[1], size[2]);
+}
+
+/* A launch pickles as its kernel and sizes (a stream stays behind: it
+ * belongs to this process's device). */
+static PyObject *launch_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    jit_launch_object *launch = (jit_launch_object *)self;
+    return Py_BuildValue("(O(ONN))", Py_TYPE(self), launch->kernel, size_tuple(launch->grid),
+                         size_tuple(launch->block));
+}
+
+static PyObject *launch_repr(PyObject *self)
+{
+    jit_launch_object *launch = (jit_launch_object *)self;
+    return PyUnicode_FromFormat("<gpukit kernel %S[(%u, %u, %u), (%u, %u, %u)]>",
+                                PyObject_GetAttrString(launch->kernel->function, "__name__"),
+                                launch->grid[0], launch->grid[1], launch->grid[2],
+                                launch->block[0], launch->block[1], launch->block[2]);
+}
+
+static PyMethodDef launch_methods[] = {
+    {"__reduce__", launch_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef launch_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(jit_launch_object, vectorcall), READONLY,
+     NULL},
+    {"kernel", T_OBJECT_EX, offsetof(jit_launch_object, kernel), READONLY,
+     "The gpukit.JitKernel launched."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+PyDoc_STRVAR(launch_doc,
+"JitLaunch(kernel, blocks, threads, stream=None)\n"
+"--\n\n"
+"A @gpukit.jit kernel with its launch size, as kernel[blocks, threads]\n"
+"makes it. Calling it runs the kernel on the device of its gpukit array\n"
+"arguments (the default device when there are none); it pickles.");
+
+static PyType_Slot launch_slots[] = {
+    {Py_tp_doc, (void *)launch_doc},
+    {Py_tp_new, launch_new},
+    {Py_tp_dealloc, launch_dealloc},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_repr, launch_repr},
+    {Py_tp_methods, launch_methods},
+    {Py_tp_members, launch_members},
+    {0, NULL},
+};
+
+static PyType_Spec launch_spec = {
+    .name = "gpukit.JitLaunch",
+    .basicsize = sizeof(jit_launch_object),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = launch_slots,
+};
+
+/* ---- gpukit.JitKernel ----------------------------------------------------- */
+
+static PyObject *kernel_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"function", "device", NULL};
+    PyObject *function;
+    int device = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:JitKernel", keywords, &function,
+                                     &device))
+        return NULL;
+    if (!PyFunction_Check(function)) {
+        PyErr_Format(PyExc_TypeError,
+                     "@gpukit.jit decorates a Python function (def ...), not %.100s",
+                     Py_TYPE(function)->tp_name);
+        return NULL;
+    }
+    jit_kernel_object *self = PyObject_New(jit_kernel_object, type);
+    if (!self)
+        return NULL;
+    self->function = Py_NewRef(function);
+    self->device = device;
+    self->weakrefs = NULL;
+    self->compiled = PyDict_New();
+    if (!self->compiled) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static void kernel_dealloc(PyObject *self)
+{
+    jit_kernel_object *kernel = (jit_kernel_object *)self;
+    PyTypeObject *type = Py_TYPE(self);
+    if (kernel->weakrefs)
+        PyObject_ClearWeakRefs(self);
+    Py_XDECREF(kernel->function);
+    Py_XDECREF(kernel->compiled);
+    PyObject_Free(self);
+    Py_DECREF(type);
+}
+
+/* kernel[blocks, threads] or kernel[blocks, threads, stream]. */
+static PyObject *kernel_getitem(PyObject *self, PyObject *config)
+{
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
+    Py_ssize_t n = PyTuple_Check(config) ? PyTuple_GET_SIZE(config) : 0;
+    if (n < 2 || n > 3) {
+        PyErr_SetString(PyExc_TypeError,
+                        "launch a kernel as kernel[blocks, threads](args...) (or "
+                        "kernel[blocks, threads, stream]); blocks and threads are ints or "
+                        "tuples of up to 3 ints");
+        return NULL;
+    }
+    uint32_t grid[3], block[3];
+    gk_stream *unused;
+    PyObject *stream = n == 3 ? PyTuple_GET_ITEM(config, 2) : Py_None;
+    if (gkpy_launch_size(PyTuple_GET_ITEM(config, 0), "blocks", grid) < 0 ||
+        gkpy_launch_size(PyTuple_GET_ITEM(config, 1), "threads", block) < 0 ||
+        gkpy_stream_argument(state, stream, &unused) < 0)
+        return NULL;
+    return make_launch(state, (jit_kernel_object *)self, grid, block, stream);
+}
+
+static PyObject *kernel_forall(PyObject *self, PyObject *arg)
+{
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
+    long long n = PyLong_AsLongLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1) {
+        PyErr_Format(PyExc_ValueError, "forall(n) needs n >= 1, not %lld", n);
+        return NULL;
+    }
+    long long blocks = (n + FORALL_BLOCK - 1) / FORALL_BLOCK;
+    if (blocks > (long long)UINT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "forall(%lld) needs too many blocks", n);
+        return NULL;
+    }
+    uint32_t grid[3] = {(uint32_t)blocks, 1, 1}, block[3] = {FORALL_BLOCK, 1, 1};
+    return make_launch(state, (jit_kernel_object *)self, grid, block, NULL);
+}
+
+static PyObject *kernel_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)args;
+    (void)kwargs;
+    jit_kernel_object *kernel = (jit_kernel_object *)self;
+    PyErr_SetString(PyExc_TypeError,
+                    kernel->device ? "a device function runs only when a @gpukit.jit kernel "
+                                     "calls it"
+                                   : "the kernel's launch size is missing: launch it as "
+                                     "kernel[blocks, threads](args...) or "
+                                     "kernel.forall(n)(args...)");
+    return NULL;
+}
+
+/* kernel.dialect_source(*args): what the kernel translates to for these
+ * arguments (the dialect, before compiling), for reading and for tests. */
+static PyObject *kernel_dialect_source(PyObject *self, PyObject *const *objects, Py_ssize_t n)
+{
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
+    jit_kernel_object *kernel = (jit_kernel_object *)self;
+    if (n > 64) {
+        PyErr_SetString(PyExc_TypeError, "a gpukit kernel takes at most 64 arguments");
+        return NULL;
+    }
+    gk_device device;
+    launch_arg args[64];
+    if (launch_device(state, objects, (int)n, &device) < 0)
+        return NULL;
+    if (prepare_args(state, device, objects, (int)n, args) < 0) {
+        release_args(args, (int)n);
+        return NULL;
+    }
+    char name[80];
+    PyObject *source = translate(kernel, args, (int)n, name);
+    release_args(args, (int)n);
+    return source;
+}
+
+static PyObject *kernel_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    jit_kernel_object *kernel = (jit_kernel_object *)self;
+    return Py_BuildValue("(O(OO))", Py_TYPE(self), kernel->function,
+                         kernel->device ? Py_True : Py_False);
+}
+
+static PyObject *kernel_repr(PyObject *self)
+{
+    jit_kernel_object *kernel = (jit_kernel_object *)self;
+    PyObject *name = PyObject_GetAttrString(kernel->function, "__qualname__");
+    PyObject *text = name ? PyUnicode_FromFormat("<gpukit.jit %s %S>",
+                                                 kernel->device ? "device function" : "kernel",
+                                                 name)
+                          : NULL;
+    Py_XDECREF(name);
+    return text;
+}
+
+static PyObject *kernel_get_name(PyObject *self, void *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(((jit_kernel_object *)self)->function, "__name__");
+}
+
+static PyObject *kernel_get_doc(PyObject *self, void *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(((jit_kernel_object *)self)->function, "__doc__");
+}
+
+static PyObject *kernel_get_device(PyObject *self, void *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(((jit_kernel_object *)self)->device);
+}
+
+static PyObject *kernel_get_signatures(PyObject *self, void *unused)
+{
+    (void)unused;
+    return PyDict_Keys(((jit_kernel_object *)self)->compiled);
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"forall", kernel_forall, METH_O,
+     "forall(n): a launch of n threads in blocks of 256, for kernels that index with "
+     "grid(1) and check the bound."},
+    {"dialect_source", (PyCFunction)(void (*)(void))kernel_dialect_source, METH_FASTCALL,
+     "dialect_source(*args): the portable-dialect source the kernel translates to for these "
+     "arguments."},
+    {"__reduce__", kernel_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef kernel_getset[] = {
+    {"__name__", kernel_get_name, NULL, "The Python function's name.", NULL},
+    {"__doc__", kernel_get_doc, NULL, "The Python function's docstring.", NULL},
+    {"is_device_function", kernel_get_device, NULL,
+     "True for @gpukit.jit(device=True): called from kernels, not launched.", NULL},
+    {"signatures", kernel_get_signatures, NULL,
+     "The (device, argument types...) this kernel object has compiled.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef kernel_members[] = {
+    {"py_func", T_OBJECT_EX, offsetof(jit_kernel_object, function), READONLY,
+     "The Python function (Numba's name)."},
+    {"__wrapped__", T_OBJECT_EX, offsetof(jit_kernel_object, function), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(jit_kernel_object, weakrefs), READONLY,
+     NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+PyDoc_STRVAR(kernel_doc,
+"JitKernel(function, device=False)\n"
+"--\n\n"
+"A Python function made a kernel by @gpukit.jit (see gpukit.jit).");
+
+static PyType_Slot kernel_slots[] = {
+    {Py_tp_doc, (void *)kernel_doc},
+    {Py_tp_new, kernel_new},
+    {Py_tp_dealloc, kernel_dealloc},
+    {Py_tp_call, kernel_call},
+    {Py_tp_repr, kernel_repr},
+    {Py_mp_subscript, kernel_getitem},
+    {Py_tp_methods, kernel_methods},
+    {Py_tp_getset, kernel_getset},
+    {Py_tp_members, kernel_members},
+    {0, NULL},
+};
+
+static PyType_Spec kernel_spec = {
+    .name = "gpukit.JitKernel",
+    .basicsize = sizeof(jit_kernel_object),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = kernel_slots,
+};
+
+int gkpy_jit_init(PyObject *module, gkpy_state *state)
+{
+    state->jit_kernel_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &kernel_spec, NULL);
+    if (!state->jit_kernel_type || PyModule_AddType(module, state->jit_kernel_type) < 0)
+        return -1;
+    state->jit_launch_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &launch_spec, NULL);
+    if (!state->jit_launch_type || PyModule_AddType(module, state->jit_launch_type) < 0)
+        return -1;
+    return 0;
+}
