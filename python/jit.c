@@ -583,12 +583,45 @@ static PyObject *kernel_dialect_source(PyObject *self, PyObject *const *objects,
     return source;
 }
 
+/* Whether `module.qualname` names this very kernel (the decorated
+ * function's name in an importable module now holds the kernel). */
+static bool importable(PyObject *self, PyObject *module_name, PyObject *qualname)
+{
+    if (!module_name || !qualname || PyUnicode_CompareWithASCIIString(module_name, "__main__") == 0)
+        return false;
+    PyObject *module = PyImport_GetModule(module_name);
+    PyObject *found = module ? PyObject_GetAttr(module, qualname) : NULL;
+    bool same = found == self;
+    Py_XDECREF(module);
+    Py_XDECREF(found);
+    PyErr_Clear();
+    return same;
+}
+
+/* Pickles by reference when the kernel is importable under its function's
+ * name (pickle finds it again, as it finds functions), else by value: the
+ * function and the flag (cloudpickle, which Dask uses, sends functions of
+ * __main__ and notebooks by value). */
 static PyObject *kernel_reduce(PyObject *self, PyObject *unused)
 {
     (void)unused;
     jit_kernel_object *kernel = (jit_kernel_object *)self;
-    return Py_BuildValue("(O(OO))", Py_TYPE(self), kernel->function,
-                         kernel->device ? Py_True : Py_False);
+    PyObject *module_name = PyObject_GetAttrString(kernel->function, "__module__");
+    PyObject *qualname = PyObject_GetAttrString(kernel->function, "__qualname__");
+    PyErr_Clear();
+    PyObject *result = importable(self, module_name, qualname)
+                           ? Py_NewRef(qualname)
+                           : Py_BuildValue("(O(OO))", Py_TYPE(self), kernel->function,
+                                           kernel->device ? Py_True : Py_False);
+    Py_XDECREF(module_name);
+    Py_XDECREF(qualname);
+    return result;
+}
+
+static PyObject *kernel_get_module(PyObject *self, void *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(((jit_kernel_object *)self)->function, "__module__");
 }
 
 static PyObject *kernel_repr(PyObject *self)
@@ -641,6 +674,7 @@ static PyMethodDef kernel_methods[] = {
 static PyGetSetDef kernel_getset[] = {
     {"__name__", kernel_get_name, NULL, "The Python function's name.", NULL},
     {"__doc__", kernel_get_doc, NULL, "The Python function's docstring.", NULL},
+    {"__module__", kernel_get_module, NULL, "The Python function's module.", NULL},
     {"is_device_function", kernel_get_device, NULL,
      "True for @gpukit.jit(device=True): called from kernels, not launched.", NULL},
     {"signatures", kernel_get_signatures, NULL,

@@ -506,7 +506,7 @@ static const char *atomic_helper(translation *tr, const char *op, gk_dtype dtype
     } else {
         const char *bits = wide ? "unsigned long long" : "unsigned int";
         const char *to_bits = wide ? "(unsigned long long)__double_as_longlong" : "__float_as_uint";
-        const char *from_bits = wide ? "__longlong_as_double((long long)" : "__uint_as_float((";
+        const char *from_bits = wide ? "__longlong_as_double((long long)(" : "__uint_as_float((";
         text_add(h,
                  "    %s *q = (%s *)p;\n"
                  "    %s old = *q, seen;\n"

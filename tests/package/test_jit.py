@@ -1,0 +1,457 @@
+"""@gpukit.jit: Python functions as kernels on every device (the cpu, whose
+kernels run on the OpenCL driver for the CPU, PoCL's opencl:0:0 here, and
+cuda on a GPU machine), checked against NumPy: the tutorial's Numba labs
+(jit_kernels.py), each construct of the Python subset, each dtype, each
+error with its message, translation snapshots, pickling, host arrays,
+the disk cache from a fresh process, and the CUDA translation compiled
+by NVRTC against the fake driver."""
+import math
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import gpukit
+import jit_kernels as k
+from conftest import DEVICES, FAKE_CUDA, SOURCE
+
+SNAPSHOTS = SOURCE / "tests" / "package" / "jit_snapshots"
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+def put(array, device):
+    return gpukit.asarray(np.array(array, order="C"), device=device)
+
+
+def host(array):
+    return array.cpu().numpy()
+
+
+def blocks(n, threads=256):
+    return (n + threads - 1) // threads
+
+
+# ---- the tutorial's labs ----------------------------------------------------
+
+def test_copy_range(device):
+    src = put(np.arange(10), device)
+    dst = gpukit.zeros((10,), dtype=gpukit.int64, device=device)
+    k.copy[1, 32](src, dst)
+    np.testing.assert_array_equal(host(dst), np.arange(10))
+
+
+def test_double_random_values(device):
+    values = np.random.default_rng(0).random(3_000_000)
+    x = put(values, device)
+    k.double[blocks(values.size), 256](x)
+    np.testing.assert_array_equal(host(x), values * 2)
+
+
+def test_fizzbuzz_to_fifty_million(device):
+    n = 50_000_000
+    codes = gpukit.zeros((n,), dtype=gpukit.uint8, device=device)
+    k.fizzbuzz.forall(n)(codes)
+    got = host(codes)
+    assert np.flatnonzero(got == 1)[-1] + 1 == 49_999_998  # the last Fizz
+    head = np.arange(1, 31)
+    want = np.where(head % 15 == 0, 3, np.where(head % 5 == 0, 2, np.where(head % 3 == 0, 1, 0)))
+    np.testing.assert_array_equal(got[:30], want)
+
+
+def numpy_blur(image):
+    padded = np.pad(image, ((1, 1), (1, 1), (0, 0)))
+    ones = np.pad(np.ones(image.shape[:2]), 1)
+    total = sum(padded[1 + dx:padded.shape[0] - 1 + dx, 1 + dy:padded.shape[1] - 1 + dy]
+                for dx in (-1, 0, 1) for dy in (-1, 0, 1))
+    count = sum(ones[1 + dx:ones.shape[0] - 1 + dx, 1 + dy:ones.shape[1] - 1 + dy]
+                for dx in (-1, 0, 1) for dy in (-1, 0, 1))
+    return total / count[:, :, None]
+
+
+def test_blur_five_passes_3d_grid(device):
+    image = np.random.default_rng(1).random((116, 434, 4))
+    a, b = put(image, device), gpukit.zeros((116, 434, 4), dtype=gpukit.float64, device=device)
+    want = image
+    for _ in range(5):
+        k.blur[(blocks(116, 8), blocks(434, 8), 1), (8, 8, 4)](a, b)
+        a, b = b, a
+        want = numpy_blur(want)
+    np.testing.assert_allclose(host(a), want, rtol=1e-12)
+
+
+def test_grayscale_2d_grid(device):
+    rgb = np.random.default_rng(2).random((100, 70, 3))
+    out = gpukit.zeros((100, 70), dtype=gpukit.float64, device=device)
+    k.grayscale[(blocks(100, 16), blocks(70, 16)), (16, 16)](put(rgb, device), out)
+    want = 0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2]
+    np.testing.assert_allclose(host(out), want, rtol=1e-14)
+
+
+def test_shared_memory_reduction(device):
+    values = np.random.default_rng(3).random(10_000).astype(np.float32)
+    count = blocks(values.size, k.THREADS)
+    partial = gpukit.zeros((count,), dtype=gpukit.float32, device=device)
+    k.block_sum[count, k.THREADS](put(values, device), partial)
+    want = [values[b * k.THREADS:(b + 1) * k.THREADS].sum(dtype=np.float64) for b in range(count)]
+    np.testing.assert_allclose(host(partial), want, rtol=1e-5)
+
+
+def test_histogram_with_atomics(device):
+    values = np.random.default_rng(4).integers(0, 1000, 100_000)
+    bins = gpukit.zeros((16,), dtype=gpukit.int32, device=device)
+    k.histogram.forall(values.size)(put(values, device), bins)
+    np.testing.assert_array_equal(host(bins), np.bincount(values % 16, minlength=16))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "float32", "float64"])
+def test_atomic_max_min_add(device, dtype):
+    values = (np.random.default_rng(5).random(5000) * 1000).astype(dtype)
+    result = put(np.array([values[0], values[0]], dtype=dtype), device)
+    total = gpukit.zeros((1,), dtype=dtype, device=device)
+    k.extremes.forall(values.size)(put(values, device), result, total)
+    np.testing.assert_array_equal(host(result), [values.max(), values.min()])
+    np.testing.assert_allclose(host(total)[0], values.sum(dtype=np.float64), rtol=1e-5)
+
+
+def test_device_functions(device):
+    a = put(np.linspace(-3, 3, 13), device)
+    k.clamp_all.forall(13)(a)
+    np.testing.assert_array_equal(host(a), np.clip(np.linspace(-3, 3, 13), -1, 1) + 2)
+
+
+# ---- the Python subset --------------------------------------------------------
+
+@gpukit.jit
+def python_arithmetic(ints, floats, out_int, out_float):
+    i = gpukit.grid(1)
+    if i < ints.size:
+        a = ints[i]
+        b = floats[i]
+        out_int[i, 0] = a // 3
+        out_int[i, 1] = a % -4
+        out_int[i, 2] = a ** 2
+        out_int[i, 3] = -a // 2
+        out_int[i, 4] = math.floor(b)
+        out_int[i, 5] = abs(a) + min(a, 3, 7) + max(a, -2)
+        out_int[i, 6] = (a > 0 and b > 0) or not a
+        out_int[i, 7] = a << 2 | 1 ^ (a & 5)
+        out_float[i, 0] = a / 4
+        out_float[i, 1] = b % 1.5
+        out_float[i, 2] = b // 0.75
+        out_float[i, 3] = math.sqrt(abs(b)) + math.atan2(b, 2.0)
+        out_float[i, 4] = b ** 2.0
+        out_float[i, 5] = 1.0 if b > 0 else -1.0
+        out_float[i, 6] = math.pi * math.hypot(b, 1.0)
+        out_float[i, 7] = float(a) + int(b) + True
+
+
+def test_python_semantics(device):
+    ints = np.arange(-20, 20)
+    floats = np.linspace(-5, 5, 40)
+    out_int = gpukit.zeros((40, 8), dtype=gpukit.int64, device=device)
+    out_float = gpukit.zeros((40, 8), dtype=gpukit.float64, device=device)
+    python_arithmetic.forall(40)(put(ints, device), put(floats, device), out_int, out_float)
+    want_int = [[a // 3, a % -4, a ** 2, -a // 2, math.floor(b), abs(a) + min(a, 3, 7) + max(a, -2),
+                 int(bool((a > 0 and b > 0) or not a)), a << 2 | 1 ^ (a & 5)]
+                for a, b in zip(ints.tolist(), floats.tolist())]
+    want_float = [[a / 4, b % 1.5, b // 0.75, math.sqrt(abs(b)) + math.atan2(b, 2.0), b ** 2.0,
+                   1.0 if b > 0 else -1.0, math.pi * math.hypot(b, 1.0), float(a) + int(b) + True]
+                  for a, b in zip(ints.tolist(), floats.tolist())]
+    np.testing.assert_array_equal(host(out_int), want_int)
+    np.testing.assert_allclose(host(out_float), want_float, rtol=1e-14, atol=1e-15)
+
+
+@gpukit.jit
+def control_flow(out, n, scale, flag):
+    i = gpukit.grid(1)
+    if i >= out.shape[0]:
+        return
+    total = 0
+    for j in range(n, 0, -2):        # a negative step
+        if j == 5:
+            continue
+        total += j
+    steps = 0
+    value = i
+    while True:                      # the Collatz count, with break
+        if value <= 1:
+            break
+        value = value // 2 if value % 2 == 0 else 3 * value + 1
+        steps += 1
+    x, y = i, total                  # tuple unpacking, then a swap
+    x, y = y, x
+    last = -1
+    for last in range(3):
+        pass
+    total = total * scale            # an int variable widened to float by a later assignment
+    out[i, 0] = total
+    out[i, 1] = steps
+    out[i, 2] = x - y
+    out[i, 3] = out[-1 - i, 3] if flag else last   # a negative index counts from the end
+    out[i, 4] = out.shape[1] + out.ndim + out.size
+
+
+def test_control_flow(device):
+    rows = 12
+    out = gpukit.zeros((rows, 5), dtype=gpukit.float64, device=device)
+    control_flow.forall(rows)(out, 11, 0.5, False)
+    got = host(out)
+
+    def collatz(v):
+        steps = 0
+        while v > 1:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            steps += 1
+        return steps
+    total = sum(j for j in range(11, 0, -2) if j != 5)
+    np.testing.assert_array_equal(got[:, 0], total * 0.5)
+    np.testing.assert_array_equal(got[:, 1], [collatz(i) for i in range(rows)])
+    np.testing.assert_array_equal(got[:, 2], [total - i for i in range(rows)])
+    np.testing.assert_array_equal(got[:, 3], 2)
+    np.testing.assert_array_equal(got[:, 4], 5 + 2 + rows * 5)
+
+
+@gpukit.jit
+def scalar_kinds(out, a, b, c, d):
+    out[0] = a
+    out[1] = b
+    out[2] = c
+    out[3] = d * 3
+
+
+def test_scalar_arguments_specialise(device):
+    out = gpukit.zeros((4,), dtype=gpukit.float64, device=device)
+    scalar_kinds[1, 1](out, 7, 2.5, True, np.float32(0.1))
+    np.testing.assert_array_equal(host(out), [7, 2.5, 1, np.float32(0.1) * np.float64(3)])
+    scalar_kinds[1, 1](out, np.uint64(2 ** 63 + 5), np.int8(-3), np.bool_(False), 1)
+    np.testing.assert_array_equal(host(out), [2.0 ** 63, -3, 0, 3])
+    kinds = {key[1:] for key in scalar_kinds.signatures if key[0] == device}
+    assert len(kinds) == 2, "one translation per signature"
+
+
+ALL_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+              "float16", "bfloat16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_every_dtype(device, dtype):
+    values = gpukit.astype(gpukit.asarray(np.array([0, 1, 2, 3, 100, 127, -1, -2]).astype(
+        "int64")), dtype).to(device)
+    out = gpukit.zeros((8,), dtype=dtype, device=device)
+    k.copy.forall(8)(values, out)
+    np.testing.assert_array_equal(host(gpukit.astype(out, gpukit.float64)),
+                                  host(gpukit.astype(values, gpukit.float64)))
+
+
+def test_views_of_any_layout(device):
+    base = np.arange(60.0).reshape(6, 10)
+    src = put(base, device)
+    view = gpukit.flip(src, axis=1)[1:5, ::3]   # negative and step strides
+    out = gpukit.zeros(view.shape, dtype=gpukit.float64, device=device)
+
+    @gpukit.jit
+    def copy2(a, b):
+        i, j = gpukit.grid(2)
+        if i < a.shape[0] and j < a.shape[1]:
+            b[i, j] = a[i, j]
+    copy2[(1, 1), (8, 8)](view, out)
+    np.testing.assert_array_equal(host(out), np.flip(base, axis=1)[1:5, ::3])
+
+
+# ---- arguments, devices, launches ----------------------------------------------
+
+def test_numpy_arrays_as_arguments():
+    """On the cpu a NumPy array is used in place; elsewhere it is copied to
+    the default device and written back, as Numba does."""
+    values = np.arange(5, dtype=np.float64)
+    k.double[1, 32](values)
+    np.testing.assert_array_equal(values, np.arange(5) * 2)
+    others = [d for d in DEVICES if d != "cpu"]
+    if others:
+        with gpukit.device(others[0]):
+            k.double[1, 32](values)
+        np.testing.assert_array_equal(values, np.arange(5) * 4)
+
+
+def test_arrays_on_two_devices():
+    others = [d for d in DEVICES if d != "cpu"]
+    if not others:
+        pytest.skip("needs a second device")
+    a = gpukit.zeros((3,), device="cpu")
+    b = gpukit.zeros((3,), device=others[0])
+    with pytest.raises(ValueError, match="two devices"):
+        k.copy[1, 32](a, b)
+
+
+def test_launch_errors():
+    x = gpukit.zeros((4,))
+    with pytest.raises(TypeError, match=r"kernel\[blocks, threads\]"):
+        k.double(x)
+    with pytest.raises(TypeError, match="device function"):
+        k.clamp[1, 1]
+    with pytest.raises(TypeError, match="takes 1 argument but 2 were given"):
+        k.double[1, 32](x, x)
+    with pytest.raises(ValueError, match="threads"):
+        k.double[1, 0](x)
+    with pytest.raises(TypeError, match="kernel argument 0"):
+        k.double[1, 32]("text")
+    with pytest.raises(TypeError, match="complex"):
+        k.double[1, 32](gpukit.zeros((2,), dtype=gpukit.complex64))
+
+
+def test_pickles():
+    launch = pickle.loads(pickle.dumps(k.double[1, 32]))
+    x = gpukit.ones((4,))
+    launch(x)
+    np.testing.assert_array_equal(host(x), 2)
+    assert pickle.loads(pickle.dumps(k.clamp)).is_device_function
+
+
+def test_big_grids(device):
+    """2^20 blocks of 1024 threads (the fizzbuzz kernel's bound check idles
+    the rest)."""
+    if device.startswith("opencl") or device == "cpu":
+        info = gpukit.zeros((1 << 20,), dtype=gpukit.uint8, device=device)
+        k.fizzbuzz[1 << 10, 1024](info)
+        assert host(info)[14] == 3
+
+
+# ---- what is refused, and where ------------------------------------------------
+
+def unsupported_try(x):
+    try:
+        x[0] = 1
+    except Exception:
+        pass
+
+
+def unsupported_slice(x):
+    x[0] = x[1:3]
+
+
+def unsupported_call(x):
+    print(x[0])
+
+
+def type_change(x):
+    y = 0
+    y = gpukit.shared.array(4, gpukit.float32)
+    x[0] = y[0]
+
+
+def kernel_returns(x):
+    return x[0]
+
+
+def unknown_name(x):
+    x[0] = not_defined_anywhere  # noqa: F821
+
+
+@pytest.mark.parametrize("function, error, message", [
+    (unsupported_try, NotImplementedError, "try/except is not supported"),
+    (unsupported_slice, NotImplementedError, "slicing an array inside a kernel"),
+    (unsupported_call, NotImplementedError, "calling <built-in function print>"),
+    (type_change, TypeError, "variable 'y' would change type from int64 to a shared array"),
+    (kernel_returns, TypeError, "a kernel returns nothing"),
+    (unknown_name, TypeError, "name 'not_defined_anywhere' is not defined"),
+])
+def test_refused_at_first_launch(function, error, message):
+    kernel = gpukit.jit(function)   # decorating never fails: the launch translates
+    with pytest.raises(error) as caught:
+        kernel[1, 1](gpukit.zeros((4,)))
+    text = str(caught.value)
+    assert message in text
+    line = function.__code__.co_firstlineno
+    assert f"test_jit.py:{line}" in text or f"test_jit.py:{line + 1}" in text or \
+        f"test_jit.py:{line + 2}" in text, text
+    assert function.__name__ in text
+
+
+# ---- the generated dialect ------------------------------------------------------
+
+@pytest.mark.parametrize("name, args", [
+    ("double", lambda: (gpukit.zeros((4,), dtype=gpukit.float64),)),
+    ("block_sum", lambda: (gpukit.zeros((4,), dtype=gpukit.float32),
+                           gpukit.zeros((1,), dtype=gpukit.float32))),
+    ("histogram", lambda: (gpukit.zeros((4,), dtype=gpukit.int64),
+                           gpukit.zeros((4,), dtype=gpukit.int32))),
+])
+def test_translation_snapshots(name, args):
+    """The kernel functions as translated (after the shared prelude); a
+    change to the translator shows here. Regenerate with
+    GPUKIT_UPDATE_SNAPSHOTS=1."""
+    source = getattr(k, name).dialect_source(*args())
+    kernel = source[source.index("GK_KERNEL"):]
+    helpers = source[source.index("#endif\n#if defined(GK_OPENCL) && defined(cl_khr_int64_ext"):]
+    helpers = helpers[helpers.index("#endif\n", 10) + 7:source.index("GK_KERNEL") - len(source)]
+    snapshot = SNAPSHOTS / f"{name}.gk"
+    text = helpers + kernel
+    if os.environ.get("GPUKIT_UPDATE_SNAPSHOTS") == "1":
+        snapshot.write_text(text)
+    assert text == snapshot.read_text()
+
+
+# ---- caches ----------------------------------------------------------------------
+
+COMPILE_TWICE = """
+import sys
+sys.path.insert(0, {tests!r})
+import gpukit, jit_kernels as k
+x = gpukit.zeros((8,), dtype=gpukit.float64, device={device!r})
+k.double[1, 32](x)
+print("ran")
+"""
+
+
+def test_disk_cache_from_a_fresh_process(py, tmp_path, device):
+    cache = tmp_path / "kernel-cache"
+    code = COMPILE_TWICE.format(tests=str(SOURCE / "tests" / "package"), device=device)
+    env = dict(GPUKIT_CACHE_DIR=str(cache), PATH=os.environ.get("PATH", ""))
+    assert "ran" in py(code, **env).stdout
+    first = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+    assert first, "the compiled kernel is on disk"
+    assert "ran" in py(code, **env).stdout
+    assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == first
+
+
+# ---- CUDA: the translation compiles with NVRTC (the fake driver runs nothing) ----
+
+CUDA_FAKE = """
+import sys, ctypes, os
+sys.path.insert(0, {tests!r})
+import numpy as np, gpukit, jit_kernels as k
+d = "cuda:0"
+k.double[1, 32](gpukit.zeros((8,), dtype=gpukit.float64, device=d))
+k.blur[(2, 2, 1), (8, 8, 4)](gpukit.zeros((9, 9, 4), device=d), gpukit.zeros((9, 9, 4), device=d))
+k.block_sum[1, k.THREADS](gpukit.zeros((8,), dtype=gpukit.float32, device=d),
+                          gpukit.zeros((1,), dtype=gpukit.float32, device=d))
+for dtype in ("int32", "uint32", "int64", "uint64", "float32", "float64"):
+    k.extremes.forall(8)(gpukit.zeros((8,), dtype=dtype, device=d),
+                         gpukit.zeros((2,), dtype=dtype, device=d),
+                         gpukit.zeros((1,), dtype=dtype, device=d))
+k.clamp_all.forall(8)(gpukit.zeros((8,), dtype=gpukit.float32, device=d))
+name = ctypes.create_string_buffer(128)
+dims = (ctypes.c_uint * 6)()
+lib = ctypes.CDLL(os.environ["GPUKIT_CUDA_LIBRARY"])
+stream = ctypes.c_void_p()
+params = ctypes.create_string_buffer(4096)
+size = ctypes.c_size_t(4096)
+lib.fake_cuda_last_launch(name, 128, dims, ctypes.byref(stream), params, ctypes.byref(size))
+print("last", name.value.decode(), list(dims))
+"""
+
+
+def test_cuda_translation_compiles_with_nvrtc(py):
+    if not FAKE_CUDA.exists():
+        pytest.skip("the fake CUDA driver is not built")
+    out = py(CUDA_FAKE.format(tests=str(SOURCE / "tests" / "package")),
+             GPUKIT_CUDA_LIBRARY=str(FAKE_CUDA), check=False)
+    if "NVRTC" in out.stderr and "cannot load" in out.stderr:
+        pytest.skip("no NVRTC here")
+    assert out.returncode == 0, out.stderr
+    assert "last gkjit_clamp_all [1, 1, 1, 256, 1, 1]" in out.stdout, out.stdout
