@@ -599,7 +599,7 @@ static bool importable(PyObject *self, PyObject *module_name, PyObject *qualname
 }
 
 /* Pickles by reference when the kernel is importable under its function's
- * name (pickle finds it again, as it finds functions), else by value: the
+ * name (gpukit._jit._find imports it again), else by value: the
  * function and the flag (cloudpickle, which Dask uses, sends functions of
  * __main__ and notebooks by value). */
 static PyObject *kernel_reduce(PyObject *self, PyObject *unused)
@@ -609,19 +609,20 @@ static PyObject *kernel_reduce(PyObject *self, PyObject *unused)
     PyObject *module_name = PyObject_GetAttrString(kernel->function, "__module__");
     PyObject *qualname = PyObject_GetAttrString(kernel->function, "__qualname__");
     PyErr_Clear();
-    PyObject *result = importable(self, module_name, qualname)
-                           ? Py_NewRef(qualname)
-                           : Py_BuildValue("(O(OO))", Py_TYPE(self), kernel->function,
-                                           kernel->device ? Py_True : Py_False);
+    PyObject *result = NULL;
+    if (importable(self, module_name, qualname)) {
+        PyObject *jit = PyImport_ImportModule("gpukit._jit");
+        PyObject *find = jit ? PyObject_GetAttrString(jit, "_find") : NULL;
+        result = find ? Py_BuildValue("(O(OO))", find, module_name, qualname) : NULL;
+        Py_XDECREF(find);
+        Py_XDECREF(jit);
+    } else {
+        result = Py_BuildValue("(O(OO))", Py_TYPE(self), kernel->function,
+                               kernel->device ? Py_True : Py_False);
+    }
     Py_XDECREF(module_name);
     Py_XDECREF(qualname);
     return result;
-}
-
-static PyObject *kernel_get_module(PyObject *self, void *unused)
-{
-    (void)unused;
-    return PyObject_GetAttrString(((jit_kernel_object *)self)->function, "__module__");
 }
 
 static PyObject *kernel_repr(PyObject *self)
@@ -640,12 +641,6 @@ static PyObject *kernel_get_name(PyObject *self, void *unused)
 {
     (void)unused;
     return PyObject_GetAttrString(((jit_kernel_object *)self)->function, "__name__");
-}
-
-static PyObject *kernel_get_doc(PyObject *self, void *unused)
-{
-    (void)unused;
-    return PyObject_GetAttrString(((jit_kernel_object *)self)->function, "__doc__");
 }
 
 static PyObject *kernel_get_device(PyObject *self, void *unused)
@@ -673,8 +668,6 @@ static PyMethodDef kernel_methods[] = {
 
 static PyGetSetDef kernel_getset[] = {
     {"__name__", kernel_get_name, NULL, "The Python function's name.", NULL},
-    {"__doc__", kernel_get_doc, NULL, "The Python function's docstring.", NULL},
-    {"__module__", kernel_get_module, NULL, "The Python function's module.", NULL},
     {"is_device_function", kernel_get_device, NULL,
      "True for @gpukit.jit(device=True): called from kernels, not launched.", NULL},
     {"signatures", kernel_get_signatures, NULL,

@@ -21,6 +21,18 @@ from typing_extensions import Buffer, CapsuleType, Self, TypeAlias
 import numpy as _np
 
 from . import cuda as cuda, fft as fft, linalg as linalg, random as random
+from ._jit import (
+    atomic as atomic,
+    blockDim as blockDim,
+    blockIdx as blockIdx,
+    grid as grid,
+    gridDim as gridDim,
+    gridsize as gridsize,
+    jit as jit,
+    shared as shared,
+    syncthreads as syncthreads,
+    threadIdx as threadIdx,
+)
 
 __version__: str
 # The array API standard's version this namespace follows, and its constants.
@@ -694,6 +706,33 @@ class RawKernel:
         *,
         stream: Stream | None = None,
     ) -> None: ...
+
+@final
+class JitKernel:
+    def __new__(cls, function: Any, device: builtins.bool = False) -> Self: ...
+    @property
+    def py_func(self) -> Any: ...
+    @property
+    def __wrapped__(self) -> Any: ...
+    @property
+    def is_device_function(self) -> builtins.bool: ...
+    @property
+    def signatures(self) -> list[tuple[Any, ...]]: ...
+    @property
+    def __name__(self) -> str: ...
+    def __getitem__(self, config: tuple[Any, ...], /) -> JitLaunch: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def forall(self, n: SupportsIndex, /) -> JitLaunch: ...
+    def dialect_source(self, *args: Any) -> str: ...
+
+@final
+class JitLaunch:
+    def __new__(
+        cls, kernel: JitKernel, blocks: _LaunchSize, threads: _LaunchSize, stream: Stream | None = None
+    ) -> Self: ...
+    @property
+    def kernel(self) -> JitKernel: ...
+    def __call__(self, *args: Any) -> None: ...
 
 @final
 class ElementwiseKernel:

@@ -103,6 +103,20 @@ class _Atomic:
 shared = _Shared()
 atomic = _Atomic()
 
+# Documented as gpukit's own (help(gpukit), Sphinx), where users find them.
+for _function in (jit, grid, gridsize, syncthreads):
+    _function.__module__ = "gpukit"
+
+
+def _find(module, qualname):
+    """The kernel a pickle names by reference (JitKernel.__reduce__)."""
+    import importlib
+
+    found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
 # What the translator recognises, by identity.
 _INTRINSICS = {
     "grid": grid, "gridsize": gridsize, "syncthreads": syncthreads,
