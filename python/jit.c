@@ -164,7 +164,12 @@ static int prepare_args(gkpy_state *state, gk_device device, PyObject *const *ob
             /* NumPy arrays, CuPy and PyTorch tensors...: in place where the
              * device can see their memory (the cpu; CUDA through
              * __cuda_array_interface__), else a copy written back after. */
-            PyObject *array = gkpy_asarray(state, object, NULL, &device, -1);
+            PyObject *array = gkpy_asarray(state, object, NULL, &device, 0);
+            if (!array) {
+                PyErr_Clear();
+                array = gkpy_asarray(state, object, NULL, &device, 1);
+                args[i].source = array ? Py_NewRef(object) : NULL;
+            }
             if (!array) {
                 PyErr_Clear();
                 PyErr_Format(PyExc_TypeError,
@@ -174,11 +179,6 @@ static int prepare_args(gkpy_state *state, gk_device device, PyObject *const *ob
                 return -1;
             }
             args[i].array = array;
-            PyObject *shared = gkpy_asarray(state, object, NULL, &device, 0);
-            if (shared)
-                Py_DECREF(shared);
-            else
-                PyErr_Clear(), args[i].source = Py_NewRef(object);
         } else {
             args[i].array = Py_NewRef(object);
         }
@@ -418,10 +418,14 @@ static PyObject *launch_reduce(PyObject *self, PyObject *unused)
 static PyObject *launch_repr(PyObject *self)
 {
     jit_launch_object *launch = (jit_launch_object *)self;
-    return PyUnicode_FromFormat("<gpukit kernel %S[(%u, %u, %u), (%u, %u, %u)]>",
-                                PyObject_GetAttrString(launch->kernel->function, "__name__"),
-                                launch->grid[0], launch->grid[1], launch->grid[2],
-                                launch->block[0], launch->block[1], launch->block[2]);
+    PyObject *name = PyObject_GetAttrString(launch->kernel->function, "__name__");
+    PyObject *text = name ? PyUnicode_FromFormat("<gpukit kernel %S[(%u, %u, %u), (%u, %u, %u)]>",
+                                                 name, launch->grid[0], launch->grid[1],
+                                                 launch->grid[2], launch->block[0],
+                                                 launch->block[1], launch->block[2])
+                          : NULL;
+    Py_XDECREF(name);
+    return text;
 }
 
 static PyMethodDef launch_methods[] = {

@@ -1304,9 +1304,16 @@ static int attribute(translation *tr, scope *sc, PyObject *node, value *out)
         }
     }
     PyObject *object = PyObject_GetAttr(base.object, attr);
+    if (!object) {
+        PyErr_Clear();
+        PyObject *repr = PyObject_Repr(base.object);
+        fail(sc, node, PyExc_TypeError, "%s has no attribute '%s'",
+             repr ? PyUnicode_AsUTF8(repr) : "the object", name);
+        Py_XDECREF(repr);
+        Py_DECREF(attr);
+        return -1;
+    }
     Py_DECREF(attr);
-    if (!object)
-        return fail(sc, node, PyExc_TypeError, "%s", "no such attribute");
     status = object_value(tr, sc, node, object, out);
     /* Attributes of modules and gpukit's namespaces live as long as they do. */
     Py_DECREF(object);

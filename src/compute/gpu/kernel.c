@@ -395,19 +395,26 @@ static gk_status add_view(gk_gpu_launch *launch, gk_device device, host_loans *l
     return GK_OK;
 }
 
+/* An array argument (gk_arg_array or gk_arg_view): given, and on the
+ * kernel's device. */
+static gk_status check_array_arg(const gk_array *a, gk_device device, int index)
+{
+    if (!a)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "kernel_launch: argument %d is a NULL array",
+                       index);
+    char what[48];
+    snprintf(what, sizeof what, "kernel_launch: argument %d (an array)", index);
+    return same_device(a, device, what);
+}
+
 /* One gk_arg as a driver argument of a kernel for `device`. */
 static gk_status add_arg(gk_gpu_launch *launch, gk_device device, host_loans *loans,
                          const gk_arg *arg, int index)
 {
-    char what[48];
-    snprintf(what, sizeof what, "kernel_launch: argument %d (an array)", index);
     switch (arg->kind) {
     case GK_ARG_VIEW: {
         const gk_array *a = arg->value.array;
-        if (!a)
-            return gk_fail(GK_ERR_INVALID_ARGUMENT, "kernel_launch: argument %d is a NULL array",
-                           index);
-        gk_status status = same_device(a, device, what);
+        gk_status status = check_array_arg(a, device, index);
         if (status != GK_OK)
             return status;
         if (a->ndim > GK_VIEW_DIMS)
@@ -419,10 +426,7 @@ static gk_status add_arg(gk_gpu_launch *launch, gk_device device, host_loans *lo
     }
     case GK_ARG_ARRAY: {
         const gk_array *a = arg->value.array;
-        if (!a)
-            return gk_fail(GK_ERR_INVALID_ARGUMENT, "kernel_launch: argument %d is a NULL array",
-                           index);
-        gk_status status = same_device(a, device, what);
+        gk_status status = check_array_arg(a, device, index);
         if (status != GK_OK)
             return status;
         /* The address of element [0, 0, ...]: OpenCL's driver makes a
