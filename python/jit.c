@@ -55,7 +55,7 @@ typedef struct launch_arg {
 static int scalar_kind(gkpy_state *state, PyObject *object, launch_arg *arg)
 {
     if (PyBool_Check(object)) {
-        arg->type = (jit_arg_type){JIT_ARG_BOOL, GK_BOOL, 0};
+        arg->type = (jit_arg_type){.kind = JIT_ARG_BOOL, .dtype = GK_BOOL};
         arg->value.i = object == Py_True;
         return 1;
     }
@@ -78,12 +78,12 @@ static int scalar_kind(gkpy_state *state, PyObject *object, launch_arg *arg)
     }
     switch (gkpy_dtype_kind(dtype)) {
     case 'b':
-        arg->type = (jit_arg_type){JIT_ARG_BOOL, GK_BOOL, 0};
+        arg->type = (jit_arg_type){.kind = JIT_ARG_BOOL, .dtype = GK_BOOL};
         arg->value.i = PyObject_IsTrue(object);
         return arg->value.i < 0 ? -1 : 1;
     case 'i':
     case 'u': {
-        arg->type = (jit_arg_type){JIT_ARG_INT, dtype == GK_UINT64 ? GK_UINT64 : GK_INT64, 0};
+        arg->type = (jit_arg_type){.kind = JIT_ARG_INT, .dtype = dtype == GK_UINT64 ? GK_UINT64 : GK_INT64};
         PyObject *index = PyNumber_Index(object);
         if (!index)
             return -1;
@@ -105,7 +105,8 @@ static int scalar_kind(gkpy_state *state, PyObject *object, launch_arg *arg)
         if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64 && dtype != GK_FLOAT16 &&
             dtype != GK_BFLOAT16)
             return 0;
-        arg->type = (jit_arg_type){JIT_ARG_FLOAT, dtype == GK_FLOAT32 ? GK_FLOAT32 : GK_FLOAT64, 0};
+        arg->type = (jit_arg_type){.kind = JIT_ARG_FLOAT,
+                                      .dtype = dtype == GK_FLOAT32 ? GK_FLOAT32 : GK_FLOAT64};
         arg->value.f = PyFloat_AsDouble(object);
         return PyErr_Occurred() ? -1 : 1;
     default:
@@ -183,7 +184,8 @@ static int prepare_args(gkpy_state *state, gk_device device, PyObject *const *ob
             args[i].array = Py_NewRef(object);
         }
         const gk_array *a = ((gkpy_array *)args[i].array)->array;
-        args[i].type = (jit_arg_type){JIT_ARG_ARRAY, gk_array_dtype(a), gk_array_ndim(a)};
+        args[i].type = (jit_arg_type){JIT_ARG_ARRAY, gk_array_dtype(a), gk_array_ndim(a),
+                                      gk_array_is_contiguous(a)};
     }
     return 0;
 }
@@ -219,7 +221,8 @@ static int write_back(gkpy_state *state, launch_arg *args, int count)
 
 /* ---- translating and compiling ------------------------------------------- */
 
-/* The cache key: the device's name and each argument's kind, dtype, ndim. */
+/* The cache key: the device's name and each argument's kind, dtype, ndim
+ * and layout. */
 static PyObject *signature_key(gk_device device, const launch_arg *args, int count)
 {
     char name[GK_DEVICE_NAME_MAX];
@@ -228,8 +231,9 @@ static PyObject *signature_key(gk_device device, const launch_arg *args, int cou
         return NULL;
     PyTuple_SET_ITEM(key, 0, PyUnicode_FromString(gk_device_name(device, name, sizeof name)));
     for (int i = 0; i < count; i++)
-        PyTuple_SET_ITEM(key, i + 1, Py_BuildValue("(iii)", (int)args[i].type.kind,
-                                                   (int)args[i].type.dtype, args[i].type.ndim));
+        PyTuple_SET_ITEM(key, i + 1, Py_BuildValue("(iiii)", (int)args[i].type.kind,
+                                                   (int)args[i].type.dtype, args[i].type.ndim,
+                                                   args[i].type.contiguous));
     for (int i = 0; i <= count; i++)
         if (!PyTuple_GET_ITEM(key, i)) {
             Py_DECREF(key);
@@ -243,6 +247,104 @@ static void free_kernel_capsule(PyObject *capsule)
     gk_kernel_free(PyCapsule_GetPointer(capsule, "gpukit.jit.kernel"));
 }
 
+static int fingerprint_code(PyObject *code, PyObject *globals, PyObject *parts, int depth);
+
+/* What a global or closure value contributes to the translation's key:
+ * numbers are inlined, device functions translated along, modules named;
+ * anything else by its repr (one holding an address just never hits). */
+static int fingerprint_value(PyObject *value, PyObject *parts, int depth)
+{
+    if (PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value))
+        return PyList_Append(parts, value);
+    if (PyModule_Check(value)) {
+        PyObject *name = PyModule_GetNameObject(value);
+        int status = name ? PyList_Append(parts, name) : -1;
+        Py_XDECREF(name);
+        return status;
+    }
+    PyObject *function = PyObject_HasAttrString(value, "is_device_function")
+                             ? PyObject_GetAttrString(value, "py_func")
+                             : NULL;
+    if (function && PyFunction_Check(function)) {
+        int status = depth < 8 ? fingerprint_code(PyFunction_GET_CODE(function),
+                                                  PyFunction_GET_GLOBALS(function), parts,
+                                                  depth + 1)
+                               : -1;
+        Py_DECREF(function);
+        return status;
+    }
+    Py_XDECREF(function);
+    PyErr_Clear();
+    PyObject *repr = PyObject_Repr(value);
+    int status = repr ? PyList_Append(parts, repr) : -1;
+    Py_XDECREF(repr);
+    return status;
+}
+
+/* A code object's bytecode, constants and names, with what its global
+ * names hold now in `globals` (those of the function that owns it). */
+static int fingerprint_code(PyObject *code, PyObject *globals, PyObject *parts, int depth)
+{
+    static const char *const fields[] = {"co_name", "co_code", "co_consts", "co_names",
+                                         "co_varnames", "co_argcount"};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        PyObject *item = PyObject_GetAttrString(code, fields[i]);
+        PyObject *repr = item ? PyObject_Repr(item) : NULL;
+        int status = repr ? PyList_Append(parts, repr) : -1;
+        Py_XDECREF(item);
+        Py_XDECREF(repr);
+        if (status < 0)
+            return -1;
+    }
+    PyObject *names = PyObject_GetAttrString(code, "co_names");
+    int status = names ? 0 : -1;
+    for (Py_ssize_t i = 0; status == 0 && i < PyTuple_GET_SIZE(names); i++) {
+        PyObject *value = PyDict_GetItemWithError(globals, PyTuple_GET_ITEM(names, i));
+        if (value)
+            status = fingerprint_value(value, parts, depth);
+        else if (PyErr_Occurred())
+            status = -1;
+    }
+    Py_XDECREF(names);
+    return status;
+}
+
+/* The disk-cache key of the translation for these argument types: the
+ * version and the translator's source hash (python/CMakeLists.txt), the
+ * signature, and the function as fingerprint_code sees it,
+ * closure values included. NULL (no error) when there is none to make. */
+static PyObject *translation_key(jit_kernel_object *self, const jit_arg_type *types, int count)
+{
+    PyObject *parts = PyList_New(0);
+    PyObject *signature = PyBytes_FromStringAndSize((const char *)types,
+                                                    (Py_ssize_t)(sizeof *types * (size_t)count));
+    int status = parts && signature && PyList_Append(parts, signature) == 0 ? 0 : -1;
+    Py_XDECREF(signature);
+    if (status == 0) {
+        PyObject *version = PyUnicode_FromString("gkjit " GPUKIT_VERSION " " GKPY_JIT_HASH);
+        status = version ? PyList_Append(parts, version) : -1;
+        Py_XDECREF(version);
+    }
+    if (status == 0)
+        status = fingerprint_code(PyFunction_GET_CODE(self->function),
+                                  PyFunction_GET_GLOBALS(self->function), parts, 0);
+    PyObject *closure = PyFunction_GET_CLOSURE(self->function);
+    for (Py_ssize_t i = 0; status == 0 && closure && i < PyTuple_GET_SIZE(closure); i++) {
+        PyObject *value = PyCell_GET(PyTuple_GET_ITEM(closure, i));
+        status = value ? fingerprint_value(value, parts, 0) : 0;
+    }
+    PyObject *repr = status == 0 ? PyObject_Repr(parts) : NULL;
+    Py_XDECREF(parts);
+    PyObject *key = repr ? PyUnicode_AsUTF8String(repr) : NULL;
+    Py_XDECREF(repr);
+    if (!key)
+        PyErr_Clear();
+    return key;
+}
+
+/* The dialect source for these arguments: from the disk cache when an
+ * earlier process translated the same function for the same types, else
+ * translated now (and stored). */
 static PyObject *translate(jit_kernel_object *self, const launch_arg *args, int count,
                            char *kernel_name)
 {
@@ -251,9 +353,25 @@ static PyObject *translate(jit_kernel_object *self, const launch_arg *args, int 
         PyErr_SetString(PyExc_TypeError, "a gpukit kernel takes at most 64 arguments");
         return NULL;
     }
+    memset(types, 0, sizeof types);
     for (int i = 0; i < count; i++)
         types[i] = args[i].type;
-    return gkpy_jit_translate(self->function, count, types, kernel_name);
+    PyObject *key = translation_key(self, types, count);
+    char *cached = NULL;
+    if (key && gk_kernel_cache_get(PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key),
+                                   &cached) == GK_OK) {
+        Py_DECREF(key);
+        gkpy_jit_kernel_name(self->function, kernel_name);
+        PyObject *source = PyUnicode_FromString(cached);
+        free(cached);
+        return source;
+    }
+    PyObject *source = gkpy_jit_translate(self->function, count, types, kernel_name);
+    if (source && key)
+        (void)gk_kernel_cache_put(PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key),
+                                  PyUnicode_AsUTF8(source));
+    Py_XDECREF(key);
+    return source;
 }
 
 /* The compiled kernel for this signature on `device` (borrowed from the

@@ -20,6 +20,7 @@ typedef struct jit_arg_type {
     jit_arg_kind kind;
     gk_dtype dtype; /* arrays; scalars: GK_INT64, GK_UINT64, GK_FLOAT64, GK_FLOAT32, GK_BOOL */
     int ndim;       /* arrays */
+    int contiguous; /* arrays: C-contiguous, so the last axis steps by 1 (Numba's 'C' layout) */
 } jit_arg_type;
 
 /* The dialect source of `function` (a Python function) for these argument
@@ -30,5 +31,7 @@ typedef struct jit_arg_type {
  * the file, the line and the construct. */
 PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *args,
                              char *kernel_name);
+/* The name the translation gives the kernel of `function` (size >= 80). */
+void gkpy_jit_kernel_name(PyObject *function, char *kernel_name);
 
 #endif

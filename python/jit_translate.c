@@ -50,6 +50,7 @@ typedef struct ty {
     gk_dtype dtype;        /* arrays */
     int ndim;              /* arrays */
     bool shared;           /* arrays: GK_LOCAL, C-contiguous of constant shape */
+    bool contiguous;       /* argument arrays: C-contiguous (the last axis steps by 1) */
     int64_t shape[GK_MAX_DIMS]; /* shared arrays */
 } ty;
 
@@ -60,6 +61,7 @@ typedef struct value {
     int count;             /* TY_TUPLE */
     struct value *items;   /* TY_TUPLE */
     bool constant;         /* an int literal, with its value in `number` */
+    bool nonneg;           /* an integer known never to be negative (no index wrap needed) */
     int64_t number;
 } value;
 
@@ -67,6 +69,7 @@ typedef struct variable {
     char name[64];
     ty type;
     bool assigned; /* in this pass: reads before any assignment are errors */
+    bool nonneg;   /* every value assigned so far is a non-negative integer */
 } variable;
 
 /* Text that grows. */
@@ -372,11 +375,17 @@ static variable *find_var(scope *sc, const char *name)
     return NULL;
 }
 
-/* The variable `name` takes a value of type `t`: made on first sight,
- * widened for numbers, an error when it would change kind. */
-static variable *assign_var(scope *sc, PyObject *node, const char *name, ty t)
+/* The variable `name` takes a value of type `t` (`nonneg`: a non-negative
+ * integer): made on first sight, widened for numbers (and losing nonneg
+ * for good once any value may be negative), an error when it would change
+ * kind. */
+static variable *assign_var(scope *sc, PyObject *node, const char *name, ty t, bool nonneg)
 {
     variable *v = find_var(sc, name);
+    if (v && v->nonneg && !nonneg) {
+        v->nonneg = false;
+        sc->widened = true;
+    }
     if (!v) {
         if (sc->var_count == MAX_VARS || strlen(name) >= sizeof v->name) {
             fail(sc, node, PyExc_NotImplementedError, "too many variables, or a name too long");
@@ -385,6 +394,7 @@ static variable *assign_var(scope *sc, PyObject *node, const char *name, ty t)
         v = &sc->vars[sc->var_count++];
         snprintf(v->name, sizeof v->name, "%s", name);
         v->type = t;
+        v->nonneg = nonneg;
         sc->widened = true;
     } else if (is_number(v->type) && is_number(t)) {
         ty wide = promote(v->type, t);
@@ -615,6 +625,7 @@ static int object_value(translation *tr, scope *sc, PyObject *node, PyObject *ob
     memset(out, 0, sizeof *out);
     if (PyBool_Check(object)) {
         *out = number(tr, TY_BOOL, "%d", object == Py_True);
+        out->nonneg = true;
         return 0;
     }
     if (PyLong_Check(object)) {
@@ -632,6 +643,7 @@ static int object_value(translation *tr, scope *sc, PyObject *node, PyObject *ob
             *out = number(tr, TY_I64, "((gk_i64)%lldL)", n);
         out->constant = true;
         out->number = n;
+        out->nonneg = n >= 0;
         return 0;
     }
     if (PyFloat_Check(object)) {
@@ -664,6 +676,7 @@ static int name_value(translation *tr, scope *sc, PyObject *node, value *out)
         memset(out, 0, sizeof *out);
         out->type = v->type;
         out->text = fmt(tr, "v_%s", v->name);
+        out->nonneg = v->nonneg;
         return 0;
     }
     PyObject *object = lookup_global(sc, id);
@@ -694,7 +707,7 @@ static const char *index_text(translation *tr, scope *sc, PyObject *node, const 
         return NULL;
     }
     *ok = true;
-    if (v.constant && v.number >= 0)
+    if (v.nonneg)
         return v.text;
     return fmt(tr, "gkjit_wrap((gk_i64)(%s), %s)", v.text, length);
 }
@@ -736,6 +749,9 @@ static int element(translation *tr, scope *sc, PyObject *node, value array, PyOb
         if (array.type.shared) {
             text_add(&offset, " + (%s) * %lld", i, (long long)stride);
             stride *= array.type.shape[d];
+        } else if (array.type.contiguous && d == count - 1) {
+            /* A known unit step lets the compiler vectorise across threads. */
+            text_add(&offset, " + (%s)", i);
         } else {
             text_add(&offset, " + (%s) * %s_view.strides[%d]", i, array.text, d);
         }
@@ -749,7 +765,8 @@ static int element(translation *tr, scope *sc, PyObject *node, value array, PyOb
 /* Reads an element as a value of its computing type. */
 static value load(translation *tr, gk_dtype dtype, const char *lvalue)
 {
-    value v = {.type = element_type(dtype)};
+    value v = {.type = element_type(dtype), .nonneg = gkpy_dtype_kind(dtype) == 'u' ||
+                                                      dtype == GK_BOOL};
     if (dtype == GK_BOOL)
         v.text = fmt(tr, "((int)(%s != 0))", lvalue);
     else if (dtype == GK_FLOAT16)
@@ -819,6 +836,11 @@ static int binary(translation *tr, scope *sc, PyObject *node, const char *op, va
         out->text = fmt(tr, "(%s %s %s)", x, c, y);
     } else
         return unsupported(sc, node, fmt(tr, "the operator %s", op));
+    /* What stays a non-negative integer (LShift may overflow into the sign). */
+    bool both = a.nonneg && b.nonneg;
+    out->nonneg = is_integer(out->type) &&
+                  ((both && strcmp(op, "Sub") != 0 && strcmp(op, "LShift") != 0) ||
+                   (strcmp(op, "BitAnd") == 0 && (a.nonneg || b.nonneg)));
     return 0;
 }
 
@@ -913,14 +935,17 @@ static int grid_value(translation *tr, scope *sc, PyObject *node, const char *wh
     memset(out, 0, sizeof *out);
     if (n == 1) {
         *out = number(tr, TY_I64, "%s(0)", macro);
+        out->nonneg = true;
         return 0;
     }
     out->type = scalar(TY_TUPLE);
     out->count = n;
     out->items = calloc((size_t)n, sizeof *out->items);
     keep(tr, (char *)out->items);
-    for (int d = 0; d < n; d++)
+    for (int d = 0; d < n; d++) {
         out->items[d] = number(tr, TY_I64, "%s(%d)", macro, d);
+        out->items[d].nonneg = true;
+    }
     return 0;
 }
 
@@ -1181,6 +1206,9 @@ static int call(translation *tr, scope *sc, PyObject *node, value *out)
                         name);
         *out = args[0];
         for (int i = 1; i < count; i++) {
+            /* min of non-negatives, max with one, stays non-negative. */
+            bool nonneg = name[1] == 'i' ? out->nonneg && args[i].nonneg
+                                         : out->nonneg || args[i].nonneg;
             ty t = promote(out->type, args[i].type);
             const char *a = as(tr, *out, t), *b = as(tr, args[i], t);
             /* Python's: the first of equal values, NaN wherever compared. */
@@ -1189,6 +1217,7 @@ static int call(translation *tr, scope *sc, PyObject *node, value *out)
                             b, a, b, a);
             out->type = t;
             out->constant = false;
+            out->nonneg = nonneg && is_integer(t);
         }
         return 0;
     }
@@ -1267,6 +1296,7 @@ static int attribute(translation *tr, scope *sc, PyObject *node, value *out)
                                     : number(tr, TY_I64, "%s_view.shape[%d]", base.text, d);
                 out->items[d].constant = base.type.shared;
                 out->items[d].number = base.type.shape[d];
+                out->items[d].nonneg = true;
             }
         } else if (strcmp(name, "size") == 0) {
             int64_t total = 1;
@@ -1274,10 +1304,12 @@ static int attribute(translation *tr, scope *sc, PyObject *node, value *out)
                 total *= base.type.shape[d];
             *out = base.type.shared ? number(tr, TY_I64, "((gk_i64)%lld)", (long long)total)
                                     : number(tr, TY_I64, "%s_view.size", base.text);
+            out->nonneg = true;
         } else if (strcmp(name, "ndim") == 0) {
             *out = number(tr, TY_I64, "((gk_i64)%d)", base.type.ndim);
             out->constant = true;
             out->number = base.type.ndim;
+            out->nonneg = true;
         } else {
             status = unsupported(sc, node, fmt(tr, "the array attribute '%s'", name));
         }
@@ -1299,6 +1331,7 @@ static int attribute(translation *tr, scope *sc, PyObject *node, value *out)
                                                              : NULL;
         if (macro) {
             *out = number(tr, TY_I64, "%s(%d)", macro, name[0] - 'x');
+            out->nonneg = true;
             Py_DECREF(attr);
             return 0;
         }
@@ -1485,6 +1518,7 @@ static int expr(translation *tr, scope *sc, PyObject *node, value *out)
                         type_name(a.type), type_name(b.type));
         ty w = promote(a.type, b.type);
         *out = number(tr, w.kind, "(%s ? %s : %s)", truth(tr, c), as(tr, a, w), as(tr, b, w));
+        out->nonneg = a.nonneg && b.nonneg && is_integer(w);
         return 0;
     }
     if (strcmp(kind, "Tuple") == 0) {
@@ -1531,7 +1565,7 @@ static int assign(translation *tr, scope *sc, PyObject *target, value v)
                         "variable '%s' cannot hold %s (unpack tuples: x, y = grid(2))", name,
                         type_name(v.type));
         }
-        variable *var = assign_var(sc, target, name, v.type);
+        variable *var = assign_var(sc, target, name, v.type, v.nonneg);
         Py_DECREF(id);
         if (!var)
             return -1;
@@ -1653,6 +1687,8 @@ static int for_range(translation *tr, scope *sc, PyObject *node)
         value step = count == 3 ? args[2] : number(tr, TY_I64, "1");
         if (count < 3)
             step.constant = true, step.number = 1;
+        if (count < 2)
+            start.nonneg = true;
         int k = sc->temp++;
         line(sc, "{");
         sc->indent++;
@@ -1667,6 +1703,7 @@ static int for_range(translation *tr, scope *sc, PyObject *node)
              as(tr, start, t), condition, k, k);
         sc->indent++;
         value counter = number(tr, TY_I64, "gkjit_i%d", k);
+        counter.nonneg = start.nonneg && step.constant && step.number > 0;
         status = assign(tr, sc, target, counter);
         sc->indent--;
         if (status == 0)
@@ -1936,7 +1973,8 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
             PyObject *arg = PyList_GET_ITEM(names, i);
             PyObject *id = field(arg, "arg");
             const char *name = id ? PyUnicode_AsUTF8(id) : NULL;
-            variable *v = name ? assign_var(sc, arg, name, params[i]) : NULL;
+            variable *v = name ? assign_var(sc, arg, name, params[i],
+                                            params[i].kind == TY_U64) : NULL;
             Py_XDECREF(id);
             if (!v) {
                 status = -1;
@@ -2052,6 +2090,15 @@ static PyObject *intrinsics_table(void)
     return table;
 }
 
+void gkpy_jit_kernel_name(PyObject *function, char *kernel_name)
+{
+    PyObject *name = PyObject_GetAttrString(function, "__name__");
+    const char *text = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    snprintf(kernel_name, 80, "gkjit_%.60s", text ? text : "kernel");
+    Py_XDECREF(name);
+    PyErr_Clear();
+}
+
 PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *args,
                              char *kernel_name)
 {
@@ -2067,6 +2114,7 @@ PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *
             params[i].kind = TY_ARRAY;
             params[i].dtype = args[i].dtype;
             params[i].ndim = args[i].ndim;
+            params[i].contiguous = args[i].contiguous;
             if (!storage_type(args[i].dtype)) {
                 PyErr_Format(PyExc_TypeError,
                              "argument %d is a %s array; gpukit kernels take bool, integer and "
@@ -2096,10 +2144,7 @@ PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *
     tr->intrinsics = intrinsics_table();
     sc->function = function;
     sc->is_kernel = true;
-    PyObject *name = PyObject_GetAttrString(function, "__name__");
-    snprintf(kernel_name, 80, "gkjit_%.60s", name && PyUnicode_Check(name)
-                                                 ? PyUnicode_AsUTF8(name) : "kernel");
-    Py_XDECREF(name);
+    gkpy_jit_kernel_name(function, kernel_name);
     PyObject *result = NULL;
     if (tr->intrinsics && translate_function(tr, sc, nargs, params, kernel_name) == 0) {
         strbuf all = {0};

@@ -121,6 +121,17 @@ gk_status gk_elementwise_kernel(gk_device device, const char *inputs, const char
 gk_status gk_elementwise_launch(gk_kernel *kernel, int in_count, const gk_array *const *in,
                                 int out_count, gk_array **out, gk_stream *stream);
 
+/* --- text kept beside the compiled kernels --- */
+/* Front ends that generate kernel sources (Python's @gpukit.jit) keep
+ * what they generated in the same disk cache as compiled kernels, under a
+ * key of their own making (any bytes: everything that changes the text),
+ * so a later process skips generating it. get: GK_OK with a new
+ * NUL-terminated string to free(), or GK_ERR_NOT_FOUND on a miss (never
+ * stored, damaged, or the cache is off). put: stores it; failing to is not
+ * an error a caller must handle (the cache is an optimisation). */
+gk_status gk_kernel_cache_get(const void *key, size_t key_size, char **text);
+gk_status gk_kernel_cache_put(const void *key, size_t key_size, const char *text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -399,24 +399,55 @@ def test_translation_snapshots(name, args):
 # ---- caches ----------------------------------------------------------------------
 
 COMPILE_TWICE = """
-import sys
+import inspect, sys
 sys.path.insert(0, {tests!r})
 import gpukit, jit_kernels as k
+if {cached!r}:
+    def no_source(*args):
+        raise AssertionError("translated again: the source was read")
+    inspect.getsource = no_source
 x = gpukit.zeros((8,), dtype=gpukit.float64, device={device!r})
 k.double[1, 32](x)
+assert x[0] == 0
 print("ran")
 """
 
 
 def test_disk_cache_from_a_fresh_process(py, tmp_path, device):
+    """A second process neither translates (the source is never read) nor
+    compiles (no cache file is written again)."""
     cache = tmp_path / "kernel-cache"
-    code = COMPILE_TWICE.format(tests=str(SOURCE / "tests" / "package"), device=device)
+    tests = str(SOURCE / "tests" / "package")
     env = dict(GPUKIT_CACHE_DIR=str(cache), PATH=os.environ.get("PATH", ""))
-    assert "ran" in py(code, **env).stdout
+    assert "ran" in py(COMPILE_TWICE.format(tests=tests, device=device, cached=False),
+                       **env).stdout
     first = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
-    assert first, "the compiled kernel is on disk"
-    assert "ran" in py(code, **env).stdout
+    # The translation and the compiled kernel (and, on a GPU device, the
+    # built-in program that zeros x).
+    assert len(first) >= 2, first
+    assert "ran" in py(COMPILE_TWICE.format(tests=tests, device=device, cached=True),
+                       **env).stdout
     assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == first
+
+
+CHANGED_GLOBAL = """
+import sys
+sys.path.insert(0, {tests!r})
+import gpukit, jit_kernels as k
+k.THREADS = {threads}
+print(k.block_sum.dialect_source(gpukit.zeros((4,), dtype=gpukit.float32),
+                                 gpukit.zeros((1,), dtype=gpukit.float32)).count("[{threads}]"))
+"""
+
+
+def test_cached_translation_follows_globals(py, tmp_path):
+    """A global the kernel reads as a constant is part of the cache key:
+    changing it translates again."""
+    env = dict(GPUKIT_CACHE_DIR=str(tmp_path / "cache"), PATH=os.environ.get("PATH", ""))
+    tests = str(SOURCE / "tests" / "package")
+    for threads in (128, 64, 128):
+        out = py(CHANGED_GLOBAL.format(tests=tests, threads=threads), **env).stdout
+        assert out.strip() == "1", (threads, out)
 
 
 # ---- CUDA: the translation compiles with NVRTC (the fake driver runs nothing) ----

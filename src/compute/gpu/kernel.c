@@ -13,6 +13,7 @@
  * and returned when the kernel is done, so a launch there is synchronous,
  * like every cpu op. */
 #include "compute/array_impl.h"
+#include "compute/gpu/cache.h"
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
@@ -945,4 +946,46 @@ gk_status gk_elementwise_launch(gk_kernel *kernel, int in_count, const gk_array 
             gk_array_free(made[k]);
     }
     return status;
+}
+
+/* ---- generated sources in the disk cache -------------------------------- */
+
+/* The cache key of a front end's text: a tag of its own, so no text key
+ * can equal a compiled kernel's. */
+static gk_cache_key text_key(const void *key, size_t key_size)
+{
+    const char *parts[] = {"gpukit generated source 1", key};
+    size_t lengths[] = {strlen(parts[0]), key_size};
+    return gk_cache_key_of(parts, lengths, 2);
+}
+
+gk_status gk_kernel_cache_get(const void *key, size_t key_size, char **text)
+{
+    if (!text || (!key && key_size))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "kernel_cache_get: NULL key or output");
+    *text = NULL;
+    gk_cache_key k = text_key(key, key_size);
+    void *data;
+    size_t size;
+    gk_status status = gk_cache_read(&k, &data, &size);
+    if (status != GK_OK)
+        return GK_ERR_NOT_FOUND;
+    char *copy = malloc(size + 1);
+    if (!copy) {
+        free(data);
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "kernel_cache_get: out of memory");
+    }
+    memcpy(copy, data, size);
+    copy[size] = 0;
+    free(data);
+    *text = copy;
+    return GK_OK;
+}
+
+gk_status gk_kernel_cache_put(const void *key, size_t key_size, const char *text)
+{
+    if (!text || (!key && key_size))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "kernel_cache_put: NULL key or text");
+    gk_cache_key k = text_key(key, key_size);
+    return gk_cache_write(&k, text, strlen(text));
 }
