@@ -1355,6 +1355,27 @@ static PyObject *array_numpy(PyObject *self, PyObject *unused)
     return result;
 }
 
+PyDoc_STRVAR(copy_to_host_doc,
+"copy_to_host($self, /)\n"
+"--\n\n"
+"A new NumPy array holding a copy of this array's elements, from any device\n"
+"(Numba's DeviceNDArray.copy_to_host()).");
+
+static PyObject *array_copy_to_host(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
+    gk_array *copy = NULL;
+    gk_status status;
+    GKPY_RUN(gkpy_long_work(array_of(self)), gk_to(array_of(self), gk_device_cpu(), &copy));
+    PyObject *host = gkpy_array_result(state, status, copy);
+    if (!host)
+        return NULL;
+    PyObject *result = array_numpy(host, NULL);
+    Py_DECREF(host); /* the NumPy array keeps the memory through the buffer */
+    return result;
+}
+
 PyDoc_STRVAR(namespace_doc,
 "__array_namespace__($self, /, *, api_version=None)\n"
 "--\n\n"
@@ -1432,6 +1453,7 @@ static PyMethodDef array_methods[] = {
     {"reshape", FASTCALL(array_reshape), reshape_doc},
     {"transpose", FASTCALL(array_transpose), transpose_doc},
     {"numpy", array_numpy, METH_NOARGS, numpy_doc},
+    {"copy_to_host", array_copy_to_host, METH_NOARGS, copy_to_host_doc},
     {"__array_namespace__", FASTCALL_KW(array_namespace), namespace_doc},
     {"__copy__", array_copy, METH_NOARGS, "__copy__($self, /)\n--\n\nA copy (as copy())."},
     {"__deepcopy__", array_deepcopy, METH_O,

@@ -391,7 +391,37 @@ static PyObject *py_set_default_device(PyObject *module, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(synchronize_doc,
+"synchronize(device=None)\n--\n\n"
+"Waits until the work queued on `device` is done; with None, on every device\n"
+"this process has used (Numba's cuda.synchronize(), torch.cuda.synchronize()).\n"
+"Kernel launches and array ops on GPUs return before they finish; reading a\n"
+"result waits by itself, so this is for timing and for other libraries.");
+
+static PyObject *py_synchronize(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"device", NULL};
+    PyObject *values[1] = {NULL};
+    if (gkpy_parse_args("synchronize", args, nargs, kwnames, names, 1, 0, 1, 0, values) < 0)
+        return NULL;
+    gk_device device;
+    int given = gkpy_optional_device(state, values[0], &device);
+    if (given < 0)
+        return NULL;
+    gk_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = given ? gk_device_synchronize(device) : gk_device_synchronize_all();
+    Py_END_ALLOW_THREADS
+    if (status != GK_OK)
+        return gkpy_raise(state, status);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef device_functions[] = {
+    {"synchronize", (PyCFunction)(void (*)(void))py_synchronize, METH_FASTCALL | METH_KEYWORDS,
+     synchronize_doc},
     {"devices", py_devices, METH_NOARGS, devices_doc},
     {"default_device", py_default_device, METH_NOARGS, default_device_doc},
     {"set_default_device", py_set_default_device, METH_O, set_default_device_doc},

@@ -79,6 +79,10 @@ gk_status gk_device_memory(gk_device device, uint64_t *free_bytes, uint64_t *tot
  * asynchronously on GPU devices; reading results back to the host
  * synchronises by itself. */
 gk_status gk_device_synchronize(gk_device device);
+/* gk_device_synchronize of every device this process has used (one it
+ * never touched is not started for this); the first failure is returned
+ * after all were waited for. */
+gk_status gk_device_synchronize_all(void);
 
 #ifdef __cplusplus
 }

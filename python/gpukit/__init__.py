@@ -32,4 +32,5 @@ from ._jit import (  # noqa: F401  (@gpukit.jit and the names its kernels call)
     shared,
     syncthreads,
     threadIdx,
+    to_device,
 )

@@ -19,11 +19,11 @@ translation and the launch are in C (``_gpukit.JitKernel``); this module
 holds the decorator and the names kernels call, which do nothing outside
 a kernel.
 """
-from ._gpukit import JitKernel, JitLaunch
+from ._gpukit import JitKernel, JitLaunch, asarray
 
 __all__ = [
     "jit", "grid", "gridsize", "syncthreads", "threadIdx", "blockIdx", "blockDim", "gridDim",
-    "shared", "atomic", "JitKernel", "JitLaunch",
+    "shared", "atomic", "to_device", "JitKernel", "JitLaunch",
 ]
 
 
@@ -35,6 +35,13 @@ def jit(function=None, *, device=False):
     if function is None:
         return lambda f: JitKernel(f, device)
     return JitKernel(function, device)
+
+
+def to_device(array, device=None):
+    """A copy of `array` (NumPy or anything ``asarray`` takes) on `device`
+    (None: the default device), Numba's ``cuda.to_device``; ``.copy_to_host()``
+    brings it back as a NumPy array."""
+    return asarray(array, device=device, copy=True)
 
 
 def _outside(name):
@@ -104,7 +111,7 @@ shared = _Shared()
 atomic = _Atomic()
 
 # Documented as gpukit's own (help(gpukit), Sphinx), where users find them.
-for _function in (jit, grid, gridsize, syncthreads):
+for _function in (jit, grid, gridsize, syncthreads, to_device):
     _function.__module__ = "gpukit"
 
 

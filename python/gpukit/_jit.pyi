@@ -3,11 +3,11 @@
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from . import JitKernel as JitKernel, JitLaunch as JitLaunch
+from . import Array, JitKernel as JitKernel, JitLaunch as JitLaunch, _DeviceLike
 
 __all__ = [
     "jit", "grid", "gridsize", "syncthreads", "threadIdx", "blockIdx", "blockDim", "gridDim",
-    "shared", "atomic", "JitKernel", "JitLaunch",
+    "shared", "atomic", "to_device", "JitKernel", "JitLaunch",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -16,6 +16,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 def jit(function: Callable[..., Any], *, device: bool = False) -> JitKernel: ...
 @overload
 def jit(function: None = None, *, device: bool = False) -> Callable[[Callable[..., Any]], JitKernel]: ...
+def to_device(array: Any, device: _DeviceLike | None = None) -> Array: ...
 def grid(ndim: int) -> Any: ...
 def gridsize(ndim: int) -> Any: ...
 def syncthreads() -> None: ...

@@ -170,3 +170,10 @@ gk_status gk_device_synchronize(gk_device device)
     gk_status status = gk_device_check(device);
     return status == GK_OK ? gk_backend_of(device.kind)->synchronize(device) : status;
 }
+
+gk_status gk_device_synchronize_all(void)
+{
+    /* The cpu's work is done when its ops return; the GPU layer knows
+     * which devices it has started. */
+    return gk_gpu_synchronize_used();
+}

@@ -217,6 +217,26 @@ def test_control_flow(device):
 
 
 @gpukit.jit
+def wrap_after_change(a, out):
+    i = gpukit.grid(1)
+    if i < a.size:
+        j = i
+        out[i] = a[j]
+        j = i - a.size    # negative from here: every read through j wraps
+        out[i] += 10 * a[j]
+
+
+def test_indices_that_may_be_negative_wrap(device):
+    """An index is left unwrapped only when no value it takes can be
+    negative (the snapshots show grid(1) indices unwrapped)."""
+    a = put(np.arange(1.0, 9.0), device)
+    out = gpukit.zeros((8,), dtype=gpukit.float64, device=device)
+    wrap_after_change.forall(8)(a, out)
+    np.testing.assert_array_equal(host(out), np.arange(1.0, 9.0) * 11)
+    assert "gkjit_wrap((gk_i64)(v_j)" in wrap_after_change.dialect_source(a, out)
+
+
+@gpukit.jit
 def scalar_kinds(out, a, b, c, d):
     out[0] = a
     out[1] = b
@@ -486,3 +506,25 @@ def test_cuda_translation_compiles_with_nvrtc(py):
         pytest.skip("no NVRTC here")
     assert out.returncode == 0, out.stderr
     assert "last gkjit_clamp_all [1, 1, 1, 256, 1, 1]" in out.stdout, out.stdout
+
+
+# ---- Numba's names for moving data and waiting -----------------------------------
+
+def test_to_device_copy_to_host_synchronize(device):
+    values = np.arange(6.0)
+    on_device = gpukit.to_device(values, device)
+    assert on_device.device == device
+    on_device[0] = 7                       # a copy: the NumPy array is untouched
+    assert values[0] == 0
+    k.double.forall(6)(on_device)
+    gpukit.synchronize()                   # every device in use
+    gpukit.synchronize(device)
+    back = on_device.copy_to_host()
+    assert isinstance(back, np.ndarray)
+    np.testing.assert_array_equal(back, [14, 2, 4, 6, 8, 10])
+    back[1] = -1                           # a copy too
+    assert on_device.copy_to_host()[1] == 2
+    with gpukit.device(device):
+        assert gpukit.to_device(values).device == device
+    with pytest.raises(ValueError, match="devices are named"):
+        gpukit.synchronize("tpu:0")

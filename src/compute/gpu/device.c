@@ -141,3 +141,19 @@ gk_status gk_gpu_host_device(gk_device *out)
                    "cuda or opencl GPU",
                    count, count == 1 ? "" : "s");
 }
+
+gk_status gk_gpu_synchronize_used(void)
+{
+    /* Entries are never removed, so the count read under the lock covers
+     * fully made states. */
+    pthread_mutex_lock(&devices_lock);
+    int count = device_count;
+    pthread_mutex_unlock(&devices_lock);
+    gk_status first = GK_OK;
+    for (int i = 0; i < count; i++) {
+        gk_status status = devices[i]->driver->synchronize(devices[i]->device);
+        if (first == GK_OK)
+            first = status;
+    }
+    return first;
+}

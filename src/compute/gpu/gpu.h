@@ -57,6 +57,8 @@ gk_status gk_gpu_info_of(gk_device device, const gk_gpu_info **info);
  * there read and write the cpu device's memory in place (driver
  * lend_host). GK_ERR_NOT_FOUND, naming the fix, when there is none. */
 gk_status gk_gpu_host_device(gk_device *out);
+/* Synchronizes every CUDA and OpenCL device this process has started. */
+gk_status gk_gpu_synchronize_used(void);
 
 /* --- programs --- */
 /* The full source of a built-in program: dialect.h, types.h and the
