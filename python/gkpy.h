@@ -29,6 +29,7 @@ typedef struct gkpy_state {
     PyTypeObject *stream_type;
     PyTypeObject *jit_kernel_type; /* @gpukit.jit's kernels and their configured launches */
     PyTypeObject *jit_launch_type;
+    PyTypeObject *vectorize_type;  /* @gpukit.vectorize's functions */
     /* unique_all's, unique_counts' and unique_inverse's named tuples */
     PyTypeObject *unique_types[3];
     PyTypeObject *finfo_type; /* struct sequences of finfo() and iinfo() */

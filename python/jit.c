@@ -720,16 +720,14 @@ static bool importable(PyObject *self, PyObject *module_name, PyObject *qualname
     return same;
 }
 
-/* Pickles by reference when the kernel is importable under its function's
- * name (gpukit._jit._find imports it again), else by value: the
- * function and the flag (cloudpickle, which Dask uses, sends functions of
- * __main__ and notebooks by value). */
-static PyObject *kernel_reduce(PyObject *self, PyObject *unused)
+/* How a kernel or a vectorized function pickles: by reference when it is
+ * importable under its Python function's name (gpukit._jit._find imports
+ * it again), else as `by_value` (stolen): the function and the options,
+ * which cloudpickle (Dask's) sends by value for __main__ and notebooks. */
+static PyObject *reduce_by_name(PyObject *self, PyObject *function, PyObject *by_value)
 {
-    (void)unused;
-    jit_kernel_object *kernel = (jit_kernel_object *)self;
-    PyObject *module_name = PyObject_GetAttrString(kernel->function, "__module__");
-    PyObject *qualname = PyObject_GetAttrString(kernel->function, "__qualname__");
+    PyObject *module_name = PyObject_GetAttrString(function, "__module__");
+    PyObject *qualname = PyObject_GetAttrString(function, "__qualname__");
     PyErr_Clear();
     PyObject *result = NULL;
     if (importable(self, module_name, qualname)) {
@@ -738,13 +736,22 @@ static PyObject *kernel_reduce(PyObject *self, PyObject *unused)
         result = find ? Py_BuildValue("(O(OO))", find, module_name, qualname) : NULL;
         Py_XDECREF(find);
         Py_XDECREF(jit);
+        Py_XDECREF(by_value);
     } else {
-        result = Py_BuildValue("(O(OO))", Py_TYPE(self), kernel->function,
-                               kernel->device ? Py_True : Py_False);
+        result = by_value;
     }
     Py_XDECREF(module_name);
     Py_XDECREF(qualname);
     return result;
+}
+
+static PyObject *kernel_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    jit_kernel_object *kernel = (jit_kernel_object *)self;
+    return reduce_by_name(self, kernel->function,
+                          Py_BuildValue("(O(OO))", Py_TYPE(self), kernel->function,
+                                        kernel->device ? Py_True : Py_False));
 }
 
 static PyObject *kernel_repr(PyObject *self)
@@ -831,6 +838,389 @@ static PyType_Spec kernel_spec = {
     .slots = kernel_slots,
 };
 
+/* ---- gpukit.Vectorize (@gpukit.vectorize) ----------------------------------- */
+
+/* Signatures and inputs of one vectorized function: at most this many. */
+#define MAX_SIGNATURES 32
+#define MAX_INPUTS 16
+
+typedef struct vectorize_object {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *function;
+    int nin;                 /* inputs: the signatures', else the function's parameters */
+    int nsignatures;         /* 0: each call's input dtypes, the function's result type */
+    gk_dtype signatures[MAX_SIGNATURES][MAX_INPUTS + 1]; /* result, then the inputs */
+    PyObject *compiled;      /* dict: (device, dtypes...) -> (capsule of gk_kernel, result) */
+} vectorize_object;
+
+/* Parses "float32(float32, float32)" into dtypes[0] (the result) and the
+ * inputs after it; returns how many inputs, or -1 with ValueError. */
+static int parse_signature(const char *text, gk_dtype *dtypes)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+    int count = 0;
+    bool ok = open && close && close > open && close[1] == 0 && strlen(text) < sizeof buf;
+    if (ok) {
+        *open = 0;
+        *close = 0;
+        char *name = buf;
+        while (*name == ' ')
+            name++;
+        char *end = name + strlen(name);
+        while (end > name && end[-1] == ' ')
+            *--end = 0;
+        ok = gk_dtype_parse(name, &dtypes[0]) == GK_OK;
+        for (char *item = open + 1; ok && *item;) {
+            char *comma = strchr(item, ',');
+            if (comma)
+                *comma = 0;
+            while (*item == ' ')
+                item++;
+            end = item + strlen(item);
+            while (end > item && end[-1] == ' ')
+                *--end = 0;
+            ok = count < MAX_INPUTS && gk_dtype_parse(item, &dtypes[1 + count]) == GK_OK;
+            count++;
+            item = comma ? comma + 1 : item + strlen(item);
+        }
+    }
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError,
+                     "vectorize signature '%s' is not 'result(input, ...)' with gpukit dtype "
+                     "names, like 'float32(float32, float32)' (at most %d inputs)",
+                     text, MAX_INPUTS);
+        return -1;
+    }
+    return count;
+}
+
+static PyObject *vectorize_call(PyObject *callable, PyObject *const *objects, size_t nargsf,
+                                PyObject *kwnames);
+
+static PyObject *vectorize_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"function", "signatures", NULL};
+    PyObject *function, *signatures = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:Vectorize", keywords, &function,
+                                     &signatures))
+        return NULL;
+    if (!PyFunction_Check(function)) {
+        PyErr_Format(PyExc_TypeError, "@gpukit.vectorize decorates a Python function, not %.100s",
+                     Py_TYPE(function)->tp_name);
+        return NULL;
+    }
+    vectorize_object *self = PyObject_New(vectorize_object, type);
+    if (!self)
+        return NULL;
+    self->vectorcall = vectorize_call;
+    self->function = Py_NewRef(function);
+    self->nsignatures = 0;
+    self->compiled = PyDict_New();
+    PyObject *code = PyFunction_GET_CODE(function);
+    self->nin = (int)((PyCodeObject *)code)->co_argcount;
+    PyObject *list = signatures == Py_None ? NULL : PySequence_Fast(signatures,
+                                                                    "signatures must be a list of strings");
+    int status = self->compiled && (signatures == Py_None || list) ? 0 : -1;
+    for (Py_ssize_t i = 0; status == 0 && list && i < PySequence_Fast_GET_SIZE(list); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(list, i);
+        const char *text = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+        int nin = -1;
+        if (!text)
+            PyErr_SetString(PyExc_TypeError, "each vectorize signature is a string, like "
+                                             "'float32(float32, float32)'");
+        else if (i == MAX_SIGNATURES)
+            PyErr_Format(PyExc_ValueError, "at most %d signatures", MAX_SIGNATURES);
+        else
+            nin = parse_signature(text, self->signatures[i]);
+        if (nin >= 0 && nin != self->nin)
+            PyErr_Format(PyExc_TypeError, "signature '%s' has %d inputs but the function takes "
+                         "%d", text, nin, self->nin), nin = -1;
+        status = nin < 0 ? -1 : 0;
+        self->nsignatures += status == 0;
+    }
+    Py_XDECREF(list);
+    if (status < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static void vectorize_dealloc(PyObject *self)
+{
+    vectorize_object *v = (vectorize_object *)self;
+    PyTypeObject *type = Py_TYPE(self);
+    Py_XDECREF(v->function);
+    Py_XDECREF(v->compiled);
+    PyObject_Free(self);
+    Py_DECREF(type);
+}
+
+/* The signature the inputs take: the first whose inputs each input can be
+ * cast to safely (Numba's rule), written to dtypes (result first); without
+ * signatures the inputs' own dtypes and GK_DTYPE_COUNT for the result. */
+static int choose_signature(vectorize_object *self, const gk_dtype *have, gk_dtype *dtypes)
+{
+    if (self->nsignatures == 0) {
+        dtypes[0] = GK_DTYPE_COUNT;
+        memcpy(dtypes + 1, have, sizeof *have * (size_t)self->nin);
+        return 0;
+    }
+    for (int s = 0; s < self->nsignatures; s++) {
+        bool fits = true;
+        for (int k = 0; k < self->nin && fits; k++)
+            fits = gk_can_cast(have[k], self->signatures[s][1 + k]);
+        if (fits) {
+            memcpy(dtypes, self->signatures[s], sizeof *dtypes * (size_t)(self->nin + 1));
+            return 0;
+        }
+    }
+    char text[256] = "";
+    for (int k = 0; k < self->nin; k++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", k ? ", " : "",
+                 gk_dtype_name(have[k]));
+    PyErr_Format(PyExc_TypeError,
+                 "no signature of this vectorized function takes (%s); add one, or cast the "
+                 "inputs", text);
+    return -1;
+}
+
+/* The compiled kernel for (device, dtypes); dtypes[0] may be GK_DTYPE_COUNT
+ * (the function's result type), and is set. Borrowed from the cache. */
+static gk_kernel *vectorize_kernel_for(gkpy_state *state, vectorize_object *self,
+                                       gk_device device, gk_dtype *dtypes)
+{
+    char name[GK_DEVICE_NAME_MAX];
+    PyObject *key = PyTuple_New(self->nin + 2);
+    if (!key)
+        return NULL;
+    PyTuple_SET_ITEM(key, 0, PyUnicode_FromString(gk_device_name(device, name, sizeof name)));
+    for (int k = 0; k <= self->nin; k++)
+        PyTuple_SET_ITEM(key, k + 1, PyLong_FromLong(dtypes[k]));
+    PyObject *entry = PyDict_GetItemWithError(self->compiled, key);
+    if (entry) {
+        Py_DECREF(key);
+        dtypes[0] = (gk_dtype)PyLong_AsLong(PyTuple_GET_ITEM(entry, 1));
+        return PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 0), "gpukit.jit.kernel");
+    }
+    char kernel_name[80];
+    PyObject *source = PyErr_Occurred() ? NULL
+                                        : gkpy_jit_vectorize(self->function, self->nin,
+                                                             dtypes + 1, &dtypes[0], kernel_name);
+    gk_kernel *kernel = NULL;
+    if (source) {
+        const char *text = PyUnicode_AsUTF8(source);
+        gk_status status;
+        Py_BEGIN_ALLOW_THREADS
+        status = gk_kernel_compile(device, GK_KERNEL_PORTABLE, text, kernel_name, NULL, &kernel);
+        Py_END_ALLOW_THREADS
+        if (status != GK_OK)
+            gkpy_raise(state, status);
+        Py_DECREF(source);
+    }
+    PyObject *capsule = kernel ? PyCapsule_New(kernel, "gpukit.jit.kernel", free_kernel_capsule)
+                               : NULL;
+    if (kernel && !capsule)
+        gk_kernel_free(kernel);
+    entry = capsule ? Py_BuildValue("(Ni)", capsule, (int)dtypes[0]) : NULL;
+    int stored = entry ? PyDict_SetItem(self->compiled, key, entry) : -1;
+    Py_XDECREF(entry);
+    Py_DECREF(key);
+    return stored == 0 ? kernel : NULL;
+}
+
+/* Runs the kernel over `in` broadcast together into *out (made when NULL). */
+static gk_status vectorize_run(gk_kernel *kernel, gk_device device, int nin, gk_array **in,
+                               gk_dtype result, gk_array **out)
+{
+    int ndims[MAX_INPUTS];
+    const int64_t *shapes[MAX_INPUTS];
+    for (int k = 0; k < nin; k++) {
+        ndims[k] = gk_array_ndim(in[k]);
+        shapes[k] = gk_array_shape(in[k]);
+    }
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    gk_status status = gk_broadcast_shape(nin, ndims, shapes, &ndim, shape);
+    if (status == GK_OK && !*out)
+        status = gk_empty(device, result, ndim, shape, out);
+    gk_array *views[MAX_INPUTS] = {NULL};
+    for (int k = 0; status == GK_OK && k < nin; k++)
+        status = gk_broadcast_to(in[k], ndim, shape, &views[k]);
+    int64_t items = gk_array_size(*out);
+    if (status == GK_OK && items > 0) {
+        gk_arg args[MAX_INPUTS + 1];
+        args[0] = gk_arg_view(*out);
+        for (int k = 0; k < nin; k++)
+            args[k + 1] = gk_arg_view(views[k]);
+        /* The kernel strides over the elements, so any grid covers them. */
+        int64_t blocks = (items + 255) / 256;
+        uint32_t grid[3] = {(uint32_t)(blocks < (1 << 20) ? blocks : (1 << 20)), 1, 1};
+        uint32_t block[3] = {256, 1, 1};
+        status = gk_kernel_launch(kernel, grid, block, NULL, nin + 1, args);
+    }
+    for (int k = 0; k < nin; k++)
+        gk_array_free(views[k]);
+    return status;
+}
+
+static PyObject *vectorize_call(PyObject *callable, PyObject *const *objects, size_t nargsf,
+                                PyObject *kwnames)
+{
+    vectorize_object *self = (vectorize_object *)callable;
+    gkpy_state *state = gkpy_state_of_type(Py_TYPE(callable));
+    int count = (int)PyVectorcall_NARGS(nargsf);
+    PyObject *out_object = NULL;
+    for (Py_ssize_t i = 0; kwnames && i < PyTuple_GET_SIZE(kwnames); i++) {
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), "out") != 0) {
+            PyErr_Format(PyExc_TypeError, "a vectorized function takes only out= by keyword, "
+                         "not %U", PyTuple_GET_ITEM(kwnames, i));
+            return NULL;
+        }
+        out_object = objects[count + i];
+    }
+    if (count != self->nin || count > MAX_INPUTS) {
+        PyErr_Format(PyExc_TypeError, "this vectorized function takes %d inputs, got %d",
+                     self->nin, count);
+        return NULL;
+    }
+    if (out_object == Py_None)
+        out_object = NULL;
+    if (out_object && !gkpy_is_array(state, out_object)) {
+        PyErr_SetString(PyExc_TypeError, "out= takes a gpukit array");
+        return NULL;
+    }
+    gk_device device;
+    if (launch_device(state, objects, count, &device) < 0)
+        return NULL;
+    if (out_object)
+        device = gk_array_device(((gkpy_array *)out_object)->array);
+    PyObject *inputs[MAX_INPUTS] = {NULL};
+    gk_array *cast[MAX_INPUTS] = {NULL};
+    gk_dtype have[MAX_INPUTS], dtypes[MAX_INPUTS + 1];
+    int status = 0;
+    for (int k = 0; status == 0 && k < count; k++) {
+        inputs[k] = gkpy_asarray(state, objects[k], NULL, &device, -1);
+        status = inputs[k] ? 0 : -1;
+        if (status == 0)
+            have[k] = gk_array_dtype(((gkpy_array *)inputs[k])->array);
+    }
+    if (status == 0)
+        status = choose_signature(self, have, dtypes);
+    gk_kernel *kernel = status == 0 ? vectorize_kernel_for(state, self, device, dtypes) : NULL;
+    gk_array *out = out_object ? ((gkpy_array *)out_object)->array : NULL;
+    PyObject *result = NULL;
+    if (kernel) {
+        if (out && gk_array_dtype(out) != dtypes[0]) {
+            PyErr_Format(PyExc_TypeError, "out= is %s but the function gives %s",
+                         gk_dtype_name(gk_array_dtype(out)), gk_dtype_name(dtypes[0]));
+        } else {
+            gk_status run = GK_OK;
+            for (int k = 0; run == GK_OK && k < count; k++) {
+                gk_array *a = ((gkpy_array *)inputs[k])->array;
+                cast[k] = a;
+                if (gk_array_dtype(a) != dtypes[k + 1])
+                    run = gk_cast(a, dtypes[k + 1], &cast[k]);
+            }
+            gk_array *made = out;
+            if (run == GK_OK) {
+                Py_BEGIN_ALLOW_THREADS
+                run = vectorize_run(kernel, device, count, cast, dtypes[0], &made);
+                Py_END_ALLOW_THREADS
+            }
+            if (run != GK_OK)
+                gkpy_raise(state, run);
+            else
+                result = out ? Py_NewRef(out_object) : gkpy_array_wrap(state, made);
+            if (run != GK_OK && made != out)
+                gk_array_free(made);
+        }
+    }
+    for (int k = 0; k < count; k++) {
+        if (cast[k] && inputs[k] && cast[k] != ((gkpy_array *)inputs[k])->array)
+            gk_array_free(cast[k]);
+        Py_XDECREF(inputs[k]);
+    }
+    return result;
+}
+
+static PyObject *vectorize_get_signatures(PyObject *self, void *unused)
+{
+    (void)unused;
+    vectorize_object *v = (vectorize_object *)self;
+    PyObject *list = PyList_New(0);
+    for (int s = 0; list && s < v->nsignatures; s++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s(", gk_dtype_name(v->signatures[s][0]));
+        for (int k = 0; k < v->nin; k++)
+            snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", k ? ", " : "",
+                     gk_dtype_name(v->signatures[s][1 + k]));
+        strncat(text, ")", sizeof text - strlen(text) - 1);
+        PyObject *item = PyUnicode_FromString(text);
+        if (!item || PyList_Append(list, item) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(item);
+    }
+    return list;
+}
+
+static PyObject *vectorize_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    vectorize_object *v = (vectorize_object *)self;
+    PyObject *signatures = v->nsignatures ? vectorize_get_signatures(self, NULL) : Py_NewRef(Py_None);
+    PyObject *by_value = signatures ? Py_BuildValue("(O(ON))", Py_TYPE(self), v->function,
+                                                    signatures)
+                                    : NULL;
+    return by_value ? reduce_by_name(self, v->function, by_value) : NULL;
+}
+
+static PyMethodDef vectorize_methods[] = {
+    {"__reduce__", vectorize_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef vectorize_getset[] = {
+    {"signatures", vectorize_get_signatures, NULL, "The declared signatures, as text.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef vectorize_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(vectorize_object, vectorcall), READONLY, NULL},
+    {"py_func", T_OBJECT_EX, offsetof(vectorize_object, function), READONLY,
+     "The Python function."},
+    {"nin", T_INT, offsetof(vectorize_object, nin), READONLY, "How many inputs it takes."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+PyDoc_STRVAR(vectorize_doc,
+"Vectorize(function, signatures=None)\n"
+"--\n\n"
+"A scalar Python function made elementwise by @gpukit.vectorize (see\n"
+"gpukit.vectorize): called with arrays (and scalars), it broadcasts them and\n"
+"returns a new array on their device, or writes into out=.");
+
+static PyType_Slot vectorize_slots[] = {
+    {Py_tp_doc, (void *)vectorize_doc},
+    {Py_tp_new, vectorize_new},
+    {Py_tp_dealloc, vectorize_dealloc},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_methods, vectorize_methods},
+    {Py_tp_getset, vectorize_getset},
+    {Py_tp_members, vectorize_members},
+    {0, NULL},
+};
+
+static PyType_Spec vectorize_spec = {
+    .name = "gpukit.Vectorize",
+    .basicsize = sizeof(vectorize_object),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = vectorize_slots,
+};
+
 int gkpy_jit_init(PyObject *module, gkpy_state *state)
 {
     state->jit_kernel_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &kernel_spec, NULL);
@@ -838,6 +1228,9 @@ int gkpy_jit_init(PyObject *module, gkpy_state *state)
         return -1;
     state->jit_launch_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &launch_spec, NULL);
     if (!state->jit_launch_type || PyModule_AddType(module, state->jit_launch_type) < 0)
+        return -1;
+    state->vectorize_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &vectorize_spec, NULL);
+    if (!state->vectorize_type || PyModule_AddType(module, state->vectorize_type) < 0)
         return -1;
     return 0;
 }

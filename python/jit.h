@@ -31,6 +31,13 @@ typedef struct jit_arg_type {
  * the file, the line and the construct. */
 PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *args,
                              char *kernel_name);
+/* @gpukit.vectorize: `function` of nin scalars of dtypes `in`, translated
+ * as a device function and wrapped in an elementwise kernel named
+ * *kernel_name (size >= 80) taking (out, in0, in1, ...), each a buffer and
+ * a gk_view of the output's shape. *out is the result dtype, or
+ * GK_DTYPE_COUNT to take the function's own (then set). */
+PyObject *gkpy_jit_vectorize(PyObject *function, int nin, const gk_dtype *in, gk_dtype *out,
+                             char *kernel_name);
 /* The name the translation gives the kernel of `function` (size >= 80). */
 void gkpy_jit_kernel_name(PyObject *function, char *kernel_name);
 

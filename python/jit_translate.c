@@ -2099,13 +2099,13 @@ void gkpy_jit_kernel_name(PyObject *function, char *kernel_name)
     PyErr_Clear();
 }
 
-PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *args,
-                             char *kernel_name)
+/* The type of each argument; TypeError for an array of a dtype kernels do
+ * not take. */
+static int param_types(int nargs, const jit_arg_type *args, ty *params)
 {
-    ty params[64];
     if (nargs > 64) {
         PyErr_SetString(PyExc_TypeError, "a gpukit kernel takes at most 64 arguments");
-        return NULL;
+        return -1;
     }
     for (int i = 0; i < nargs; i++) {
         memset(&params[i], 0, sizeof params[i]);
@@ -2120,7 +2120,7 @@ PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *
                              "argument %d is a %s array; gpukit kernels take bool, integer and "
                              "real arrays",
                              i, gk_dtype_name(args[i].dtype));
-                return NULL;
+                return -1;
             }
             break;
         case JIT_ARG_INT:
@@ -2134,6 +2134,52 @@ PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *
             break;
         }
     }
+    return 0;
+}
+
+/* The elementwise kernel `name` over vectorize's scalar function `fn`:
+ * every operand a buffer and a gk_view of the output's shape (the inputs
+ * broadcast to it), one element per index of a grid-stride loop. */
+static void vectorize_kernel(translation *tr, strbuf *out, const char *name, const char *fn,
+                             int nin, const gk_dtype *in, gk_dtype result)
+{
+    text_add(out, "GK_KERNEL void %s(GK_GLOBAL %s *out, gk_view out_v", name,
+             storage_type(result));
+    for (int k = 0; k < nin; k++)
+        text_add(out, ", GK_GLOBAL %s *in%d, gk_view in%d_v", storage_type(in[k]), k, k);
+    text_add(out, ")\n{\n    GK_FOR_EACH_INDEX(i, out_v.size) {\n"
+                  "        gk_i64 rest = i, at = out_v.offset");
+    for (int k = 0; k < nin; k++)
+        text_add(out, ", at%d = in%d_v.offset", k, k);
+    text_add(out, ";\n        for (int d = (int)out_v.ndim - 1; d >= 0; d--) {\n"
+                  "            gk_i64 c = rest %% out_v.shape[d];\n"
+                  "            rest /= out_v.shape[d];\n"
+                  "            at += c * out_v.strides[d];\n");
+    for (int k = 0; k < nin; k++)
+        text_add(out, "            at%d += c * in%d_v.strides[d];\n", k, k);
+    text_add(out, "        }\n");
+    strbuf call = {0};
+    text_add(&call, "%s(", fn);
+    for (int k = 0; k < nin; k++)
+        text_add(&call, "%s%s", k ? ", " : "", load(tr, in[k], fmt(tr, "in%d[at%d]", k, k)).text);
+    text_add(&call, ")");
+    value v = {.type = element_type(result), .text = keep(tr, call.data)};
+    text_add(out, "        %s\n    }\n}\n", store(tr, result, "out[at]", v));
+}
+
+/* The source of everything translated (and `vectorize` appended), or
+ * NULL with an exception. `is_kernel`: `function` is the kernel `name`;
+ * else a device function `name` whose type goes to *result. */
+typedef struct vectorize_spec {
+    int nin;
+    const gk_dtype *in;
+    gk_dtype *out; /* in: the declared result, or GK_DTYPE_COUNT to take the function's */
+    const char *kernel_name;
+} vectorize_spec;
+
+static PyObject *translate_whole(PyObject *function, int nargs, const ty *params, bool is_kernel,
+                                 const char *name, const vectorize_spec *vectorize)
+{
     translation *tr = calloc(1, sizeof *tr);
     scope *sc = calloc(1, sizeof *sc);
     if (!tr || !sc) {
@@ -2143,17 +2189,35 @@ PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *
     }
     tr->intrinsics = intrinsics_table();
     sc->function = function;
-    sc->is_kernel = true;
-    gkpy_jit_kernel_name(function, kernel_name);
+    sc->is_kernel = is_kernel;
     PyObject *result = NULL;
-    if (tr->intrinsics && translate_function(tr, sc, nargs, params, kernel_name) == 0) {
+    int status = tr->intrinsics ? translate_function(tr, sc, nargs, params, name) : -1;
+    strbuf extra = {0};
+    if (status == 0 && vectorize) {
+        ty r = sc->has_result ? sc->result : scalar(TY_NONE);
+        static const gk_dtype dtypes[] = {[TY_BOOL] = GK_BOOL, [TY_I64] = GK_INT64,
+                                          [TY_U64] = GK_UINT64, [TY_F32] = GK_FLOAT32,
+                                          [TY_F64] = GK_FLOAT64};
+        if (!is_number(r)) {
+            status = fail(sc, NULL, PyExc_TypeError,
+                          "a vectorized function must return a number");
+        } else {
+            if (*vectorize->out == GK_DTYPE_COUNT)
+                *vectorize->out = dtypes[r.kind];
+            vectorize_kernel(tr, &extra, vectorize->kernel_name, name, vectorize->nin,
+                             vectorize->in, *vectorize->out);
+        }
+    }
+    if (status == 0) {
         strbuf all = {0};
-        text_add(&all, "/* @gpukit.jit %s, from %s:%d */\n%s%s%s", sc->qualname, sc->filename,
-                 sc->first_line, PRELUDE, tr->helpers.data ? tr->helpers.data : "",
-                 tr->device_text.data ? tr->device_text.data : "");
+        text_add(&all, "/* @gpukit.%s %s, from %s:%d */\n%s%s%s%s",
+                 vectorize ? "vectorize" : "jit", sc->qualname, sc->filename, sc->first_line,
+                 PRELUDE, tr->helpers.data ? tr->helpers.data : "",
+                 tr->device_text.data ? tr->device_text.data : "", extra.data ? extra.data : "");
         result = all.failed ? PyErr_NoMemory() : PyUnicode_FromString(all.data ? all.data : "");
         free(all.data);
     }
+    free(extra.data);
     Py_XDECREF(tr->intrinsics);
     for (size_t i = 0; i < tr->string_count; i++)
         free(tr->strings[i]);
@@ -2165,4 +2229,42 @@ PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *
     free(tr);
     free(sc);
     return result;
+}
+
+PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *args,
+                             char *kernel_name)
+{
+    ty params[64];
+    if (param_types(nargs, args, params) < 0)
+        return NULL;
+    gkpy_jit_kernel_name(function, kernel_name);
+    return translate_whole(function, nargs, params, true, kernel_name, NULL);
+}
+
+PyObject *gkpy_jit_vectorize(PyObject *function, int nin, const gk_dtype *in, gk_dtype *out,
+                             char *kernel_name)
+{
+    ty params[64];
+    if (nin > 64) {
+        PyErr_SetString(PyExc_TypeError, "a vectorized function takes at most 64 arguments");
+        return NULL;
+    }
+    for (int k = 0; k < nin; k++) {
+        if (!storage_type(in[k])) {
+            PyErr_Format(PyExc_TypeError, "input %d is %s; vectorized functions take bool, "
+                         "integer and real values", k, gk_dtype_name(in[k]));
+            return NULL;
+        }
+        params[k] = element_type(in[k]);
+    }
+    if (*out != GK_DTYPE_COUNT && !storage_type(*out)) {
+        PyErr_Format(PyExc_TypeError, "a vectorized function cannot return %s",
+                     gk_dtype_name(*out));
+        return NULL;
+    }
+    char name[96];
+    gkpy_jit_kernel_name(function, kernel_name);
+    snprintf(name, sizeof name, "%s_scalar", kernel_name);
+    vectorize_spec spec = {nin, in, out, kernel_name};
+    return translate_whole(function, nin, params, false, name, &spec);
 }

@@ -27,6 +27,7 @@ static int state_objects(gkpy_state *state, PyObject **fields[])
         (PyObject **)&state->raw_kernel_type,  (PyObject **)&state->elementwise_kernel_type,
         (PyObject **)&state->stream_type,      (PyObject **)&state->finfo_type,
         (PyObject **)&state->jit_kernel_type,  (PyObject **)&state->jit_launch_type,
+        (PyObject **)&state->vectorize_type,
         (PyObject **)&state->iinfo_type,       (PyObject **)&state->info_type,
         (PyObject **)&state->unique_types[0],  (PyObject **)&state->unique_types[1],
         (PyObject **)&state->unique_types[2],

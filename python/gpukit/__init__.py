@@ -33,4 +33,5 @@ from ._jit import (  # noqa: F401  (@gpukit.jit and the names its kernels call)
     syncthreads,
     threadIdx,
     to_device,
+    vectorize,
 )

@@ -33,6 +33,7 @@ from ._jit import (
     syncthreads as syncthreads,
     threadIdx as threadIdx,
     to_device as to_device,
+    vectorize as vectorize,
 )
 
 __version__: str
@@ -736,6 +737,17 @@ class JitLaunch:
     @property
     def kernel(self) -> JitKernel: ...
     def __call__(self, *args: Any) -> None: ...
+
+@final
+class Vectorize:
+    def __new__(cls, function: Any, signatures: Sequence[str] | None = None) -> Self: ...
+    @property
+    def py_func(self) -> Any: ...
+    @property
+    def nin(self) -> int: ...
+    @property
+    def signatures(self) -> list[str]: ...
+    def __call__(self, *args: Any, out: Array | None = None) -> Array: ...
 
 @final
 class ElementwiseKernel:

@@ -19,11 +19,11 @@ translation and the launch are in C (``_gpukit.JitKernel``); this module
 holds the decorator and the names kernels call, which do nothing outside
 a kernel.
 """
-from ._gpukit import JitKernel, JitLaunch, asarray
+from ._gpukit import JitKernel, JitLaunch, Vectorize, asarray
 
 __all__ = [
     "jit", "grid", "gridsize", "syncthreads", "threadIdx", "blockIdx", "blockDim", "gridDim",
-    "shared", "atomic", "to_device", "JitKernel", "JitLaunch",
+    "shared", "atomic", "to_device", "vectorize", "JitKernel", "JitLaunch", "Vectorize",
 ]
 
 
@@ -35,6 +35,22 @@ def jit(function=None, *, device=False):
     if function is None:
         return lambda f: JitKernel(f, device)
     return JitKernel(function, device)
+
+
+def vectorize(signatures=None):
+    """Makes a scalar Python function elementwise over arrays (Numba's ``@vectorize``).
+
+    ``@gpukit.vectorize(["float32(float32, float32)", "float64(float64, float64)"])``
+    compiles for the first signature the inputs cast to safely; bare
+    ``@gpukit.vectorize`` takes the inputs' dtypes as they come. The result
+    broadcasts its inputs and runs on their device (``out=`` writes into an
+    array).
+    """
+    if callable(signatures):
+        return Vectorize(signatures, None)
+    if isinstance(signatures, str):
+        signatures = [signatures]
+    return lambda function: Vectorize(function, signatures)
 
 
 def to_device(array, device=None):
@@ -111,7 +127,7 @@ shared = _Shared()
 atomic = _Atomic()
 
 # Documented as gpukit's own (help(gpukit), Sphinx), where users find them.
-for _function in (jit, grid, gridsize, syncthreads, to_device):
+for _function in (jit, vectorize, grid, gridsize, syncthreads, to_device):
     _function.__module__ = "gpukit"
 
 

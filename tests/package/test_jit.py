@@ -528,3 +528,65 @@ def test_to_device_copy_to_host_synchronize(device):
         assert gpukit.to_device(values).device == device
     with pytest.raises(ValueError, match="devices are named"):
         gpukit.synchronize("tpu:0")
+
+
+# ---- @gpukit.vectorize ------------------------------------------------------------
+
+@gpukit.vectorize(["float32(float32, float32)", "float64(float64, float64)"])
+def relative_difference(a, b):
+    return abs(a - b) / max(abs(a), abs(b), 1e-30)
+
+
+@gpukit.vectorize
+def hypotenuse(x, y):
+    return math.sqrt(x * x + y * y)
+
+
+@gpukit.vectorize("int64(int64)")
+def collatz_step(n):
+    return n // 2 if n % 2 == 0 else 3 * n + 1
+
+
+def test_vectorize_signatures_broadcast(device):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.float32([1, 2, 3])
+    got = relative_difference(put(a, device), put(b, device))
+    assert got.dtype == gpukit.float32 and got.shape == (2, 3) and got.device == device
+    want = np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), 1e-30)
+    np.testing.assert_allclose(host(got), want, rtol=1e-6)
+    # int64 inputs cast safely only to the float64 signature.
+    ints = put(np.arange(1, 4), device)
+    assert relative_difference(ints, ints).dtype == gpukit.float64
+    np.testing.assert_array_equal(host(collatz_step(put(np.arange(1, 9), device))),
+                                  [4, 1, 10, 2, 16, 3, 22, 4])
+    assert relative_difference.signatures == ["float32(float32, float32)",
+                                              "float64(float64, float64)"]
+
+
+def test_vectorize_without_signatures_and_out(device):
+    x = put(np.arange(5.0), device)
+    got = hypotenuse(x, put(np.float64(12.0), device))
+    assert got.dtype == gpukit.float64
+    np.testing.assert_allclose(host(got), np.hypot(np.arange(5.0), 12.0), rtol=1e-15)
+    out = gpukit.zeros((5,), dtype=gpukit.float64, device=device)
+    assert hypotenuse(x, x, out=out) is out
+    np.testing.assert_allclose(host(out), np.hypot(np.arange(5.0), np.arange(5.0)), rtol=1e-15)
+    with pytest.raises(TypeError, match="out= is float32 but the function gives float64"):
+        hypotenuse(x, x, out=gpukit.zeros((5,), dtype=gpukit.float32, device=device))
+
+
+def test_vectorize_errors():
+    with pytest.raises(TypeError, match=r"no signature .* takes \(bool\)|no signature"):
+        collatz_step(gpukit.asarray(np.float64([1.5])))
+    with pytest.raises(TypeError, match="takes 2 inputs, got 1"):
+        hypotenuse(gpukit.zeros((2,)))
+    with pytest.raises(ValueError, match="not 'result\\(input, ...\\)'"):
+        gpukit.vectorize(["float32 float32"])(lambda a: a)
+    with pytest.raises(TypeError, match="has 2 inputs but the function takes 1"):
+        gpukit.vectorize(["float32(float32, float32)"])(lambda a: a)
+
+    def returns_nothing(a):
+        a + 1
+    with pytest.raises(TypeError, match="must return a number"):
+        gpukit.vectorize(returns_nothing)(gpukit.zeros((2,)))
+    assert pickle.loads(pickle.dumps(hypotenuse)).nin == 2
