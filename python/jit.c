@@ -122,15 +122,38 @@ static void release_args(launch_arg *args, int count)
     }
 }
 
-/* The device of the launch: the one every gpukit array argument is on,
+/* Where an argument's memory is, if it is device memory: a gpukit array's
+ * device, or the CUDA device of a __cuda_array_interface__ object (CuPy,
+ * PyTorch, cuDF), which kernels then use in place. 1 with *device set, 0
+ * for host data and scalars, -1 with an exception. */
+static int argument_device(gkpy_state *state, PyObject *object, gk_device *device)
+{
+    if (gkpy_is_array(state, object)) {
+        *device = gk_array_device(((gkpy_array *)object)->array);
+        return 1;
+    }
+    if (!PyObject_HasAttrString(object, "__cuda_array_interface__"))
+        return 0;
+    PyObject *view = gkpy_asarray(state, object, NULL, NULL, 0);
+    if (!view)
+        return -1;
+    *device = gk_array_device(((gkpy_array *)view)->array);
+    Py_DECREF(view);
+    return 1;
+}
+
+/* The device of the launch: the one every device-memory argument is on,
  * else the default device. */
 static int launch_device(gkpy_state *state, PyObject *const *objects, int count, gk_device *out)
 {
     int first = -1;
     for (int i = 0; i < count; i++) {
-        if (!gkpy_is_array(state, objects[i]))
+        gk_device device;
+        int on_device = argument_device(state, objects[i], &device);
+        if (on_device < 0)
+            return -1;
+        if (!on_device)
             continue;
-        gk_device device = gk_array_device(((gkpy_array *)objects[i])->array);
         if (first < 0) {
             first = i;
             *out = device;

@@ -497,6 +497,52 @@ print("last", name.value.decode(), list(dims))
 """
 
 
+FOREIGN_CUDA = """
+import ctypes, os, sys
+sys.path.insert(0, {tests!r})
+import numpy as np, gpukit, jit_kernels as k
+
+class Foreign:
+    # Another library's CUDA array (CuPy's, PyTorch's): only the protocol.
+    def __init__(self, owner):
+        self.owner = owner
+        self.__cuda_array_interface__ = owner.__cuda_array_interface__
+
+owner = gpukit.zeros((8,), dtype=gpukit.float64, device="cuda:0")
+k.double[1, 32](Foreign(owner))      # on its CUDA device, in place: no copy to the cpu
+lib = ctypes.CDLL(os.environ["GPUKIT_CUDA_LIBRARY"])
+name = ctypes.create_string_buffer(128)
+dims = (ctypes.c_uint * 6)()
+stream = ctypes.c_void_p()
+params = ctypes.create_string_buffer(4096)
+size = ctypes.c_size_t(4096)
+lib.fake_cuda_last_launch(name, 128, dims, ctypes.byref(stream), params, ctypes.byref(size))
+print("launch", name.value.decode())
+try:
+    k.copy[1, 32](Foreign(owner), gpukit.zeros((8,), dtype=gpukit.float64, device="cpu"))
+except ValueError as error:
+    print("refused", error)
+"""
+
+
+def test_cuda_array_interface_objects_in_place(py):
+    """Objects with __cuda_array_interface__ pick their CUDA device for the
+    launch (the fake driver records it there; a copy to the default cpu
+    device would launch nothing on CUDA), and mixing them with arrays
+    elsewhere is refused. (NVRTC's cubin carries no parameter sizes for the
+    fake to record, so the pointer itself is checked on a real GPU.)"""
+    if not FAKE_CUDA.exists():
+        pytest.skip("the fake CUDA driver is not built")
+    out = py(FOREIGN_CUDA.format(tests=str(SOURCE / "tests" / "package")),
+             GPUKIT_CUDA_LIBRARY=str(FAKE_CUDA), check=False)
+    if "NVRTC" in out.stderr and "cannot load" in out.stderr:
+        pytest.skip("no NVRTC here")
+    assert out.returncode == 0, out.stderr
+    assert "launch gkjit_double" in out.stdout, out.stdout
+    assert "refused kernel arguments 0 and 1 are arrays on two devices (cuda:0 and cpu)" in \
+        out.stdout, out.stdout
+
+
 def test_cuda_translation_compiles_with_nvrtc(py):
     if not FAKE_CUDA.exists():
         pytest.skip("the fake CUDA driver is not built")
