@@ -304,6 +304,23 @@ static int fingerprint_value(PyObject *value, PyObject *parts, int depth)
     return status;
 }
 
+/* The numbers a kernel may read from `module` (config.N is inlined like a
+ * global): each of the code's names that the module has as a number. */
+static int fingerprint_module_numbers(PyObject *module, PyObject *names, PyObject *parts)
+{
+    PyObject *dict = PyModule_GetDict(module); /* borrowed */
+    for (Py_ssize_t i = 0; dict && i < PyTuple_GET_SIZE(names); i++) {
+        PyObject *value = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(names, i));
+        if (!value && PyErr_Occurred())
+            return -1;
+        if (value && (PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value)) &&
+            (PyList_Append(parts, PyTuple_GET_ITEM(names, i)) < 0 ||
+             PyList_Append(parts, value) < 0))
+            return -1;
+    }
+    return 0;
+}
+
 /* A code object's bytecode, constants and names, with what its global
  * names hold now in `globals` (those of the function that owns it). */
 static int fingerprint_code(PyObject *code, PyObject *globals, PyObject *parts, int depth)
@@ -327,6 +344,8 @@ static int fingerprint_code(PyObject *code, PyObject *globals, PyObject *parts, 
             status = fingerprint_value(value, parts, depth);
         else if (PyErr_Occurred())
             status = -1;
+        if (status == 0 && value && PyModule_Check(value))
+            status = fingerprint_module_numbers(value, names, parts);
     }
     Py_XDECREF(names);
     return status;

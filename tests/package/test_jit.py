@@ -460,14 +460,36 @@ print(k.block_sum.dialect_source(gpukit.zeros((4,), dtype=gpukit.float32),
 """
 
 
+MODULE_CONSTANT = """
+import math, sys, types
+sys.path.insert(0, {tests!r})
+import gpukit
+config = types.ModuleType("config")
+config.SCALE = {scale}
+sys.modules["config"] = config
+import config
+import jit_module_constant as m
+x = gpukit.ones((4,))
+m.scale[1, 32](x)
+print(int(x[0]))
+"""
+
+
 def test_cached_translation_follows_globals(py, tmp_path):
-    """A global the kernel reads as a constant is part of the cache key:
-    changing it translates again."""
+    """A global the kernel reads as a constant is part of the cache key,
+    and so is a module's number it reads (config.SCALE): changing either
+    translates again."""
     env = dict(GPUKIT_CACHE_DIR=str(tmp_path / "cache"), PATH=os.environ.get("PATH", ""))
     tests = str(SOURCE / "tests" / "package")
     for threads in (128, 64, 128):
         out = py(CHANGED_GLOBAL.format(tests=tests, threads=threads), **env).stdout
         assert out.strip() == "1", (threads, out)
+    (tmp_path / "jit_module_constant.py").write_text(
+        "import config\nimport gpukit\n\n\n@gpukit.jit\ndef scale(x):\n"
+        "    i = gpukit.grid(1)\n    if i < x.size:\n        x[i] = x[i] * config.SCALE\n")
+    for scale in (3, 5, 3):
+        out = py(MODULE_CONSTANT.format(tests=str(tmp_path), scale=scale), **env).stdout
+        assert out.strip() == str(scale), (scale, out)
 
 
 # ---- CUDA: the translation compiles with NVRTC (the fake driver runs nothing) ----
