@@ -120,6 +120,7 @@ typedef struct device_fn {
     int count;
     char name[96];
     ty result;
+    bool translating; /* being translated: a call now is recursion */
 } device_fn;
 
 typedef struct translation translation;
@@ -145,8 +146,6 @@ typedef struct scope {
 
 struct translation {
     PyObject *intrinsics; /* dict: id(object) -> name, from gpukit._jit._INTRINSICS */
-    PyObject *math;       /* the math module */
-    PyObject *builtins;
     strbuf helpers;         /* atomics used, in front of everything */
     char helper_names[MAX_HELPERS][48];
     int helper_count;
@@ -1090,7 +1089,7 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
         if (tr->device_fn_count == MAX_DEVICE_FNS || tr->depth > 8) {
             Py_DECREF(python);
             return fail(sc, node, PyExc_NotImplementedError,
-                        "device functions nested too deep, recursive, or too many");
+                        "device functions nested too deep, or too many");
         }
         fn = &tr->device_fns[tr->device_fn_count++];
         memset(fn, 0, sizeof *fn);
@@ -1106,7 +1105,9 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
         }
         inner->function = python;
         tr->depth++;
+        fn->translating = true;
         int status = translate_function(tr, inner, count, params, fn->name);
+        fn->translating = false;
         tr->depth--;
         fn->result = inner->has_result ? inner->result : scalar(TY_NONE);
         free(inner->body.data);
@@ -1118,6 +1119,8 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
         }
     }
     Py_DECREF(python);
+    if (fn->translating)
+        return unsupported(sc, node, "a recursive device function");
     strbuf call = {0};
     text_add(&call, "%s(", fn->name);
     for (int i = 0; i < count; i++) {

@@ -368,28 +368,42 @@ def kernel_returns(x):
     return x[0]
 
 
+@gpukit.jit(device=True)
+def recursive_device(n):
+    return 1 if n <= 1 else n * recursive_device(n - 1)
+
+
+def calls_recursive(x):
+    x[0] = recursive_device(5)
+
+
 def unknown_name(x):
     x[0] = not_defined_anywhere  # noqa: F821
 
 
-@pytest.mark.parametrize("function, error, message", [
-    (unsupported_try, NotImplementedError, "try/except is not supported"),
-    (unsupported_slice, NotImplementedError, "slicing an array inside a kernel"),
-    (unsupported_call, NotImplementedError, "calling <built-in function print>"),
-    (type_change, TypeError, "variable 'y' would change type from int64 to a shared array"),
-    (kernel_returns, TypeError, "a kernel returns nothing"),
-    (unknown_name, TypeError, "name 'not_defined_anywhere' is not defined"),
+@pytest.mark.parametrize("function, error, message, where", [
+    (unsupported_try, NotImplementedError, "try/except is not supported", None),
+    (unsupported_slice, NotImplementedError, "slicing an array inside a kernel", None),
+    (unsupported_call, NotImplementedError, "calling <built-in function print>", None),
+    (type_change, TypeError, "variable 'y' would change type from int64 to a shared array",
+     None),
+    (kernel_returns, TypeError, "a kernel returns nothing", None),
+    # Named where it happens: inside the device function.
+    (calls_recursive, NotImplementedError, "a recursive device function is not supported",
+     recursive_device.py_func),
+    (unknown_name, TypeError, "name 'not_defined_anywhere' is not defined", None),
 ])
-def test_refused_at_first_launch(function, error, message):
+def test_refused_at_first_launch(function, error, message, where):
     kernel = gpukit.jit(function)   # decorating never fails: the launch translates
     with pytest.raises(error) as caught:
         kernel[1, 1](gpukit.zeros((4,)))
     text = str(caught.value)
     assert message in text
-    line = function.__code__.co_firstlineno
+    where = where or function
+    line = where.__code__.co_firstlineno
     assert f"test_jit.py:{line}" in text or f"test_jit.py:{line + 1}" in text or \
         f"test_jit.py:{line + 2}" in text, text
-    assert function.__name__ in text
+    assert where.__name__ in text
 
 
 # ---- the generated dialect ------------------------------------------------------
