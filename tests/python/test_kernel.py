@@ -123,7 +123,13 @@ class Kernel:
             if msg["msg_type"] == "stream":
                 out.append(msg["content"]["text"])
 
-        reply = self.kc.execute_interactive(code, output_hook=hook, timeout=timeout)
+        # Right after a cell fails (a KeyboardInterrupt included), ipykernel
+        # aborts requests that reach it before its stop-on-error window
+        # closes: such a request never ran, so it is sent again.
+        for _ in range(20):
+            reply = self.kc.execute_interactive(code, output_hook=hook, timeout=timeout)
+            if reply["content"]["status"] != "aborted":
+                break
         return reply["content"], "".join(out)
 
     def facts(self):
