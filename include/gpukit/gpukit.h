@@ -8,6 +8,7 @@
 #include <gpukit/kernel.h>
 #include <gpukit/launch.h>
 #include <gpukit/lease.h>
+#include <gpukit/monitor.h>
 #include <gpukit/optimus.h>
 #include <gpukit/probe.h>
 #include <gpukit/reserve.h>

@@ -82,6 +82,7 @@ typedef struct gk_gpu {
     gk_field temperature;                                             /* Celsius */
     gk_field fan_speed;                                               /* percent */
     gk_field power_draw, power_limit;                                 /* milliwatts */
+    gk_field energy;               /* millijoules used since the driver loaded */
     gk_field clock_sm, clock_memory, clock_max_sm, clock_max_memory;  /* MHz */
     gk_field compute_major, compute_minor;
     gk_field persistence_mode; /* 0 or 1 */

@@ -23,6 +23,7 @@ enum {
                           * lease directory stayed locked by another process */
     GK_EXIT_LEASES = 7,  /* the lease directory is unsafe or unusable */
     GK_EXIT_PYTHON = 8,  /* kernel: no usable Python (missing, or without ipykernel) */
+    GK_EXIT_LISTEN = 9,  /* serve: cannot listen on the address */
     GK_EXIT_CANNOT_RUN = 126,    /* run: the command is not executable */
     GK_EXIT_COMMAND_MISSING = 127, /* run: no such command */
 };
@@ -35,6 +36,7 @@ int cmd_run(int argc, char **argv);
 int cmd_leases(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* --- shared helpers (common.c) --- */
 

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include "core/units.h"
+#include "select/json.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -27,44 +28,6 @@ static void print_usage(FILE *out)
             "/tmp/gpukit-leases).\n");
 }
 
-/* The local time of `since`, or, when it is no date (a record may say any
- * number of seconds, and localtime_r fails on years past int), the raw
- * seconds as date(1) takes them: "@99999999999999999". */
-static void format_since(char *buf, size_t size, const struct timespec *since)
-{
-    struct tm local;
-    time_t seconds = since->tv_sec;
-    if (!localtime_r(&seconds, &local) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &local) == 0)
-        snprintf(buf, size, "@%lld", (long long)seconds);
-}
-
-static json_t *lease_json(const gk_lease *lease)
-{
-    char since[64];
-    format_since(since, sizeof since, &lease->since);
-    json_t *devices = json_array();
-    for (size_t d = 0; d < lease->device_count; d++)
-        json_array_append_new(devices, json_pack("{s:I, s:o}", "index",
-                                                 (json_int_t)lease->indices[d], "uuid",
-                                                 gk_json_string(lease->uuids[d])));
-    json_t *o = json_object();
-    json_object_set_new(o, "state", json_string(lease->waiting ? "waiting" : "holding"));
-    json_object_set_new(o, "devices", devices);
-    json_object_set_new(o, "pid", json_integer(lease->pid));
-    json_object_set_new(o, "user", gk_json_string(lease->user));
-    json_object_set_new(o, "uid", json_integer(lease->uid));
-    json_object_set_new(o, "since", json_string(since));
-    json_object_set_new(o, "since_epoch", json_real((double)lease->since.tv_sec +
-                                                    (double)lease->since.tv_nsec / 1e9));
-    json_object_set_new(o, "share", json_boolean(lease->share));
-    json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)lease->reserved));
-    json_object_set_new(o, "command", gk_json_string(lease->command));
-    json_object_set_new(o, "request",
-                        lease->waiting ? gk_json_string(lease->request) : json_null());
-    json_object_set_new(o, "file", gk_json_string(lease->name));
-    return o;
-}
-
 static void print_table(const gk_lease *leases, size_t count)
 {
     char since[64], reserved[32], gpus[256], label[32];
@@ -85,7 +48,7 @@ static void print_table(const gk_lease *leases, size_t count)
         for (size_t d = 0; d < lease->device_count && used < sizeof gpus; d++)
             used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%s%s", d ? "," : "",
                                      cli_device_label(label, sizeof label, lease->indices[d], -1));
-        format_since(since, sizeof since, &lease->since);
+        gk_format_local_time(since, sizeof since, &lease->since);
         printf("%-10s %8u %-12s %-19s %-10s %-6s %s\n", gpus, lease->pid, lease->user, since,
                lease->reserved ? gk_format_size(reserved, sizeof reserved, lease->reserved) : "-",
                lease->share ? "shared" : "excl", lease->command);
@@ -97,7 +60,7 @@ static void print_table(const gk_lease *leases, size_t count)
         for (size_t i = 0; i < count; i++) {
             if (!leases[i].waiting)
                 continue;
-            format_since(since, sizeof since, &leases[i].since);
+            gk_format_local_time(since, sizeof since, &leases[i].since);
             printf("  %zu. pid %u (%s) since %s: %s  [%s]\n", ++place, leases[i].pid,
                    leases[i].user, since, leases[i].command, leases[i].request);
         }
@@ -150,7 +113,7 @@ int cmd_leases(int argc, char **argv)
     if (json) {
         json_t *list = json_array();
         for (size_t i = 0; i < count; i++)
-            json_array_append_new(list, lease_json(&leases[i]));
+            json_array_append_new(list, gk_json_lease(&leases[i]));
         if (!cli_print_json(list))
             code = GK_EXIT_FAILURE;
     } else {

@@ -16,6 +16,7 @@ static const command commands[] = {
     {"run", cmd_run, "reserve GPU(s) and run a command on them (--wait to queue)"},
     {"leases", cmd_leases, "list the GPUs reserved by running jobs, and who waits"},
     {"kernel", cmd_kernel, "install Jupyter kernels that start on a GPU (list, remove)"},
+    {"serve", cmd_serve, "serve Prometheus metrics and a live dashboard over HTTP"},
     {"bench", cmd_bench, "time copy, add, sum, matmul and a user kernel on CPU and GPUs"},
 };
 
@@ -48,6 +49,7 @@ static void print_help(FILE *out)
             "  6  run --wait: the time was up before they did\n"
             "  7  the lease directory is unsafe or unusable\n"
             "  8  kernel: no usable Python (missing, or without ipykernel)\n"
+            "  9  serve: cannot listen on the address\n"
             "  run exits with its command's status (126/127: it could not be started)\n"
             "\n"
             "Environment:\n"

@@ -1,4 +1,5 @@
 /* Sizes, ratios and durations as people type them on a command line. */
+#define _POSIX_C_SOURCE 200809L /* localtime_r */
 #include "core/units.h"
 
 #include "core/error.h"
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 /* Reads "12" or "12.5" at the start of text; returns the characters used, or
  * 0 when there is no number there. Only digits and one dot: no sign, no
@@ -139,5 +141,14 @@ const char *gk_format_size(char *buf, size_t size, uint64_t bytes)
         snprintf(buf, size, "%llu B", (unsigned long long)bytes);
     else
         snprintf(buf, size, "%.1f %s", value, names[u]);
+    return buf;
+}
+
+const char *gk_format_local_time(char *buf, size_t size, const struct timespec *when)
+{
+    struct tm local;
+    time_t seconds = when->tv_sec;
+    if (!localtime_r(&seconds, &local) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &local) == 0)
+        snprintf(buf, size, "@%lld", (long long)seconds);
     return buf;
 }

@@ -25,4 +25,10 @@ gk_status gk_parse_duration(const char *text, double *seconds);
 /* "20.0 GiB", "512.0 MiB", "0 B": sizes for people, in binary units. */
 const char *gk_format_size(char *buf, size_t size, uint64_t bytes);
 
+/* The local time of `when` as "2026-11-27 12:00:00", or, when it is no date
+ * (a lease record may say any number of seconds, and localtime_r fails on
+ * years past int), the raw seconds as date(1) takes them: "@99999999999". */
+struct timespec;
+const char *gk_format_local_time(char *buf, size_t size, const struct timespec *when);
+
 #endif

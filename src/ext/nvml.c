@@ -66,6 +66,7 @@ gk_status gk_nvml_load(gk_nvml *nvml, const char *path)
     LOAD(DeviceGetDecoderUtilization, "nvmlDeviceGetDecoderUtilization", 1, NULL);
     LOAD(DeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", 1, NULL);
     LOAD(DeviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", 1, NULL);
+    LOAD(DeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption", 1, NULL);
     LOAD(DeviceGetClockInfo, "nvmlDeviceGetClockInfo", 1, NULL);
     LOAD(DeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo", 1, NULL);
     LOAD(DeviceGetCudaComputeCapability, "nvmlDeviceGetCudaComputeCapability", 1, NULL);

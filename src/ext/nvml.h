@@ -96,6 +96,7 @@ typedef struct gk_nvml {
     nvmlReturn_t (*DeviceGetDecoderUtilization)(nvmlDevice_t, unsigned int *, unsigned int *);
     nvmlReturn_t (*DeviceGetPowerUsage)(nvmlDevice_t, unsigned int *);
     nvmlReturn_t (*DeviceGetEnforcedPowerLimit)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*DeviceGetTotalEnergyConsumption)(nvmlDevice_t, unsigned long long *);
     nvmlReturn_t (*DeviceGetClockInfo)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*DeviceGetMaxClockInfo)(nvmlDevice_t, int, unsigned int *);
     nvmlReturn_t (*DeviceGetCudaComputeCapability)(nvmlDevice_t, int *, int *);

@@ -71,6 +71,16 @@ static gk_status build_spec(const gk_kernelspec_request *request, json_t **spec_
      * kernel, or (bumblebee) stays its parent and survives SIGINT. */
     if (status == GK_OK)
         status = add_string(spec, "interrupt_mode", "signal");
+    /* The kernel's name in its environment, where `gpukit serve` and the
+     * monitor find it to say which kernel a GPU process is. */
+    json_t *env = json_object();
+    if (status == GK_OK && !env)
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory");
+    if (status == GK_OK)
+        status = add_string(env, "GPUKIT_KERNEL", request->name);
+    if (status == GK_OK)
+        json_object_set(spec, "env", env);
+    json_decref(env);
     if (status == GK_OK)
         status = add_string(gpukit, "version", GPUKIT_VERSION);
     if (status == GK_OK)

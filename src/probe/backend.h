@@ -26,12 +26,30 @@ typedef struct gk_probe_backend {
 extern const gk_probe_backend gk_probe_nvml_backend;
 extern const gk_probe_backend gk_probe_smi_backend;
 
+/* What the NVML backend keeps of each GPU between readings of an open
+ * probe: its handle and the facts that do not change (name, UUID, bus id,
+ * compute capability, maximum clocks), so that a monitor reading every
+ * second asks the driver only for live facts. */
+#define GK_NVML_CACHE_GPUS 64
+typedef struct gk_nvml_identity {
+    bool known;
+    void *handle; /* nvmlDevice_t */
+    gk_gpu gpu;   /* only the identity fields are set */
+} gk_nvml_identity;
+
+typedef struct gk_nvml_cache {
+    unsigned count; /* the GPU count the entries belong to */
+    gk_nvml_identity gpus[GK_NVML_CACHE_GPUS];
+} gk_nvml_cache;
+
 /* The NVML backend's reading, through the entry points of a loaded (and
  * initialised) NVML: the driver fields and GPUs of an empty snapshot, then
- * each GPU's processes. */
+ * each GPU's processes. `cache` may be NULL (read everything). */
 struct gk_nvml;
-gk_status gk_nvml_read_devices(const struct gk_nvml *lib, gk_snapshot *snapshot);
-gk_status gk_nvml_read_processes(const struct gk_nvml *lib, gk_snapshot *snapshot);
+gk_status gk_nvml_read_devices(const struct gk_nvml *lib, gk_nvml_cache *cache,
+                               gk_snapshot *snapshot);
+gk_status gk_nvml_read_processes(const struct gk_nvml *lib, const gk_nvml_cache *cache,
+                                 gk_snapshot *snapshot);
 
 /* nvidia-smi's CSV (--format=csv,noheader,nounits), parsed in place: the
  * rows of `--query-gpu` with all of smi.c's columns, or with only those old

@@ -101,6 +101,7 @@ static json_t *gpu_json(const gk_gpu *gpu, int cuda_index, bool processes)
     json_object_set_new(o, "memory.reserved", field_json(gpu->memory_reserved, MIB));
     json_object_set_new(o, "utilization.memory", field_json(gpu->utilization_memory, 1));
     json_object_set_new(o, "power.draw.mw", field_json(gpu->power_draw, 1));
+    json_object_set_new(o, "energy.total.mj", field_json(gpu->energy, 1));
     json_object_set_new(o, "clocks.sm", field_json(gpu->clock_sm, 1));
     json_object_set_new(o, "clocks.mem", field_json(gpu->clock_memory, 1));
     json_object_set_new(o, "clocks.max.sm", field_json(gpu->clock_max_sm, 1));

@@ -10,6 +10,7 @@
 
 typedef struct nvml_state {
     gk_nvml lib;
+    gk_nvml_cache cache;
 } nvml_state;
 
 static void diagnose_init_failure(gk_snapshot *snapshot, const gk_nvml *lib, nvmlReturn_t ret)
@@ -219,7 +220,10 @@ static void read_mig_devices(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
     }
 }
 
-static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
+/* The facts that never change while the driver runs: name, UUID, bus id,
+ * compute capability, maximum clocks. Read once per GPU and kept in the
+ * probe's cache (gk_nvml_cache), so the monitor's ticks read only live facts. */
+static void read_identity(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
 {
     nvmlReturn_t ret = lib->DeviceGetName ? lib->DeviceGetName(dev, gpu->name, sizeof gpu->name)
                                           : NVML_ERROR_FUNCTION_NOT_FOUND;
@@ -230,10 +234,6 @@ static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
                              : NVML_ERROR_FUNCTION_NOT_FOUND;
     end_string(gpu->uuid, sizeof gpu->uuid);
     if (!note_failure(lib, gpu, ret, "UUID", true))
-        return;
-    ret = read_memory(lib, dev, &gpu->memory_total, &gpu->memory_used, &gpu->memory_free,
-                      &gpu->memory_reserved);
-    if (!note_failure(lib, gpu, ret, "memory information", true))
         return;
 
     if (lib->DeviceGetPciInfo) {
@@ -250,6 +250,40 @@ static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
             return;
         }
     }
+
+    READ_CLOCK(DeviceGetMaxClockInfo, NVML_CLOCK_SM, clock_max_sm);
+    READ_CLOCK(DeviceGetMaxClockInfo, NVML_CLOCK_MEM, clock_max_memory);
+
+    if (lib->DeviceGetCudaComputeCapability) {
+        int major, minor;
+        ret = lib->DeviceGetCudaComputeCapability(dev, &major, &minor);
+        if (ret == NVML_SUCCESS && major >= 0 && minor >= 0) {
+            gpu->compute_major = gk_known((uint64_t)major);
+            gpu->compute_minor = gk_known((uint64_t)minor);
+        } else if (!note_failure(lib, gpu, ret, "compute capability", false)) {
+            return;
+        }
+    }
+}
+
+static void copy_identity(gk_gpu *to, const gk_gpu *from)
+{
+    memcpy(to->name, from->name, sizeof to->name);
+    memcpy(to->uuid, from->uuid, sizeof to->uuid);
+    memcpy(to->pci_bus_id, from->pci_bus_id, sizeof to->pci_bus_id);
+    to->clock_max_sm = from->clock_max_sm;
+    to->clock_max_memory = from->clock_max_memory;
+    to->compute_major = from->compute_major;
+    to->compute_minor = from->compute_minor;
+}
+
+/* Everything that changes from one reading to the next. */
+static void read_live(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
+{
+    nvmlReturn_t ret = read_memory(lib, dev, &gpu->memory_total, &gpu->memory_used,
+                                   &gpu->memory_free, &gpu->memory_reserved);
+    if (!note_failure(lib, gpu, ret, "memory information", true))
+        return;
 
     if (lib->DeviceGetUtilizationRates) {
         nvmlUtilization_t utilization;
@@ -275,22 +309,18 @@ static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
     READ_CODEC(DeviceGetEncoderUtilization, utilization_encoder);
     READ_CODEC(DeviceGetDecoderUtilization, utilization_decoder);
     READ_UINT(DeviceGetPowerUsage, power_draw, "power draw");
+    /* An admin can change the limit at any time (nvidia-smi -pl). */
     READ_UINT(DeviceGetEnforcedPowerLimit, power_limit, "power limit");
+    if (lib->DeviceGetTotalEnergyConsumption) {
+        unsigned long long millijoules;
+        ret = lib->DeviceGetTotalEnergyConsumption(dev, &millijoules);
+        if (ret == NVML_SUCCESS)
+            gpu->energy = gk_known(millijoules);
+        else if (!note_failure(lib, gpu, ret, "energy consumption", false))
+            return;
+    }
     READ_CLOCK(DeviceGetClockInfo, NVML_CLOCK_SM, clock_sm);
     READ_CLOCK(DeviceGetClockInfo, NVML_CLOCK_MEM, clock_memory);
-    READ_CLOCK(DeviceGetMaxClockInfo, NVML_CLOCK_SM, clock_max_sm);
-    READ_CLOCK(DeviceGetMaxClockInfo, NVML_CLOCK_MEM, clock_max_memory);
-
-    if (lib->DeviceGetCudaComputeCapability) {
-        int major, minor;
-        ret = lib->DeviceGetCudaComputeCapability(dev, &major, &minor);
-        if (ret == NVML_SUCCESS && major >= 0 && minor >= 0) {
-            gpu->compute_major = gk_known((uint64_t)major);
-            gpu->compute_minor = gk_known((uint64_t)minor);
-        } else if (!note_failure(lib, gpu, ret, "compute capability", false)) {
-            return;
-        }
-    }
 
     if (lib->DeviceGetPersistenceMode) {
         int mode;
@@ -309,8 +339,28 @@ static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
         else if (!note_failure(lib, gpu, ret, "MIG mode", false))
             return;
     }
+    /* MIG devices can be created and destroyed at any time: read each time. */
     if (gpu->mig_mode.known && gpu->mig_mode.value)
         read_mig_devices(lib, dev, gpu);
+}
+
+/* Reads one GPU: its identity from the cache entry when there is one, else
+ * from the driver (then kept in the entry, if the GPU answered). */
+static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu, gk_nvml_identity *cached)
+{
+    if (cached && cached->known) {
+        copy_identity(gpu, &cached->gpu);
+    } else {
+        read_identity(lib, dev, gpu);
+        if (gpu->state != GK_GPU_OK)
+            return;
+    }
+    read_live(lib, dev, gpu);
+    if (cached && !cached->known && gpu->state == GK_GPU_OK) {
+        cached->known = true;
+        cached->handle = dev;
+        copy_identity(&cached->gpu, gpu);
+    }
 }
 
 static void read_driver(const gk_nvml *lib, gk_snapshot *snapshot)
@@ -331,7 +381,7 @@ static void read_driver(const gk_nvml *lib, gk_snapshot *snapshot)
         snapshot->cuda_driver_version = gk_known((uint64_t)cuda);
 }
 
-gk_status gk_nvml_read_devices(const gk_nvml *lib, gk_snapshot *snapshot)
+gk_status gk_nvml_read_devices(const gk_nvml *lib, gk_nvml_cache *cache, gk_snapshot *snapshot)
 {
     read_driver(lib, snapshot);
 
@@ -349,14 +399,25 @@ gk_status gk_nvml_read_devices(const gk_nvml *lib, gk_snapshot *snapshot)
     if (!snapshot->gpus)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory listing %u GPUs", count);
     snapshot->gpu_count = count;
+    /* A GPU added or removed renumbers them all: forget every identity. */
+    if (cache && cache->count != count) {
+        memset(cache->gpus, 0, sizeof cache->gpus);
+        cache->count = count;
+    }
 
     for (unsigned int i = 0; i < count; i++) {
         gk_gpu *gpu = &snapshot->gpus[i];
         gpu->index = i;
+        gk_nvml_identity *cached = cache && i < GK_NVML_CACHE_GPUS ? &cache->gpus[i] : NULL;
         nvmlDevice_t dev;
-        ret = lib->DeviceGetHandleByIndex(i, &dev);
+        ret = cached && cached->known ? NVML_SUCCESS : lib->DeviceGetHandleByIndex(i, &dev);
+        if (cached && cached->known)
+            dev = cached->handle;
         if (ret == NVML_SUCCESS) {
-            read_gpu(lib, dev, gpu);
+            read_gpu(lib, dev, gpu, cached);
+            /* A GPU that stopped answering is asked who it is again. */
+            if (cached && gpu->state != GK_GPU_OK)
+                cached->known = false;
             continue;
         }
         const char *text = gk_nvml_error_string(lib, ret);
@@ -448,12 +509,17 @@ static void add_process(gk_gpu *gpu, const nvmlProcessInfo_t *entry, gk_process_
         p->compute_instance = gk_known(entry->computeInstanceId);
 }
 
-gk_status gk_nvml_read_processes(const gk_nvml *lib, gk_snapshot *snapshot)
+gk_status gk_nvml_read_processes(const gk_nvml *lib, const gk_nvml_cache *cache,
+                                 gk_snapshot *snapshot)
 {
     for (size_t g = 0; g < snapshot->gpu_count; g++) {
         gk_gpu *gpu = &snapshot->gpus[g];
         nvmlDevice_t dev;
-        if (gpu->state != GK_GPU_OK || lib->DeviceGetHandleByIndex(gpu->index, &dev) != NVML_SUCCESS)
+        if (gpu->state != GK_GPU_OK)
+            continue;
+        if (cache && gpu->index < GK_NVML_CACHE_GPUS && cache->gpus[gpu->index].known)
+            dev = cache->gpus[gpu->index].handle;
+        else if (lib->DeviceGetHandleByIndex(gpu->index, &dev) != NVML_SUCCESS)
             continue;
         nvmlProcessInfo_t *compute, *graphics;
         unsigned int n_compute, n_graphics;
@@ -486,12 +552,14 @@ gk_status gk_nvml_read_processes(const gk_nvml *lib, gk_snapshot *snapshot)
 
 static gk_status nvml_devices(void *opaque, gk_snapshot *snapshot)
 {
-    return gk_nvml_read_devices(&((nvml_state *)opaque)->lib, snapshot);
+    nvml_state *state = opaque;
+    return gk_nvml_read_devices(&state->lib, &state->cache, snapshot);
 }
 
 static gk_status nvml_processes(void *opaque, gk_snapshot *snapshot)
 {
-    return gk_nvml_read_processes(&((nvml_state *)opaque)->lib, snapshot);
+    nvml_state *state = opaque;
+    return gk_nvml_read_processes(&state->lib, &state->cache, snapshot);
 }
 
 const gk_probe_backend gk_probe_nvml_backend = {

@@ -425,26 +425,35 @@ bool gk_lease_stat_parent(const char *stat, uint32_t *parent)
     return true;
 }
 
-/* Is `pid` the job `root` or one of its descendants? Walks the parent chain
- * in /proc, a few dozen steps at most. */
-static bool in_job(uint32_t pid, uint32_t root)
+size_t gk_pid_ancestry(uint32_t pid, uint32_t *chain, size_t max)
 {
-    for (int depth = 0; depth < 64 && pid > 1; depth++) {
-        if (pid == root)
-            return true;
+    size_t n = 0;
+    while (n < max && pid > 1) {
+        chain[n++] = pid;
         char path[64], stat[512];
         snprintf(path, sizeof path, "/proc/%" PRIu32 "/stat", pid);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-            return false;
-        ssize_t n = read(fd, stat, sizeof stat - 1);
+            break;
+        ssize_t got = read(fd, stat, sizeof stat - 1);
         close(fd);
-        if (n <= 0)
-            return false;
-        stat[n] = '\0';
+        if (got <= 0)
+            break;
+        stat[got] = '\0';
         if (!gk_lease_stat_parent(stat, &pid))
-            return false;
+            break;
     }
+    return n;
+}
+
+/* Is `pid` the job `root` or one of its descendants? */
+static bool in_job(uint32_t pid, uint32_t root)
+{
+    uint32_t chain[64];
+    size_t n = gk_pid_ancestry(pid, chain, sizeof chain / sizeof chain[0]);
+    for (size_t i = 0; i < n; i++)
+        if (chain[i] == root)
+            return true;
     return false;
 }
 

@@ -17,4 +17,10 @@ bool gk_lease_parse(char *text, gk_lease *lease);
  * tell a job's processes; false when the text is not one. */
 bool gk_lease_stat_parent(const char *stat, uint32_t *parent);
 
+/* `pid` and its ancestors up to (not including) init, nearest first, read
+ * from /proc: up to `max` pids into `chain`; returns how many. A job's
+ * processes are those whose ancestry holds the job's pid. */
+#include <stddef.h>
+size_t gk_pid_ancestry(uint32_t pid, uint32_t *chain, size_t max);
+
 #endif

@@ -13,6 +13,12 @@
  *                       is unset, unreadable or malformed, the problem is
  *                       printed as "fake-nvml: <file>:<line>: <problem>" and
  *                       init returns NVML_ERROR_UNKNOWN (999).
+ *   FAKE_NVML_RELOAD    if set, nvmlDeviceGetCount re-reads the scenario
+ *                       file whenever its modification time changed, so a
+ *                       test can change the GPUs under a running monitor
+ *                       (values, a GPU lost); a file that no longer parses
+ *                       keeps the previous scenario.  Handles stay valid
+ *                       while the number of GPUs does not shrink.
  *   FAKE_NVML_TRACE     if set, every exported call appends its NVML function
  *                       name and a newline to this file, so tests can check
  *                       which symbol versions the caller picked.
@@ -48,6 +54,8 @@
  *       fan                   percent
  *       enc dec               encoder / decoder utilization, percent
  *       power power_limit     watts (decimals allowed); served in milliwatts
+ *       energy                joules used since the driver loaded; served in
+ *                             millijoules (nvmlDeviceGetTotalEnergyConsumption)
  *       clock_sm clock_mem clock_max_sm clock_max_mem   MHz
  *       cc                    compute capability, e.g. 9.0
  *       persistence           0/1
@@ -95,6 +103,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- NVML ABI ---------------------------------------------------------- */
@@ -194,7 +203,7 @@ struct dev {
     unsigned pci_domain, pci_bus, pci_device, cc_major, cc_minor;
     char bus_id[32], bus_id_legacy[16];     /* derived from pci */
     struct num mem_total, mem_used, mem_reserved, util_gpu, util_mem;
-    struct num temp, fan, enc, dec, power, power_limit;
+    struct num temp, fan, enc, dec, power, power_limit, energy;
     struct num clock_sm, clock_mem, clock_max_sm, clock_max_mem;
     struct num persistence, mig, mig_max, gi, ci;
     unsigned nmig;
@@ -310,6 +319,7 @@ static const struct key gpu_keys[] = {
     DEV_KEY(mem_total, K_NUM), DEV_KEY(mem_used, K_NUM), DEV_KEY(mem_reserved, K_NUM),
     DEV_KEY(util_gpu, K_NUM), DEV_KEY(util_mem, K_NUM), DEV_KEY(temp, K_NUM),
     DEV_KEY(fan, K_NUM), DEV_KEY(enc, K_NUM), DEV_KEY(dec, K_NUM), DEV_KEY(power, K_NUM), DEV_KEY(power_limit, K_NUM),
+    DEV_KEY(energy, K_NUM),
     DEV_KEY(clock_sm, K_NUM), DEV_KEY(clock_mem, K_NUM),
     DEV_KEY(clock_max_sm, K_NUM), DEV_KEY(clock_max_mem, K_NUM),
     DEV_KEY(cc, K_TEXT), DEV_KEY(persistence, K_NUM), DEV_KEY(mig, K_NUM),
@@ -799,12 +809,26 @@ static nvmlReturn_t get_handle(unsigned index, nvmlDevice_t *device)
     return NVML_SUCCESS;
 }
 
+/* FAKE_NVML_RELOAD: re-reads a scenario file that changed since it was
+ * loaded.  The old scenario is kept when the new one does not parse. */
+static struct timespec loaded_mtime;
+
+static void remember_mtime(void)
+{
+    struct stat st;
+    const char *path = getenv("FAKE_NVML_SCENARIO");
+    if (path && stat(path, &st) == 0)
+        loaded_mtime = st.st_mtim;
+}
+
 static nvmlReturn_t init_common(void)
 {
     nvmlReturn_t rc = NVML_SUCCESS;
     pthread_mutex_lock(&init_lock);
-    if (refcount == 0)
+    if (refcount == 0) {
         rc = load_scenario();
+        remember_mtime();
+    }
     if (rc == NVML_SUCCESS)
         refcount++;
     pthread_mutex_unlock(&init_lock);
@@ -901,10 +925,27 @@ static nvmlReturn_t cuda_version(int *version)
 NVML_API nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v) { TRACE(); return cuda_version(v); }
 NEW_API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { TRACE(); return cuda_version(v); }
 
+static void reload_if_changed(void)
+{
+    const char *reload = getenv("FAKE_NVML_RELOAD");
+    const char *path = getenv("FAKE_NVML_SCENARIO");
+    struct stat st;
+    if (!reload || !*reload || !path || stat(path, &st) != 0)
+        return;
+    if (st.st_mtim.tv_sec == loaded_mtime.tv_sec && st.st_mtim.tv_nsec == loaded_mtime.tv_nsec)
+        return;
+    static struct scenario previous;
+    previous = sc;
+    if (load_scenario() != NVML_SUCCESS)
+        sc = previous;
+    loaded_mtime = st.st_mtim;
+}
+
 static nvmlReturn_t device_count(unsigned *count)
 {
     if (refcount == 0)
         return NVML_ERROR_UNINITIALIZED;
+    reload_if_changed();
     if (!count)
         return NVML_ERROR_INVALID_ARGUMENT;
     *count = sc.ngpus;
@@ -1070,6 +1111,21 @@ NVML_API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t dev, unsigned
 {
     TRACE();
     return query_uint(dev, GPU_ONLY, FIELD(power_limit), 1000, limit);
+}
+
+NVML_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t dev,
+                                                          unsigned long long *millijoules)
+{
+    TRACE();
+    nvmlReturn_t rc = check_dev(dev, GPU_ONLY);
+    if (rc)
+        return rc;
+    if (!millijoules)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (STATUS(dev->energy))
+        return STATUS(dev->energy);
+    *millijoules = (unsigned long long)(dev->energy.v * 1000.0 + 0.5);
+    return NVML_SUCCESS;
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t dev, int type, unsigned int *clock)

@@ -271,8 +271,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gk_snapshot *snapshot = calloc(1, sizeof *snapshot);
     if (!snapshot)
         abort();
-    if (gk_nvml_read_devices(&lib, snapshot) == GK_OK &&
-        gk_nvml_read_processes(&lib, snapshot) == GK_OK) {
+    if (gk_nvml_read_devices(&lib, NULL, snapshot) == GK_OK &&
+        gk_nvml_read_processes(&lib, NULL, snapshot) == GK_OK) {
         FUZZ_CHECK_TEXT(snapshot->driver_version);
         FUZZ_CHECK_TEXT(snapshot->nvml_version);
         for (size_t i = 0; i < snapshot->gpu_count; i++) {

@@ -1,11 +1,14 @@
 """`make install` honours PREFIX and DESTDIR and installs the command, both
 libraries, the headers and a pkg-config file that builds a working program."""
+import configparser
 import os
+import shlex
 import subprocess
 
 import pytest
 
 from conftest import BUILD, EXIT_NO_GPU
+from serve_helpers import serving
 
 PROGRAM = r"""
 #include <gpukit/gpukit.h>
@@ -71,3 +74,22 @@ def test_install_with_prefix_and_destdir(tmp_path, how):
 
     installed = subprocess.run([str(root / "bin" / "gpukit"), "info", "-q"], env=run_env)
     assert installed.returncode == EXIT_NO_GPU
+
+
+def test_systemd_unit_runs_the_installed_serve(tmp_path):
+    """The unit names the installed gpukit under the prefix chosen at install
+    time, and its command line (with a free port) really serves."""
+    root, _ = install(tmp_path, "make")
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.optionxform = str
+    unit.read(root / "share" / "gpukit" / "systemd" / "gpukit-serve.service")
+    command = shlex.split(unit["Service"]["ExecStart"])
+    assert command[0] == "/opt/gpukit-test/bin/gpukit" and command[1] == "serve"
+    assert command[command.index("--listen") + 1] == "127.0.0.1:9400"
+    assert unit["Service"]["PrivateTmp"] == "no"  # the leases live in /tmp
+    assert unit["Install"]["WantedBy"] == "multi-user.target"
+    # The unit's own options, with a free port instead of 9400 (the last
+    # --listen wins).
+    env = dict(os.environ, GPUKIT_NVML_LIBRARY=str(tmp_path / "none"), PATH="/usr/bin:/bin")
+    with serving(env, *command[2:], program=root / "bin" / "gpukit") as server:
+        assert server.get("/metrics")[0] == 200

@@ -314,6 +314,8 @@ def test_install_writes_a_kernelspec_jupyter_finds(jup):
     assert spec["display_name"] == "Python 3 [GPU]"
     assert spec["language"] == "python"
     assert spec["interrupt_mode"] == "signal"
+    # Its name in the kernel's environment: how the monitor tells kernels apart.
+    assert spec["env"] == {"GPUKIT_KERNEL": "python3-gpu"}
     gpukit = spec["metadata"]["gpukit"]
     assert set(gpukit) == {"version", "python", "selection", "run_options"}
     assert gpukit["version"] == run(["--version"], jup.env).stdout.split()[-1]
@@ -346,6 +348,8 @@ def test_kernel_runs_on_the_gpu_gpukit_picks(jup):
     visible, pid = kernel.facts()
     assert visible == expected
     assert pid == kernel.process.pid, "gpukit run execs the kernel: one process"
+    content, out = kernel.execute("import os; print(os.environ.get('GPUKIT_KERNEL'))")
+    assert out.strip() == "python3-gpu", "Jupyter passed the kernelspec's env"
     leases = jup.holding()
     assert len(leases) == 1
     assert leases[0]["pid"] == pid

@@ -1,0 +1,139 @@
+/* The monitor library on its own: the Jupyter and environment parsers, the
+ * metrics text of hand-made readings (escaping, absent values, MIG labels,
+ * OpenMetrics), and the history ring and sample lifetimes of a monitor over
+ * the fake NVML (its environment is set by ctest). */
+#include "check.h"
+#include "monitor/processes.h"
+
+#include <gpukit/monitor.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+static void test_jupyter_kernel_id(void)
+{
+    static const char kernel[] = "python\0-m\0ipykernel_launcher\0-f\0/run/jupyter/kernel-ab12.json";
+    char id[64] = "";
+    CHECK(gk_jupyter_kernel_id(kernel, sizeof kernel, id, sizeof id), "a kernel");
+    CHECK(strcmp(id, "ab12") == 0, "id %s", id);
+    static const char equals[] = "python3\0/x/ipykernel_launcher.py\0--f=/tmp/kernel-9.json";
+    CHECK(gk_jupyter_kernel_id(equals, sizeof equals, id, sizeof id) && strcmp(id, "9") == 0,
+          "--f=: %s", id);
+    static const char other[] = "python\0train.py\0-f\0config.json";
+    CHECK(!gk_jupyter_kernel_id(other, sizeof other, id, sizeof id), "not a kernel");
+    static const char no_file[] = "python\0-m\0ipykernel_launcher\0-f";
+    CHECK(!gk_jupyter_kernel_id(no_file, sizeof no_file, id, sizeof id), "-f at the end");
+    CHECK(!gk_jupyter_kernel_id("", 0, id, sizeof id), "empty");
+}
+
+static void test_environ_value(void)
+{
+    static const char block[] = "HOME=/root\0GPUKIT_KERNEL=py-gpu\0JPY_SESSION_NAME=a b.ipynb\0X=";
+    char value[64];
+    CHECK(gk_environ_value(block, sizeof block, "GPUKIT_KERNEL", value, sizeof value) &&
+              strcmp(value, "py-gpu") == 0, "%s", value);
+    CHECK(gk_environ_value(block, sizeof block, "JPY_SESSION_NAME", value, sizeof value) &&
+              strcmp(value, "a b.ipynb") == 0, "%s", value);
+    CHECK(gk_environ_value(block, sizeof block, "X", value, sizeof value) && value[0] == '\0',
+          "empty value");
+    CHECK(!gk_environ_value(block, sizeof block, "GPUKIT", value, sizeof value), "a prefix");
+    CHECK(!gk_environ_value(block, 0, "HOME", value, sizeof value), "empty block");
+}
+
+/* A reading of one GPU with awkward text, one unreadable field and a MIG
+ * instance, and one process. */
+static void test_metrics_text(void)
+{
+    gk_snapshot snapshot = {0};
+    gk_gpu gpu = {0};
+    snprintf(gpu.name, sizeof gpu.name, "Odd \"GPU\"\\ \xff\n2");
+    snprintf(gpu.uuid, sizeof gpu.uuid, "GPU-1");
+    gpu.utilization_gpu = (gk_field){42, true};
+    gpu.temperature = (gk_field){0, false};
+    gpu.power_draw = (gk_field){123456, true};
+    gpu.memory_total = (gk_field){1024ull << 20, true};
+    gk_mig_device mig = {.index = 0, .gpu_instance = {3, true}, .memory_total = {512ull << 20, true},
+                         .memory_used = {128ull << 20, true}};
+    snprintf(mig.name, sizeof mig.name, "NVIDIA A100 MIG 2g.10gb");
+    gpu.mig_devices = &mig;
+    gpu.mig_count = 1;
+    gk_process process = {.pid = 77, .gpu_memory = {5 << 20, true}, .cmdline_len = 7};
+    memcpy(process.cmdline, "a\0b\"c\n", 7);
+    gpu.processes = &process;
+    gpu.process_count = 1;
+    snapshot.gpus = &gpu;
+    snapshot.gpu_count = 1;
+    snprintf(snapshot.hostname, sizeof snapshot.hostname, "h");
+    gk_sample_process entry = {.gpu = 0, .process = &process, .lease = -1};
+    gk_sample sample = {.number = 5, .snapshot = &snapshot, .processes = &entry,
+                        .process_count = 1};
+
+    char *text;
+    size_t length;
+    CHECK(gk_sample_metrics(&sample, false, &text, &length) == GK_OK, "metrics");
+    CHECK(strlen(text) == length, "length");
+    CHECK(strstr(text, "modelName=\"Odd \\\"GPU\\\"\\\\ ?\\n2\""), "escaped: %s", text);
+    CHECK(strstr(text, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\""), "util");
+    CHECK(strstr(text, "} 42\n"), "util value");
+    CHECK(strstr(text, "} 123.456\n"), "power in W");
+    CHECK(!strstr(text, "DCGM_FI_DEV_GPU_TEMP"), "an unknown field has no sample");
+    CHECK(strstr(text, "GPU_I_PROFILE=\"2g.10gb\",GPU_I_ID=\"3\""), "MIG labels");
+    CHECK(strstr(text, "command=\"a b\\\"c\\n\""), "command line: %s", text);
+    CHECK(strstr(text, "# TYPE gpukit_monitor_readings_total counter\n"
+                       "gpukit_monitor_readings_total 5\n"), "a counter in text format");
+    CHECK(!strstr(text, "# EOF"), "no EOF in the text format");
+    free(text);
+
+    CHECK(gk_sample_metrics(&sample, true, &text, &length) == GK_OK, "openmetrics");
+    CHECK(strstr(text, "# TYPE gpukit_monitor_readings counter\n"
+                       "gpukit_monitor_readings_total 5\n"), "OpenMetrics counter family");
+    CHECK(length > 6 && strcmp(text + length - 6, "# EOF\n") == 0, "ends with EOF");
+    free(text);
+}
+
+/* A monitor over the fake NVML's scenario: readings stay valid while held,
+ * numbers grow, and the history keeps the newest points, oldest first. */
+static void test_monitor_history(void)
+{
+    gk_monitor_options options = {.interval = 0.01, .history = 3};
+    gk_monitor *monitor;
+    CHECK(gk_monitor_open(&options, &monitor) == GK_OK, "%s", gk_last_error());
+    CHECK(gk_monitor_acquire(monitor) == NULL, "no reading before the first");
+    CHECK(gk_monitor_read(monitor) == GK_OK, "%s", gk_last_error());
+    const gk_sample *held = gk_monitor_acquire(monitor);
+    CHECK(held && held->number == 1 && held->snapshot->gpu_count == 8, "first reading");
+    for (int i = 0; i < 4; i++)
+        CHECK(gk_monitor_read(monitor) == GK_OK, "%s", gk_last_error());
+    /* the held reading is intact though five were published since */
+    CHECK(held->number == 1 && strcmp(held->snapshot->gpus[2].name, "NVIDIA H100 80GB HBM3") == 0,
+          "held reading");
+    gk_monitor_release(monitor, held);
+    gk_history_point points[8];
+    size_t n = gk_monitor_history(monitor, 2, points, 8);
+    CHECK(n == 3, "history keeps 3, got %zu", n);
+    CHECK(points[0].time.tv_sec * 1000000000L + points[0].time.tv_nsec <=
+              points[2].time.tv_sec * 1000000000L + points[2].time.tv_nsec, "oldest first");
+    CHECK(points[2].utilization.known && points[2].utilization.value == 100, "GPU 2's util");
+    CHECK(gk_monitor_history(monitor, 2, points, 2) == 2, "at most max");
+    CHECK(gk_monitor_history(monitor, 99, points, 8) == 0, "no such GPU");
+
+    /* the thread, and a waiter woken by each reading and by the stop */
+    CHECK(gk_monitor_start(monitor) == GK_OK, "start");
+    uint64_t latest = gk_monitor_wait(monitor, 6, 5.0);
+    CHECK(latest > 6, "a new reading came: %llu", (unsigned long long)latest);
+    gk_monitor_stop(monitor);
+    CHECK(gk_monitor_wait(monitor, latest, 5.0) == 0, "stopped");
+    gk_monitor_close(monitor);
+
+    gk_monitor_options bad = {.interval = -1};
+    CHECK(gk_monitor_open(&bad, &monitor) == GK_ERR_INVALID_ARGUMENT, "negative interval");
+}
+
+int main(void)
+{
+    test_jupyter_kernel_id();
+    test_environ_value();
+    test_metrics_text();
+    test_monitor_history();
+    CHECK_DONE();
+}
