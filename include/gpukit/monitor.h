@@ -41,6 +41,8 @@ typedef struct gk_sample_process {
     size_t gpu;               /* index into snapshot->gpus */
     const gk_process *process;
     int lease;                /* index into the sample's leases, or -1 */
+    gk_field cpu_percent;     /* tenths of a percent of a core since the previous
+                                 reading (unknown in the first) */
     char kernel[96];          /* Jupyter kernel: its kernelspec name, else "" */
     char kernel_id[64];       /* the kernel's id (from its connection file), else "" */
     char notebook[256];       /* the notebook's path when Jupyter told the kernel */
@@ -111,6 +113,85 @@ gk_status gk_sample_metrics(const gk_sample *sample, bool openmetrics, char **te
  * its lease and Jupyter kernel, plus "leases" and "waiting". Free *text with
  * free(). */
 gk_status gk_sample_json(const gk_sample *sample, char **text);
+
+/* --- `gpukit top`'s picture of a reading, as lines of text --- */
+
+/* The process table's columns, which it can be sorted by. */
+typedef enum gk_top_column {
+    GK_TOP_GPU,
+    GK_TOP_PID,
+    GK_TOP_USER,
+    GK_TOP_GPU_MEMORY,
+    GK_TOP_CPU,
+    GK_TOP_HOST_MEMORY,
+    GK_TOP_TIME,
+    GK_TOP_JOB,     /* the gpukit lease or Jupyter kernel */
+    GK_TOP_COMMAND,
+    GK_TOP_COLUMNS
+} gk_top_column;
+
+typedef struct gk_frame_options {
+    unsigned width;         /* columns, at least 40 */
+    unsigned height;        /* rows; 0: as many as everything needs (--once) */
+    gk_top_column sort;
+    bool ascending;         /* else largest first (names: A to Z either way is by `ascending`) */
+    bool tree;              /* processes grouped under the lease they run under */
+    const char *filter;     /* NULL or "": all; "user:NAME", "gpu:N", "pid:N", else text
+                               found (any case) in the user, command, job or pid */
+    size_t selected;        /* the selected process row (clamped) */
+    bool show_selection;    /* mark it (an interactive view) */
+    int graph_gpu;          /* the GPU (index into the snapshot) whose history is
+                               graphed; -1: none */
+    bool unicode;           /* block characters for bars and graphs, else ASCII */
+} gk_frame_options;
+
+/* How a piece of a line should look; the terminal decides the colors. */
+typedef enum gk_style {
+    GK_STYLE_PLAIN,
+    GK_STYLE_TITLE,
+    GK_STYLE_HEADER,   /* column headers */
+    GK_STYLE_DIM,      /* labels, unknown values */
+    GK_STYLE_LOW,      /* a load that is low ... */
+    GK_STYLE_MEDIUM,
+    GK_STYLE_HIGH,     /* ... or high */
+    GK_STYLE_BAD,      /* a lost or failing GPU, a problem */
+    GK_STYLE_SELECTED, /* the selected process row */
+} gk_style;
+
+typedef struct gk_frame_span {
+    size_t start, end; /* bytes of the line's text */
+    gk_style style;
+} gk_frame_span;
+
+typedef struct gk_frame_line {
+    char *text; /* UTF-8, at most `width` characters */
+    gk_frame_span *spans;
+    size_t span_count;
+} gk_frame_line;
+
+typedef struct gk_frame {
+    gk_frame_line *lines;
+    size_t line_count;
+    /* The process rows after filtering, in the order shown: their pids and
+     * owners, so a front end can act on the selected one. */
+    uint32_t *row_pids;
+    gk_field *row_uids;
+    size_t row_count;
+    size_t selected; /* the option, clamped to the rows */
+} gk_frame;
+
+/* Draws `sample` (and, for the graph, the monitor's history) as the lines
+ * of one frame of `gpukit top`: a header, each GPU with bars (and its MIG
+ * instances, or its error when it is lost), the history graph of one GPU,
+ * and the process table. Free with gk_frame_free(). */
+gk_status gk_frame_draw(gk_monitor *monitor, const gk_sample *sample,
+                        const gk_frame_options *options, gk_frame *frame);
+void gk_frame_free(gk_frame *frame);
+
+/* The column's name in the table header ("GPU-MEM"), and the column whose
+ * name starts with `name` (any case), or -1. */
+const char *gk_top_column_name(gk_top_column column);
+int gk_top_column_find(const char *name);
 
 /* The Content-Type of gk_sample_metrics' output. */
 #define GK_METRICS_TEXT_TYPE "text/plain; version=0.0.4; charset=utf-8"

@@ -45,6 +45,9 @@ typedef struct gk_process {
     gk_field host_memory;       /* resident CPU memory, bytes */
     gk_field cpu_percent;       /* tenths of a percent of one core, averaged over
                                    the process's life (1234 is 123.4 %) */
+    gk_field cpu_time;          /* CPU time used so far (user + system), ms */
+    gk_field running_time;      /* time since the process started, ms */
+    gk_field uid;               /* its real user id */
     char user[64];              /* "" when unknown (e.g. another PID namespace) */
     char command[128];          /* program name, "" when unknown */
     /* The full command line as NUL-separated arguments, cmdline_len bytes. */

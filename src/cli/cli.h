@@ -37,6 +37,7 @@ int cmd_leases(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* --- shared helpers (common.c) --- */
 
@@ -46,6 +47,10 @@ gk_snapshot *cli_take_snapshot(unsigned flags);
 
 /* The exit code a snapshot deserves (see the enum above). */
 int cli_exit_code(const gk_snapshot *snapshot);
+
+/* --interval=SECONDS of top and serve: 0.05 to 3600 seconds, with an
+ * optional unit (gk_parse_duration); false after saying why on stderr. */
+bool cli_parse_interval(const char *command, const char *text, double *seconds);
 
 /* Parses --color=WHEN ("auto", "always", "never"); false on a bad value. */
 bool cli_parse_color(const char *when, int *mode);

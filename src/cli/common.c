@@ -1,6 +1,8 @@
 /* Helpers shared by the gpukit subcommands. */
 #include "cli/cli.h"
 
+#include "core/units.h"
+
 #include <inttypes.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -101,4 +103,12 @@ const char *cli_device_label(char *buf, size_t size, unsigned index, int mig)
     else
         snprintf(buf, size, "pci:%u", index);
     return buf;
+}
+
+bool cli_parse_interval(const char *command, const char *text, double *seconds)
+{
+    if (gk_parse_duration(text, seconds) == GK_OK && *seconds >= 0.05 && *seconds <= 3600)
+        return true;
+    fprintf(stderr, "gpukit %s: --interval=%s: give seconds from 0.05 to 3600\n", command, text);
+    return false;
 }

@@ -16,6 +16,7 @@ static const command commands[] = {
     {"run", cmd_run, "reserve GPU(s) and run a command on them (--wait to queue)"},
     {"leases", cmd_leases, "list the GPUs reserved by running jobs, and who waits"},
     {"kernel", cmd_kernel, "install Jupyter kernels that start on a GPU (list, remove)"},
+    {"top", cmd_top, "watch every GPU and its processes live (ncurses; --once for text)"},
     {"serve", cmd_serve, "serve Prometheus metrics and a live dashboard over HTTP"},
     {"bench", cmd_bench, "time copy, add, sum, matmul and a user kernel on CPU and GPUs"},
 };

@@ -7,7 +7,6 @@
 #include "cli/cli.h"
 
 #include "core/embedded.h"
-#include "core/units.h"
 
 #include <gpukit/monitor.h>
 
@@ -405,12 +404,8 @@ int cmd_serve(int argc, char **argv)
             listen = optarg;
             break;
         case 'i':
-            if (gk_parse_duration(optarg, &monitor_options.interval) != GK_OK ||
-                monitor_options.interval < 0.05 || monitor_options.interval > 3600) {
-                fprintf(stderr, "gpukit serve: --interval=%s: give seconds from 0.05 to 3600\n",
-                        optarg);
+            if (!cli_parse_interval("serve", optarg, &monitor_options.interval))
                 return GK_EXIT_USAGE;
-            }
             break;
         case 'c': {
             char *end;

@@ -164,8 +164,11 @@ gk_status gk_monitor_read(gk_monitor *monitor)
         sample->snapshot->cpu = monitor->cpu;
         status = gk_monitor_read_leases(monitor->lease_dir, sample);
     }
-    if (status == GK_OK)
-        status = gk_monitor_describe_processes(sample);
+    if (status == GK_OK) {
+        const gk_sample *previous = gk_monitor_acquire(monitor);
+        status = gk_monitor_describe_processes(sample, previous);
+        gk_monitor_release(monitor, previous);
+    }
     if (status != GK_OK) {
         pthread_mutex_lock(&monitor->lock);
         monitor->failed_readings++;

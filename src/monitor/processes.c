@@ -118,7 +118,27 @@ static int lease_of(const gk_sample *sample, uint32_t pid)
     return -1;
 }
 
-gk_status gk_monitor_describe_processes(gk_sample *sample)
+/* CPU use since the previous reading, in tenths of a percent of a core:
+ * the growth of the process's CPU time over the growth of its age. The
+ * same pid in both readings is the same process only if it grew older. */
+static gk_field recent_cpu(const gk_process *now, const gk_sample *previous)
+{
+    if (!previous || !now->cpu_time.known || !now->running_time.known)
+        return (gk_field){0, false};
+    for (size_t i = 0; i < previous->process_count; i++) {
+        const gk_process *then = previous->processes[i].process;
+        if (then->pid != now->pid || !then->cpu_time.known || !then->running_time.known ||
+            then->running_time.value >= now->running_time.value ||
+            then->cpu_time.value > now->cpu_time.value)
+            continue;
+        uint64_t busy = now->cpu_time.value - then->cpu_time.value;
+        uint64_t alive = now->running_time.value - then->running_time.value;
+        return (gk_field){(busy * 1000 + alive / 2) / alive, true};
+    }
+    return (gk_field){0, false};
+}
+
+gk_status gk_monitor_describe_processes(gk_sample *sample, const gk_sample *previous)
 {
     const gk_snapshot *snapshot = sample->snapshot;
     size_t total = 0;
@@ -136,6 +156,7 @@ gk_status gk_monitor_describe_processes(gk_sample *sample)
             entry->gpu = g;
             entry->process = &gpu->processes[p];
             entry->lease = lease_of(sample, entry->process->pid);
+            entry->cpu_percent = recent_cpu(entry->process, previous);
             describe_kernel(entry);
         }
     }

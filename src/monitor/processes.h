@@ -13,8 +13,9 @@
  * when out of memory. */
 gk_status gk_monitor_read_leases(const char *lease_dir, gk_sample *sample);
 
-/* Fills sample->processes from the snapshot and leases. */
-gk_status gk_monitor_describe_processes(gk_sample *sample);
+/* Fills sample->processes from the snapshot and leases; `previous` (may be
+ * NULL) is the reading before, for each process's CPU use in between. */
+gk_status gk_monitor_describe_processes(gk_sample *sample, const gk_sample *previous);
 
 /* The Jupyter kernel id in a process's NUL-separated command line (`python
  * -m ipykernel_launcher -f .../kernel-ID.json`) into `id`; false when the

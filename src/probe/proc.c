@@ -39,6 +39,7 @@ void gk_proc_parse_status(const char *status, gk_process *process)
     if (!line)
         return;
     uid_t uid = (uid_t)strtoul(line + 5, NULL, 10); /* the real uid comes first */
+    process->uid = gk_known(uid);
     gk_user_name(uid, process->user, sizeof process->user);
 }
 
@@ -105,6 +106,11 @@ void gk_proc_parse_stat(const char *stat, double uptime, long ticks_per_second,
         alive = 0.01;
     double busy = (double)(utime + stime) / (double)ticks_per_second;
     double tenths = busy / alive * 1000.0 + 0.5;
+    /* (The same bound as below: a forged stat may claim any tick count.) */
+    if (busy * 1000.0 < 18446744073709551616.0 && alive * 1000.0 < 18446744073709551616.0) {
+        process->cpu_time = gk_known((uint64_t)(busy * 1000.0 + 0.5));
+        process->running_time = gk_known((uint64_t)(alive * 1000.0 + 0.5));
+    }
     /* A damaged or forged stat can claim more than 2^64 tenths, which no
      * conversion to an integer may be given. */
     if (tenths < 18446744073709551616.0)

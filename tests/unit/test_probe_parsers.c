@@ -49,6 +49,10 @@ static void proc_cpu_use_past_2_64_is_unknown(void)
     /* 52.5 s of CPU over 1000 s alive: 5.25 %, 53 tenths when rounded. */
     CHECK(process.cpu_percent.known && process.cpu_percent.value == 53, "%llu tenths",
           (unsigned long long)process.cpu_percent.value);
+    CHECK(process.cpu_time.known && process.cpu_time.value == 52500, "%llu ms of CPU",
+          (unsigned long long)process.cpu_time.value);
+    CHECK(process.running_time.known && process.running_time.value == 1000000, "%llu ms alive",
+          (unsigned long long)process.running_time.value);
 }
 
 int main(void)
