@@ -35,6 +35,7 @@ typedef struct gkpy_state {
     PyTypeObject *finfo_type; /* struct sequences of finfo() and iinfo() */
     PyTypeObject *iinfo_type;
     PyTypeObject *info_type;  /* __array_namespace_info__ */
+    PyTypeObject *monitor_type; /* the sampler behind gpukit.monitor() */
     /* exceptions */
     PyObject *gpu_error;    /* gpukit.GPUError(RuntimeError) */
     PyObject *no_gpu_error; /* gpukit.NoGPUError(GPUError) */
@@ -240,6 +241,7 @@ gk_snapshot *gkpy_take_snapshot(gkpy_state *state, unsigned flags);
 PyObject *gkpy_gpu_list(gkpy_state *state, const gk_snapshot *snapshot, const size_t *indices,
                         size_t count, const gk_cuda_view *view);
 int gkpy_reservation_init(PyObject *module, gkpy_state *state); /* reservation.c */
+int gkpy_monitor_init(PyObject *module, gkpy_state *state);     /* monitor.c */
 int gkpy_kernel_init(PyObject *module, gkpy_state *state);      /* kernel.c */
 /* kernel.c, shared with jit.c: a launch size (an int or a tuple of 1 to 3
  * ints, each at least 1; missing dimensions are 1), and stream= (a

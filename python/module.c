@@ -29,6 +29,7 @@ static int state_objects(gkpy_state *state, PyObject **fields[])
         (PyObject **)&state->jit_kernel_type,  (PyObject **)&state->jit_launch_type,
         (PyObject **)&state->vectorize_type,
         (PyObject **)&state->iinfo_type,       (PyObject **)&state->info_type,
+        (PyObject **)&state->monitor_type,
         (PyObject **)&state->unique_types[0],  (PyObject **)&state->unique_types[1],
         (PyObject **)&state->unique_types[2],
         &state->gpu_error,                     &state->no_gpu_error,
@@ -96,6 +97,7 @@ static int module_exec(PyObject *module)
         gkpy_create_init, gkpy_dlpack_init, gkpy_ops_init,         gkpy_gpus_init,
         gkpy_reservation_init, gkpy_kernel_init, gkpy_info_init, gkpy_manipulate_init,
         gkpy_utility_init, gkpy_linalg_init, gkpy_fft_init,   gkpy_jit_init,
+        gkpy_monitor_init,
     };
     for (size_t i = 0; i < sizeof inits / sizeof inits[0]; i++)
         if (inits[i](module, state) < 0)

@@ -143,6 +143,7 @@ typedef struct gk_frame_options {
     int graph_gpu;          /* the GPU (index into the snapshot) whose history is
                                graphed; -1: none */
     bool unicode;           /* block characters for bars and graphs, else ASCII */
+    uint64_t gpu_mask;      /* only the GPUs whose index has its bit set; 0: all */
 } gk_frame_options;
 
 /* How a piece of a line should look; the terminal decides the colors. */
@@ -192,6 +193,12 @@ void gk_frame_free(gk_frame *frame);
  * name starts with `name` (any case), or -1. */
 const char *gk_top_column_name(gk_top_column column);
 int gk_top_column_find(const char *name);
+
+/* Each GPU's history as JSON: {"interval": seconds, "gpus": [{"index": i,
+ * "points": [[unix time, utilization %, memory used B, memory total B,
+ * power W, temperature C], ...]}]}, oldest first, unknown values null.
+ * Free *text with free(). */
+gk_status gk_monitor_history_json(gk_monitor *monitor, char **text);
 
 /* The Content-Type of gk_sample_metrics' output. */
 #define GK_METRICS_TEXT_TYPE "text/plain; version=0.0.4; charset=utf-8"

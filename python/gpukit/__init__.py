@@ -21,6 +21,7 @@ The work is done by libgpukit, in C; this package is a thin layer over it.
 from ._gpukit import *  # noqa: F401,F403  (the C extension's public names)
 from ._gpukit import __array_api_version__, __array_namespace_info__, __version__  # noqa: F401
 from . import cuda, fft, linalg, random  # noqa: F401
+from ._monitor import Monitor, monitor  # noqa: F401  (the live view in a notebook)
 from ._jit import (  # noqa: F401  (@gpukit.jit and the names its kernels call)
     atomic,
     blockDim,

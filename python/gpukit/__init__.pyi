@@ -21,6 +21,7 @@ from typing_extensions import Buffer, CapsuleType, Self, TypeAlias
 import numpy as _np
 
 from . import cuda as cuda, fft as fft, linalg as linalg, random as random
+from ._monitor import Monitor as Monitor, monitor as monitor
 from ._jit import (
     atomic as atomic,
     blockDim as blockDim,

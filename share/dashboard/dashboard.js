@@ -193,7 +193,7 @@
   Dashboard.prototype.prefill = function (history, doc) {
     var self = this;
     (history.gpus || []).forEach(function (entry) {
-      var gpu = (doc.gpus || [])[entry.index];
+      var gpu = (doc.gpus || []).filter(function (g) { return g.index === entry.index; })[0];
       if (!gpu) return;
       var limit = gpu["enforced.power.limit"];
       self.history[self.key(gpu)] = entry.points.slice(-KEEP).map(function (p) {

@@ -200,53 +200,12 @@ static enum MHD_Result serve_gpus(server *s, struct MHD_Connection *connection)
                      MHD_RESPMEM_MUST_FREE);
 }
 
-/* Each GPU's history as {"interval": s, "gpus": [{"index", "points": [[t,
- * util, used, total, power_w, temp], ...]}]}, unknown values null. */
 static enum MHD_Result serve_history(server *s, struct MHD_Connection *connection)
 {
-    const gk_sample *sample = gk_monitor_acquire(s->monitor);
-    size_t gpus = sample->snapshot->gpu_count;
-    gk_monitor_release(s->monitor, sample);
     char *text = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream(&text, &size);
-    gk_history_point *points = calloc(4096, sizeof *points);
-    if (!out || !points) {
-        if (out)
-            fclose(out);
-        free(text);
-        free(points);
+    if (gk_monitor_history_json(s->monitor, &text) != GK_OK)
         return send_error(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    }
-    fprintf(out, "{\"interval\":%g,\"gpus\":[", gk_monitor_interval(s->monitor));
-    for (size_t g = 0; g < gpus; g++) {
-        size_t n = gk_monitor_history(s->monitor, (unsigned)g, points, 4096);
-        fprintf(out, "%s{\"index\":%zu,\"points\":[", g ? "," : "", g);
-        for (size_t i = 0; i < n; i++) {
-            const gk_history_point *p = &points[i];
-            fprintf(out, "%s[%.3f", i ? "," : "",
-                    (double)p->time.tv_sec + (double)p->time.tv_nsec / 1e9);
-            const gk_field fields[] = {p->utilization, p->memory_used, p->memory_total, p->power,
-                                       p->temperature};
-            for (size_t f = 0; f < 5; f++) {
-                if (!fields[f].known)
-                    fputs(",null", out);
-                else if (f == 3)
-                    fprintf(out, ",%.3f", (double)fields[f].value / 1000.0);
-                else
-                    fprintf(out, ",%" PRIu64, fields[f].value);
-            }
-            fputc(']', out);
-        }
-        fputs("]}", out);
-    }
-    fputs("]}", out);
-    free(points);
-    if (fclose(out) != 0) {
-        free(text);
-        return send_error(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    }
-    return send_text(connection, MHD_HTTP_OK, "application/json", text, size,
+    return send_text(connection, MHD_HTTP_OK, "application/json", text, strlen(text),
                      MHD_RESPMEM_MUST_FREE);
 }
 

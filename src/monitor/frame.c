@@ -366,6 +366,11 @@ static void command_text(const gk_process *process, char *buf, size_t size)
                                  process->cmdline + at);
 }
 
+static bool shown_gpu(const gk_frame_options *options, const gk_gpu *gpu)
+{
+    return options->gpu_mask == 0 || (gpu->index < 64 && (options->gpu_mask >> gpu->index & 1));
+}
+
 static bool matches(const gk_sample *sample, const row *r, const char *filter)
 {
     if (!filter || !*filter)
@@ -549,7 +554,8 @@ static void process_table(builder *b, const gk_sample *sample, const gk_frame_op
         row *r = &rows[count];
         r->entry = &sample->processes[i];
         job_text(sample, r->entry, r->job, sizeof r->job);
-        if (matches(sample, r, options->filter))
+        if (shown_gpu(options, &sample->snapshot->gpus[r->entry->gpu]) &&
+            matches(sample, r, options->filter))
             count++;
     }
     sorting = options;
@@ -681,6 +687,8 @@ gk_status gk_frame_draw(gk_monitor *monitor, const gk_sample *sample,
     }
     for (size_t g = 0; g < snapshot->gpu_count; g++) {
         const gk_gpu *gpu = &snapshot->gpus[g];
+        if (!shown_gpu(options, gpu))
+            continue;
         if (height && frame->line_count + 1 + MIN_PROCESS_ROWS >= height)
             break; /* a screen too short for every GPU keeps room for processes */
         if (gpu->state != GK_GPU_OK) {

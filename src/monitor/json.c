@@ -62,3 +62,47 @@ gk_status gk_sample_json(const gk_sample *sample, char **text)
     json_decref(document);
     return *text ? GK_OK : gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory writing the GPUs as JSON");
 }
+
+static json_t *known_or_null(gk_field field, double divisor)
+{
+    if (!field.known)
+        return json_null();
+    return divisor == 1 ? json_integer((json_int_t)field.value)
+                        : json_real((double)field.value / divisor);
+}
+
+gk_status gk_monitor_history_json(gk_monitor *monitor, char **text)
+{
+    *text = NULL;
+    const gk_sample *sample = gk_monitor_acquire(monitor);
+    size_t gpus = sample ? sample->snapshot->gpu_count : 0;
+    gk_monitor_release(monitor, sample);
+    enum { MAX_POINTS = 4096 };
+    gk_history_point *points = calloc(MAX_POINTS, sizeof *points);
+    json_t *list = json_array();
+    json_t *document = json_pack("{s:f, s:o}", "interval", gk_monitor_interval(monitor), "gpus",
+                                 list);
+    for (size_t g = 0; points && document && g < gpus; g++) {
+        size_t n = gk_monitor_history(monitor, (unsigned)g, points, MAX_POINTS);
+        json_t *series = json_array();
+        for (size_t i = 0; i < n; i++) {
+            const gk_history_point *p = &points[i];
+            json_array_append_new(
+                series, json_pack("[f, o, o, o, o, o]",
+                                  (double)p->time.tv_sec + (double)p->time.tv_nsec / 1e9,
+                                  known_or_null(p->utilization, 1),
+                                  known_or_null(p->memory_used, 1),
+                                  known_or_null(p->memory_total, 1),
+                                  known_or_null(p->power, 1000.0),
+                                  known_or_null(p->temperature, 1)));
+        }
+        json_array_append_new(list, json_pack("{s:I, s:o}", "index", (json_int_t)g, "points",
+                                              series));
+    }
+    if (points && document)
+        *text = json_dumps(document, JSON_COMPACT);
+    free(points);
+    json_decref(document);
+    return *text ? GK_OK
+                 : gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory writing the history as JSON");
+}

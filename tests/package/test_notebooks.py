@@ -82,6 +82,17 @@ def install_kernel(env, prefix):
     return spec
 
 
+def use_environment(monkeypatch, env):
+    """Makes `env` this process's environment for the test: jupyter_client
+    finds the kernelspec and builds the kernel's environment from
+    os.environ."""
+    for key in list(os.environ):
+        if key not in env:
+            monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+
+
 def cell_text(cell):
     """A cell's source and what it printed, for failure messages."""
     parts = [cell.source, "--- output ---"]
@@ -98,13 +109,7 @@ def cell_text(cell):
 def run_notebook(path, tmp_path, monkeypatch, scenario, kernel_cache):
     env, prefix = jupyter_env(tmp_path, scenario, kernel_cache)
     install_kernel(env, prefix)
-    # jupyter_client finds the kernelspec and builds the kernel's
-    # environment from os.environ.
-    for key in list(os.environ):
-        if key not in env:
-            monkeypatch.delenv(key)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
+    use_environment(monkeypatch, env)
 
     notebook = nbformat.read(path, as_version=4)
     notebook.cells.append(nbformat.v4.new_code_cell(PROBE_CELL))

@@ -2,7 +2,8 @@
 its DevTools protocol (a websocket), so a test can load a page, wait for
 what its scripts draw, read the DOM and take a screenshot. (Chromium's
 --dump-dom cannot: its virtual time stops while a server-sent event stream
-is open.)"""
+is open.) Used by tests/python and tests/package alike, so it imports
+nothing of either's conftest."""
 import base64
 import contextlib
 import itertools
@@ -11,9 +12,12 @@ import shutil
 import subprocess
 import time
 
+import urllib.request
+
 import websocket
 
-from serve_helpers import OPENER
+# No proxy the environment names may stand between the test and loopback.
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class Page:
