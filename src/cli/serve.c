@@ -17,6 +17,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +64,20 @@ static void print_usage(FILE *out)
             "9 cannot listen on the address (in use, not permitted, unknown host).\n");
 }
 
+/* A reading rendered once for every client that asks before the next one:
+ * `number` is the reading's. */
+typedef struct rendered {
+    uint64_t number;
+    char *text;
+    size_t length;
+} rendered;
+
+enum { RENDER_TEXT, RENDER_OPENMETRICS, RENDER_JSON, RENDERINGS };
+
 typedef struct server {
     gk_monitor *monitor;
+    pthread_mutex_t lock; /* guards `renderings` */
+    rendered renderings[RENDERINGS];
 } server;
 
 /* --- the listening address --- */
@@ -173,31 +186,57 @@ static bool wants_openmetrics(struct MHD_Connection *connection)
     return accept && strstr(accept, "application/openmetrics-text");
 }
 
-static enum MHD_Result serve_metrics(server *s, struct MHD_Connection *connection)
+/* A copy of the latest reading rendered as `kind`, made once per reading:
+ * a thousand scrapes of one reading cost one rendering. NULL when out of
+ * memory. */
+static char *latest_rendering(server *s, int kind, size_t *length, uint64_t *number)
 {
     const gk_sample *sample = gk_monitor_acquire(s->monitor);
-    char *text = NULL;
-    size_t length = 0;
-    bool openmetrics = wants_openmetrics(connection);
-    gk_status status = gk_sample_metrics(sample, openmetrics, &text, &length);
+    pthread_mutex_lock(&s->lock);
+    rendered *r = &s->renderings[kind];
+    if (r->number != sample->number || !r->text) {
+        free(r->text);
+        r->text = NULL;
+        gk_status status = kind == RENDER_JSON
+                               ? gk_sample_json(sample, &r->text)
+                               : gk_sample_metrics(sample, kind == RENDER_OPENMETRICS, &r->text,
+                                                   &r->length);
+        if (status == GK_OK && kind == RENDER_JSON)
+            r->length = strlen(r->text);
+        r->number = status == GK_OK ? sample->number : 0;
+    }
+    char *copy = r->text ? malloc(r->length + 1) : NULL;
+    if (copy) {
+        memcpy(copy, r->text, r->length + 1);
+        *length = r->length;
+        if (number)
+            *number = r->number;
+    }
+    pthread_mutex_unlock(&s->lock);
     gk_monitor_release(s->monitor, sample);
-    if (status != GK_OK)
+    return copy;
+}
+
+static enum MHD_Result serve_rendering(server *s, struct MHD_Connection *connection, int kind,
+                                       const char *type)
+{
+    size_t length;
+    char *text = latest_rendering(s, kind, &length, NULL);
+    if (!text)
         return send_error(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    return send_text(connection, MHD_HTTP_OK,
-                     openmetrics ? GK_METRICS_OPENMETRICS_TYPE : GK_METRICS_TEXT_TYPE, text, length,
-                     MHD_RESPMEM_MUST_FREE);
+    return send_text(connection, MHD_HTTP_OK, type, text, length, MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result serve_metrics(server *s, struct MHD_Connection *connection)
+{
+    bool openmetrics = wants_openmetrics(connection);
+    return serve_rendering(s, connection, openmetrics ? RENDER_OPENMETRICS : RENDER_TEXT,
+                           openmetrics ? GK_METRICS_OPENMETRICS_TYPE : GK_METRICS_TEXT_TYPE);
 }
 
 static enum MHD_Result serve_gpus(server *s, struct MHD_Connection *connection)
 {
-    const gk_sample *sample = gk_monitor_acquire(s->monitor);
-    char *text = NULL;
-    gk_status status = gk_sample_json(sample, &text);
-    gk_monitor_release(s->monitor, sample);
-    if (status != GK_OK)
-        return send_error(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    return send_text(connection, MHD_HTTP_OK, "application/json", text, strlen(text),
-                     MHD_RESPMEM_MUST_FREE);
+    return serve_rendering(s, connection, RENDER_JSON, "application/json");
 }
 
 static enum MHD_Result serve_history(server *s, struct MHD_Connection *connection)
@@ -231,15 +270,14 @@ static ssize_t read_events(void *opaque, uint64_t position, char *buffer, size_t
         if (latest == stream->last) {
             stream->pending = strdup(": keepalive\n\n");
         } else {
-            const gk_sample *sample = gk_monitor_acquire(stream->server->monitor);
-            char *json = NULL;
-            if (gk_sample_json(sample, &json) == GK_OK &&
-                asprintf(&stream->pending, "event: sample\nid: %" PRIu64 "\ndata: %s\n\n",
-                         sample->number, json) < 0)
+            size_t length;
+            uint64_t number = latest;
+            char *json = latest_rendering(stream->server, RENDER_JSON, &length, &number);
+            if (json && asprintf(&stream->pending, "event: sample\nid: %" PRIu64 "\ndata: %s\n\n",
+                                 number, json) < 0)
                 stream->pending = NULL;
-            stream->last = sample->number;
+            stream->last = number;
             free(json);
-            gk_monitor_release(stream->server->monitor, sample);
         }
         if (!stream->pending)
             return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -406,6 +444,7 @@ int cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     server s = {0};
+    pthread_mutex_init(&s.lock, NULL);
     if (gk_monitor_open(&monitor_options, &s.monitor) != GK_OK ||
         gk_monitor_start(s.monitor) != GK_OK) {
         fprintf(stderr, "gpukit serve: %s\n", gk_last_error());
@@ -447,6 +486,9 @@ int cmd_serve(int argc, char **argv)
     gk_monitor_stop(s.monitor);
     MHD_stop_daemon(daemon);
     gk_monitor_close(s.monitor);
+    for (int kind = 0; kind < RENDERINGS; kind++)
+        free(s.renderings[kind].text);
+    pthread_mutex_destroy(&s.lock);
     fprintf(stderr, "gpukit serve: stopped (%s)\n", strsignal(received));
     return GK_EXIT_OK;
 }

@@ -314,8 +314,8 @@ static void write_leases(writer *w, const gk_sample *sample)
         }
     }
     if (waiting) {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
+        /* as of the reading, so that every scrape of one reading agrees */
+        struct timespec now = w->snapshot->query_time;
         family(w, "gpukit_waiting_job_start_time_seconds", "gauge",
                "When a job joined the line for GPUs, as a Unix time.");
         size_t position = 0;
