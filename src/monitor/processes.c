@@ -28,8 +28,10 @@ gk_status gk_monitor_read_leases(const char *lease_dir, gk_sample *sample)
 /* The next argument of a NUL-separated command line, or NULL at its end. */
 static const char *next_argument(const char *cmdline, size_t length, const char *argument)
 {
-    const char *next = argument ? argument + strlen(argument) + 1 : cmdline;
-    return next < cmdline + length ? next : NULL;
+    const char *end = cmdline + length;
+    const char *next = argument ? argument + strnlen(argument, (size_t)(end - argument)) + 1
+                                : cmdline;
+    return next < end ? next : NULL;
 }
 
 bool gk_jupyter_kernel_id(const char *cmdline, size_t length, char *id, size_t size)

@@ -19,7 +19,8 @@ gk_status gk_monitor_describe_processes(gk_sample *sample, const gk_sample *prev
 
 /* The Jupyter kernel id in a process's NUL-separated command line (`python
  * -m ipykernel_launcher -f .../kernel-ID.json`) into `id`; false when the
- * process is no Jupyter kernel. */
+ * process is no Jupyter kernel. Both parsers take `length` bytes followed
+ * by a NUL (as gk_process's cmdline and a read /proc/PID/environ are). */
 bool gk_jupyter_kernel_id(const char *cmdline, size_t length, char *id, size_t size);
 
 /* The value of `name` in a NUL-separated environment block (as
