@@ -144,6 +144,7 @@ typedef struct gk_frame_options {
                                graphed; -1: none */
     bool unicode;           /* block characters for bars and graphs, else ASCII */
     uint64_t gpu_mask;      /* only the GPUs whose index has its bit set; 0: all */
+    size_t command_offset;  /* characters of each command line scrolled off to the left */
 } gk_frame_options;
 
 /* How a piece of a line should look; the terminal decides the colors. */

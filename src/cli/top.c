@@ -42,7 +42,8 @@ static void print_usage(FILE *out)
             "      --color=WHEN        auto (default: a terminal without NO_COLOR), always, never\n"
             "  -h, --help              show this help\n"
             "\n"
-            "Keys: Up/Down/PgUp/PgDn/Home/End select a process;  < > sort column;\n"
+            "Keys: Up/Down/PgUp/PgDn/Home/End select a process;  Left/Right scroll the\n"
+            "command lines;  < > sort column;\n"
             "r reverse order;  / filter (Esc clears);  t tree view;  Tab graph the next GPU;\n"
             "g hide the graph;  T send SIGTERM, K send SIGKILL to the selected process (your\n"
             "own only; each asks first);  h help;  q or Ctrl-C quit.\n"
@@ -207,6 +208,7 @@ static const char *const help_lines[] = {
     "gpukit top: keys",
     "",
     "  Up Down PgUp PgDn Home End   select a process",
+    "  Left Right                   scroll long command lines",
     "  < >                          sort by the previous / next column",
     "  r                            reverse the order",
     "  /                            filter: text, user:NAME, gpu:N or pid:N (Esc clears)",
@@ -366,6 +368,14 @@ static bool handle_key(top_state *state, int key)
         break;
     case KEY_HOME:
         state->options.selected = 0;
+        break;
+    case KEY_RIGHT: /* long command lines: scroll them */
+        state->options.command_offset += 8;
+        break;
+    case KEY_LEFT:
+        state->options.command_offset -= state->options.command_offset < 8
+                                             ? state->options.command_offset
+                                             : 8;
         break;
     case KEY_END:
         state->options.selected = (size_t)-1 / 2;

@@ -483,8 +483,18 @@ static void table_header(builder *b, const gk_frame_options *options)
     end_line(b);
 }
 
+/* The text from its `offset`-th character on (never inside a character). */
+static const char *skip_characters(const char *text, size_t offset)
+{
+    for (; *text && offset; offset--)
+        do
+            text++;
+        while (((unsigned char)*text & 0xC0) == 0x80);
+    return text;
+}
+
 static void process_row(builder *b, const gk_sample *sample, const row *r, bool selected,
-                        const char *tree_prefix)
+                        const char *tree_prefix, size_t command_offset)
 {
     const gk_process *process = r->entry->process;
     const gk_gpu *gpu = &sample->snapshot->gpus[r->entry->gpu];
@@ -510,7 +520,7 @@ static void process_row(builder *b, const gk_sample *sample, const row *r, bool 
     command_text(process, command, sizeof command);
     putf(b, style, "%3u %7" PRIu32 " %-8.8s %8s %5s %8s %9s %-12.12s %s%s", gpu->index,
          process->pid, process->user[0] ? process->user : "?", memory, cpu, host, time, r->job,
-         tree_prefix, command);
+         tree_prefix, skip_characters(command, command_offset));
     if (selected) {
         size_t start = b->length;
         pad_to(b, b->width);
@@ -599,7 +609,8 @@ static void process_table(builder *b, const gk_sample *sample, const gk_frame_op
             prefix = options->unicode ? (last ? "\u2514\u2500 " : "\u251C\u2500 ")
                                       : (last ? "`- " : "|- ");
         }
-        process_row(b, sample, r, options->show_selection && i == frame->selected, prefix);
+        process_row(b, sample, r, options->show_selection && i == frame->selected, prefix,
+                    options->command_offset);
         used++;
     }
     free(rows);

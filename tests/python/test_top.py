@@ -117,6 +117,14 @@ def test_top_live_sort_filter_signals_resize_quit(tmp_path, world):
         row = next(l for l in lines if str(own.pid) in l)
         assert "nobody" in row and "sleep 300" in row and "2000MiB" in row
 
+        # long command lines scroll sideways
+        term.keys("Right")
+        # ("sleep 300" less its first 8 characters)
+        term.wait_for(lambda s: re.search(rf"^ +0 +{own.pid} .* -\s+0\s*$", s, re.M),
+                      what="the command scrolled")
+        term.keys("Left")
+        term.wait_for(lambda s: "sleep 300" in s, what="the command back")
+
         # sort: one column back (USER), then reversed
         term.keys("<")
         term.wait_for(lambda s: "USER\u25bc" in s, what="sorted by user")
