@@ -245,10 +245,10 @@ static void draw(top_state *state)
     else if (state->message[0])
         snprintf(bottom, sizeof bottom, "%s", state->message);
     else
-        snprintf(bottom, sizeof bottom, "q quit  h help  < > sort: %s  / filter%s%s  t tree  "
-                                        "Tab graph  T K signal%s",
-                 gk_top_column_name(state->options.sort), state->filter[0] ? ": " : "",
-                 state->filter, state->readonly ? " (read-only)" : "");
+        snprintf(bottom, sizeof bottom, "%sq quit  h help  < > sort: %s  / filter%s%s  t tree  "
+                                        "Tab graph  T K signal",
+                 state->readonly ? "[read-only] " : "", gk_top_column_name(state->options.sort),
+                 state->filter[0] ? ": " : "", state->filter);
     attrset(attr);
     mvaddnstr(LINES - 1, 0, bottom, COLS);
     for (int x = getcurx(stdscr); x < COLS && getcury(stdscr) == LINES - 1; x++)

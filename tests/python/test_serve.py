@@ -468,3 +468,27 @@ def test_a_real_prometheus_scrapes_it(tmp_path):
         finally:
             prometheus.terminate()
             prometheus.wait(timeout=30)
+
+
+def test_connections_are_bounded(tmp_path):
+    """--max-connections: the clients beyond it are turned away, and served
+    again once the others leave."""
+    with serving(scenario_env(tmp_path, "laptop"), "--max-connections", "2") as server:
+        host, port = server.url.split("//")[1].split(":")
+        held = [socket.create_connection((host, int(port))) for _ in range(2)]
+        for sock in held:
+            sock.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert sock.recv(64).startswith(b"HTTP/1.1 200")
+        with pytest.raises(OSError):
+            server.get("/metrics", timeout=3)
+        for sock in held:
+            sock.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                assert server.get("/metrics", timeout=3)[0] == 200
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("not served again after the others left")

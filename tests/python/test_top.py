@@ -198,6 +198,8 @@ def test_ctrl_c_quits_and_no_gpu_says_why(tmp_path, world):
     try:
         screen = term.wait_for(lambda s: "No NVIDIA GPU" in s, what="the diagnosis")
         assert "no NVIDIA driver" in screen
+        term.keys("T")
+        term.wait_for(lambda s: "no process is selected" in s, what="nothing to signal")
         term.keys("C-c")
         screen = term.wait_for(lambda s: re.search(r"^-?echo$", s, re.M), what="the exit")
         assert "EXIT=0" in screen and "-icanon" not in screen.split()
@@ -279,3 +281,25 @@ def test_once_says_what_ls_says(tmp_path):
     # Interactive without a terminal: told to use --once.
     result = run(["top"], env)
     assert result.returncode == EXIT_USAGE and "--once" in result.stderr
+
+
+def test_readonly_sends_no_signal(tmp_path, world):
+    victim = subprocess.Popen(["sleep", "300"])
+    scenario = world / "victim.scn"
+    scenario.write_text((SCENARIOS / "laptop.scn").read_text().split("proc ")[0] +
+                        f"\nproc type=compute pid={victim.pid} mem=100\n")
+    term = Terminal(f"{world / 'gpukit'} top --readonly" + SHELL_TAIL,
+                    top_env(tmp_path, world, scenario))
+    try:
+        term.wait_for(lambda s: str(victim.pid) in s and "[read-only]" in s, what="the process")
+        term.keys("K")
+        term.wait_for(lambda s: "read-only (--readonly): no signals are sent" in s,
+                      what="the refusal")
+        term.keys("y")
+        time.sleep(0.3)
+        assert victim.poll() is None
+        term.keys("q")
+    finally:
+        term.close()
+        victim.kill()
+        victim.wait()
