@@ -223,7 +223,7 @@ static PyObject *monitor_text(PyObject *self, PyObject *args, PyObject *kwargs)
     const gk_sample *sample = latest(self, &monitor);
     if (!sample)
         return NULL;
-    gk_frame_options options = {.width = width < 40 ? 40 : (unsigned)width,
+    gk_frame_options options = {.width = width < 20 ? 20 : (unsigned)width,
                                 .sort = GK_TOP_GPU_MEMORY,
                                 .graph_gpu = -1,
                                 .unicode = unicode != 0,

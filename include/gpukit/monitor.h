@@ -131,7 +131,7 @@ typedef enum gk_top_column {
 } gk_top_column;
 
 typedef struct gk_frame_options {
-    unsigned width;         /* columns, at least 40 */
+    unsigned width;         /* columns, at least 20 */
     unsigned height;        /* rows; 0: as many as everything needs (--once) */
     gk_top_column sort;
     bool ascending;         /* else largest first (names: A to Z either way is by `ascending`) */

@@ -262,7 +262,7 @@ static void make_frame(top_state *state)
 {
     gk_frame_free(&state->frame);
     const gk_sample *sample = gk_monitor_acquire(state->monitor);
-    state->options.width = COLS > 40 ? (unsigned)COLS : 40;
+    state->options.width = COLS > 20 ? (unsigned)COLS : 20;
     state->options.height = LINES > 2 ? (unsigned)LINES - 1 : 1;
     state->options.filter = state->filter;
     state->options.show_selection = true;

@@ -662,7 +662,7 @@ gk_status gk_frame_draw(gk_monitor *monitor, const gk_sample *sample,
     if (!b)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory drawing the frame");
     b->frame = frame;
-    b->width = options->width < 40 ? 40 : options->width;
+    b->width = options->width < 20 ? 20 : options->width;
     b->unicode = options->unicode;
     const gk_snapshot *snapshot = sample->snapshot;
 
