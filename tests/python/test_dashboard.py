@@ -89,3 +89,18 @@ def test_dashboard_lists_leases_and_waiting_jobs_safely(tmp_path):
     assert process[1] == str(holder.pid) and process[3] == "2048 MiB"
     assert process[5].startswith("lease-") or process[5]  # the lease it runs under
     assert evil in process[7]
+
+
+def test_dashboard_says_when_the_server_is_gone(tmp_path):
+    with serving(scenario_env(tmp_path, "laptop"), "--interval", "0.25") as server, \
+            browser(tmp_path) as page:
+        page.goto(server.url + "/")
+        page.wait_for("document.querySelectorAll('section.gpu').length === 1")
+        code, _ = server.stop()
+        assert code == 0
+        # The stream ends, reconnecting fails, polling says so; the last
+        # reading stays on show.
+        text = page.wait_for("(document.querySelector('.problem.connection') || {}).innerText",
+                             timeout=60)
+        assert "cannot reach gpukit serve" in text
+        assert page.evaluate("document.querySelectorAll('section.gpu').length") == 1
