@@ -1,0 +1,177 @@
+"""Dask workers on GPUs that gpukit picks and reserves.
+
+``GPUCluster`` is a ``distributed.LocalCluster`` of nanny-managed worker
+processes, one per GPU that fits the selection (the keywords of
+``gpukit.reserve``). Each worker reserves its GPU itself, when it starts and
+before any CUDA library loads, and holds the lease for its whole life: a
+killed worker frees its GPU, and the nanny's replacement reserves one
+again. Workers advertise a ``GPU`` resource, so
+``dask.annotate(resources={"GPU": 1})`` and ``submit(..., resources=...)``
+route work to them.
+
+On other machines (Slurm, ssh, dask-jobqueue) the same module is a worker
+preload::
+
+    dask worker tcp://scheduler:8786 --preload gpukit.dask --min-free 20G
+
+reserves a GPU on whatever node the worker starts on.
+"""
+import inspect
+import logging
+import os
+import warnings
+
+from . import _gpukit
+
+try:
+    import click
+    from distributed import LocalCluster, Nanny, Worker
+except ImportError as error:  # pragma: no cover (the message is the point)
+    raise ImportError("gpukit.dask needs Dask's distributed scheduler: "
+                      "pip install 'dask[distributed]'") from error
+
+__all__ = ["GPUCluster", "dask_setup"]
+
+logger = logging.getLogger("gpukit.dask")
+
+# The selection keywords of gpukit.reserve, as command-line options of the
+# preload (the spelling of `gpukit run`).
+_OPTIONS = {
+    "order": str, "min_free": str, "min_free_ratio": str, "max_util": int,
+    "min_total": str, "max_procs": int, "gpus": str, "exclude": str, "wait": str,
+}
+
+
+def _argv(count, share, require_gpu, selection):
+    """The preload's command line for these keywords."""
+    argv = ["--count", str(count)]
+    for name, value in selection.items():
+        if name not in _OPTIONS:
+            raise TypeError(f"GPUCluster() got an unexpected keyword argument '{name}'")
+        if value is None or value is False:
+            continue
+        if isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        argv += ["--" + name.replace("_", "-"), "" if value is True else str(value)]
+    if share:
+        argv.append("--share")
+    if require_gpu:
+        argv.append("--require-gpu")
+    return argv
+
+
+def _selection(params):
+    """gpukit.reserve's keywords from the preload's options."""
+    selection = {name: params[name] for name in _OPTIONS if params.get(name) is not None}
+    if "wait" in selection:
+        # "" (a bare --wait): wait without limit, as reserve(wait=True)
+        selection["wait"] = selection["wait"] or True
+    return selection
+
+
+@click.command(context_settings={"ignore_unknown_options": False})
+@click.option("--count", type=int, default=1, show_default=True, help="GPUs per worker")
+@click.option("--order", help="free, free-ratio, power, util, index or random")
+@click.option("--min-free", "min_free", help="at least this much free memory, e.g. 20G")
+@click.option("--min-free-ratio", "min_free_ratio", help="at least this share free, e.g. 50%")
+@click.option("--max-util", "max_util", type=int, help="at most this busy, in percent")
+@click.option("--min-total", "min_total", help="at least this much memory in all")
+@click.option("--max-procs", "max_procs", type=int, help="at most this many processes there")
+@click.option("--gpus", help="only these GPUs (indices or UUIDs, comma-separated)")
+@click.option("--exclude", help="never these GPUs")
+@click.option("--share", is_flag=True, help="share GPUs with other shared reservations")
+@click.option("--wait", help="wait in line this long when nothing fits ('' : no limit)")
+@click.option("--require-gpu", "require_gpu", is_flag=True,
+              help="fail to start without a GPU, instead of working on the CPU")
+def dask_setup(worker, count, share, require_gpu, **params):
+    """The preload: reserves GPUs for this worker process and advertises them
+    as its ``GPU`` resource (Dask calls it as the worker starts, before it
+    joins the scheduler and before any task could load CUDA)."""
+    try:
+        reservation = _gpukit.reserve(count, share=share, **_selection(params))
+    except _gpukit.NoGPUError as error:
+        if require_gpu:
+            raise
+        logger.warning("gpukit: no GPU for worker %s, it works on the CPU: %s", worker.name,
+                       error)
+        return
+    worker.gpukit_reservation = reservation  # held as long as the worker lives
+    for resources in (worker.state.total_resources, worker.state.available_resources):
+        resources["GPU"] = resources.get("GPU", 0) + count
+    logger.info("gpukit: worker %s holds %s (CUDA_VISIBLE_DEVICES=%s)", worker.name,
+                ", ".join(f"GPU {g.index}" for g in reservation.gpus),
+                os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
+def _fitting(count_per_worker, share, selection):
+    """How many workers' worth of GPUs fit the selection now."""
+    pick = {k: v for k, v in selection.items() if k != "wait"}
+    usable = sum(1 for gpu in _gpukit.gpus() if gpu.state == "ok")
+    for workers in range(usable // count_per_worker, 0, -1):
+        try:
+            _gpukit.pick(workers * count_per_worker, share=share, **pick)
+            return workers
+        except _gpukit.NoGPUError:
+            continue
+    return 0
+
+
+def _check_keywords(kwargs):
+    """A keyword neither gpukit's nor LocalCluster's, Nanny's or Worker's
+    is a TypeError here (LocalCluster would pass it on to each worker, which
+    fails to start with a message far from the cause)."""
+    known = set()
+    for cls in (LocalCluster, Nanny, Worker):
+        known |= set(inspect.signature(cls.__init__).parameters)
+    for name in kwargs:
+        if name not in known:
+            raise TypeError(f"GPUCluster() got an unexpected keyword argument '{name}'")
+
+
+class GPUCluster(LocalCluster):
+    """A Dask cluster on this machine with one worker per GPU that fits.
+
+    ``GPUCluster(n_workers=None, *, gpus_per_worker=1, threads_per_worker=1,
+    require_gpu=False, share=False, order=..., min_free=..., wait=..., ...)``
+
+    n_workers: how many workers; by default as many as there are GPUs that
+    fit the selection now. The selection keywords are gpukit.reserve's
+    (``order``, ``min_free``, ``min_free_ratio``, ``max_util``,
+    ``min_total``, ``max_procs``, ``gpus``, ``exclude``, ``share``,
+    ``wait``). Each worker is a separate process with its own nanny, which
+    reserves its GPU(s) as it starts and holds them for its whole life.
+
+    Without a GPU that fits, the workers run on the CPU (n_workers, or one
+    per core) and a ``RuntimeWarning`` says why; with ``require_gpu=True``
+    it raises ``gpukit.NoGPUError`` instead. Other keywords go to
+    ``distributed.LocalCluster`` (``dashboard_address``, ``memory_limit``,
+    ``silence_logs``, ...).
+    """
+
+    def __init__(self, n_workers=None, *, gpus_per_worker=1, threads_per_worker=1,
+                 require_gpu=False, share=False, **kwargs):
+        selection = {name: kwargs.pop(name) for name in list(kwargs) if name in _OPTIONS}
+        _check_keywords(kwargs)
+        if gpus_per_worker < 1:
+            raise ValueError(f"gpus_per_worker must be at least 1, not {gpus_per_worker}")
+        fitting = _fitting(gpus_per_worker, share, selection)
+        if fitting == 0:
+            why = "no GPU fits the selection" if _gpukit.gpus() else "this machine has no GPU"
+            if require_gpu:
+                raise _gpukit.NoGPUError(f"GPUCluster: {why} (require_gpu=True)")
+            warnings.warn(f"GPUCluster: {why}; its workers work on the CPU", RuntimeWarning,
+                          stacklevel=2)
+        if n_workers is None:
+            n_workers = fitting or (os.cpu_count() or 1)
+        kwargs.setdefault("host", "127.0.0.1")
+        kwargs.setdefault("dashboard_address", None)
+        kwargs.setdefault("worker_class", Nanny)
+        super().__init__(n_workers=n_workers, threads_per_worker=threads_per_worker,
+                         processes=True, preload=["gpukit.dask"],
+                         preload_argv=_argv(gpus_per_worker, share,
+                                            require_gpu and fitting > 0, selection),
+                         **kwargs)
+
+
+# Public under gpukit.dask (help(gpukit.dask) lists them there).
+GPUCluster.__module__ = "gpukit.dask"
