@@ -1455,6 +1455,23 @@ static PyMethodDef array_methods[] = {
     {"numpy", array_numpy, METH_NOARGS, numpy_doc},
     {"copy_to_host", array_copy_to_host, METH_NOARGS, copy_to_host_doc},
     {"__array_namespace__", FASTCALL_KW(array_namespace), namespace_doc},
+    {"__array_ufunc__", (PyCFunction)(void (*)(void))gkpy_array_ufunc,
+     METH_VARARGS | METH_KEYWORDS,
+     "__array_ufunc__($self, ufunc, method, /, *inputs, **kwargs)\n--\n\n"
+     "NumPy's ufuncs on gpukit arrays (NEP 13): np.add(x, y), np.add.reduce(x)\n"
+     "run gpukit's function on x's device; NotImplemented for what gpukit\n"
+     "lacks or for out=."},
+    {"squeeze", (PyCFunction)(void (*)(void))gkpy_array_squeeze, METH_VARARGS | METH_KEYWORDS,
+     "squeeze($self, /, axis=None)\n--\n\n"
+     "NumPy's x.squeeze(): gpukit.squeeze(x, axis), every axis of length 1 by default."},
+    {"ravel", gkpy_array_ravel, METH_NOARGS,
+     "ravel($self, /)\n--\n\nNumPy's x.ravel(): x.reshape(-1), a view where it can be."},
+    {"__array_function__", (PyCFunction)(void (*)(void))gkpy_array_function,
+     METH_VARARGS | METH_KEYWORDS,
+     "__array_function__($self, /, func, types, args, kwargs)\n--\n\n"
+     "NumPy's functions on gpukit arrays (NEP 18): np.mean(x), np.concatenate\n"
+     "([x, y]) run gpukit's function of the same meaning on x's device;\n"
+     "NotImplemented for what gpukit lacks."},
     {"__copy__", array_copy, METH_NOARGS, "__copy__($self, /)\n--\n\nA copy (as copy())."},
     {"__deepcopy__", array_deepcopy, METH_O,
      "__deepcopy__($self, memo, /)\n--\n\nA copy (as copy())."},

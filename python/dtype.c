@@ -152,6 +152,31 @@ static PyObject *dtype_get_kind(PyObject *self, void *closure)
     return PyUnicode_FromOrdinal(gkpy_dtype_kind(((dtype_object *)self)->dtype));
 }
 
+/* NumPy's dtype of the same name: np.dtype(obj) takes any object whose
+ * `dtype` attribute is a NumPy dtype, so np.dtype(gpukit.float32) and code
+ * that normalises dtypes that way (dask.array) accept gpukit's. NumPy is
+ * imported only here, when asked. */
+static PyObject *dtype_get_numpy(PyObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    if (!numpy)
+        return NULL;
+    PyObject *name = dtype_str(self);
+    PyObject *result = name ? PyObject_CallMethod(numpy, "dtype", "O", name) : NULL;
+    Py_XDECREF(name);
+    Py_DECREF(numpy);
+    return result;
+}
+
+static PyObject *dtype_get_type(PyObject *self, void *closure)
+{
+    PyObject *numpy_dtype = dtype_get_numpy(self, closure);
+    PyObject *type = numpy_dtype ? PyObject_GetAttrString(numpy_dtype, "type") : NULL;
+    Py_XDECREF(numpy_dtype);
+    return type;
+}
+
 static PyObject *dtype_reduce(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -162,6 +187,12 @@ static PyObject *dtype_reduce(PyObject *self, PyObject *unused)
 static PyGetSetDef dtype_getset[] = {
     {"name", dtype_get_name, NULL, "The dtype's name, e.g. 'float32'.", NULL},
     {"itemsize", dtype_get_itemsize, NULL, "Bytes per element.", NULL},
+    {"dtype", dtype_get_numpy, NULL,
+     "NumPy's dtype of the same name (NumPy is imported when asked), so that "
+     "numpy.dtype(gpukit.float32) works.",
+     NULL},
+    {"type", dtype_get_type, NULL, "NumPy's scalar type of the same name (numpy.float32).",
+     NULL},
     {"kind", dtype_get_kind, NULL,
      "NumPy's kind character: 'b' bool, 'u' unsigned, 'i' signed integer, 'f' floating, "
      "'c' complex floating.",

@@ -242,6 +242,11 @@ PyObject *gkpy_gpu_list(gkpy_state *state, const gk_snapshot *snapshot, const si
                         size_t count, const gk_cuda_view *view);
 int gkpy_reservation_init(PyObject *module, gkpy_state *state); /* reservation.c */
 int gkpy_monitor_init(PyObject *module, gkpy_state *state);     /* monitor.c */
+/* NumPy's __array_ufunc__ and __array_function__ (numpy_dispatch.c). */
+PyObject *gkpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *gkpy_array_squeeze(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *gkpy_array_ravel(PyObject *self, PyObject *unused);
 int gkpy_kernel_init(PyObject *module, gkpy_state *state);      /* kernel.c */
 /* kernel.c, shared with jit.c: a launch size (an int or a tuple of 1 to 3
  * ints, each at least 1; missing dimensions are 1), and stream= (a

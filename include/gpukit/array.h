@@ -79,6 +79,7 @@ typedef enum gk_dtype {
 
 size_t gk_dtype_size(gk_dtype dtype);
 const char *gk_dtype_name(gk_dtype dtype); /* "float32" */
+/* A dtype from its name ("float32") or NumPy's type string ("f4", "<f8", "|b1"). */
 gk_status gk_dtype_parse(const char *name, gk_dtype *dtype);
 /* Whether arrays of `dtype` can be made and computed on `device`: every
  * dtype on the CPU; every real one on CUDA GPUs; not float64 on OpenCL

@@ -6,6 +6,7 @@
 #include "core/error.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -83,6 +84,28 @@ bool gk_dtype_is_half(gk_dtype dtype)
     return dtype == GK_FLOAT16 || dtype == GK_BFLOAT16;
 }
 
+/* NumPy's array-protocol type strings ("f8", "<i4", "|b1", "c16"): kind
+ * and size in bytes, little-endian or no order, as __array_interface__
+ * and code written for NumPy (dask's dtype="f8") spell dtypes. */
+static bool parse_typestring(const char *text, gk_dtype *dtype)
+{
+    if (*text == '<' || *text == '=' || *text == '|')
+        text++;
+    char kind = text[0];
+    char *end;
+    long size = strtol(text + 1, &end, 10);
+    if (!kind || *end || end == text + 1)
+        return false;
+    for (int i = 0; i < GK_DTYPE_COUNT; i++) {
+        /* bfloat16 has no type string of its own ("f2" is float16) */
+        if ((gk_dtype)i != GK_BFLOAT16 && dtypes[i].kind == kind && (long)dtypes[i].size == size) {
+            *dtype = (gk_dtype)i;
+            return true;
+        }
+    }
+    return false;
+}
+
 gk_status gk_dtype_parse(const char *name, gk_dtype *dtype)
 {
     for (int i = 0; i < GK_DTYPE_COUNT; i++) {
@@ -91,6 +114,8 @@ gk_status gk_dtype_parse(const char *name, gk_dtype *dtype)
             return GK_OK;
         }
     }
+    if (parse_typestring(name, dtype))
+        return GK_OK;
     return gk_fail(GK_ERR_INVALID_ARGUMENT,
                    "unknown dtype '%s': use bool, int8, int16, int32, int64, uint8, uint16, "
                    "uint32, uint64, float16, bfloat16, float32, float64, complex64 or complex128",

@@ -8,6 +8,7 @@ import base64
 import contextlib
 import itertools
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -80,7 +81,10 @@ def browser(tmp_path, width=1280, height=1400):
          "--no-proxy-server", "--no-first-run", "--remote-debugging-port=0",
          "--remote-allow-origins=*", f"--window-size={width},{height}", "--hide-scrollbars",
          f"--user-data-dir={tmp_path / 'chromium-profile'}", "about:blank"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(log, "w"),
+        # not the sanitizer runtime a sanitized test run preloads into Python
+        env={k: v for k, v in os.environ.items()
+             if k != "LD_PRELOAD" and not k.endswith("SAN_OPTIONS")})
     try:
         # Its log says where DevTools listens (a file: Chromium logs a lot,
         # and a pipe nobody reads would stall it).

@@ -275,9 +275,11 @@ def test_leases_waiting_line_and_process_owners(tmp_path):
         # the Python child of gpukit run (it execs, so the same pid)
         child = holder.pid
         scenario.write_text(laptop + f"\nproc type=compute pid={child} mem=1234\n")
-        waiter = sleeper(env, str(GPUKIT), "run", "--gpus", "0", "--wait", "--", "true")
+        waiter = subprocess.Popen([str(GPUKIT), "run", "--gpus", "0", "--wait", "--", "true"],
+                                  env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=open(tmp_path / "waiter.log", "w"))
         with serving(env, "--interval", "0.2") as server:
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 found = samples(server.get("/metrics")[2])
                 if found.get("gpukit_waiting_jobs") == [({}, 1)]:
@@ -290,7 +292,8 @@ def test_leases_waiting_line_and_process_owners(tmp_path):
                 process.terminate()
                 process.wait(timeout=10)
     assert found["gpukit_leases"] == [({}, 1)]
-    assert found["gpukit_waiting_jobs"] == [({}, 1)]
+    assert found["gpukit_waiting_jobs"] == [({}, 1)], (waiter.returncode,
+                                                       (tmp_path / "waiter.log").read_text())
     (labels, since), = found["gpukit_lease_start_time_seconds"]
     assert labels["gpu"] == "0" and labels["pid"] == str(holder.pid)
     assert labels["lease"] == leases[0]["file"]

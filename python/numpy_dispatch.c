@@ -1,0 +1,418 @@
+/* NumPy's dispatch protocols on gpukit.Array: __array_ufunc__ (NEP 13) and
+ * __array_function__ (NEP 18). A NumPy function or ufunc called with a
+ * gpukit array runs gpukit's function of the same meaning on the array's
+ * device, so code written for NumPy (dask.array's chunk functions among it)
+ * keeps its data where it is, as CuPy's arrays do. Names are looked up in
+ * the gpukit namespace (numpy.linalg in gpukit.linalg, numpy.fft in
+ * gpukit.fft) through a table of the names NumPy spells differently from
+ * the array API standard; NumPy arrays and scalars among the arguments
+ * move to the gpukit array's device. What gpukit lacks (or an `out=`
+ * argument) gives NotImplemented, and NumPy then raises its TypeError
+ * naming the function. */
+#include "gkpy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static PyObject *namespace_call(const char *name, PyObject *args, PyObject *kwargs);
+
+/* NumPy's name -> gpukit's (the array API standard's), where they differ. */
+static const struct {
+    const char *numpy, *gpukit;
+} renamed[] = {
+    {"absolute", "abs"},
+    {"amax", "max"},
+    {"amin", "min"},
+    {"arccos", "acos"},
+    {"arccosh", "acosh"},
+    {"arcsin", "asin"},
+    {"arcsinh", "asinh"},
+    {"arctan", "atan"},
+    {"arctan2", "atan2"},
+    {"arctanh", "atanh"},
+    {"concatenate", "concat"},
+    {"conjugate", "conj"},
+    {"invert", "bitwise_invert"},
+    {"left_shift", "bitwise_left_shift"},
+    {"power", "pow"},
+    {"right_shift", "bitwise_right_shift"},
+    {"rint", "round"},
+    {"true_divide", "divide"},
+};
+
+/* ufunc.reduce -> the reduction that computes it. */
+static const struct {
+    const char *ufunc, *reduction;
+} reductions[] = {
+    {"add", "sum"},
+    {"multiply", "prod"},
+    {"maximum", "max"},
+    {"minimum", "min"},
+    {"logical_and", "all"},
+    {"logical_or", "any"},
+};
+
+/* gpukit's function for NumPy's `module`.`name`, or NULL (no exception)
+ * when there is none. */
+static PyObject *gpukit_function(PyObject *module_name, const char *name)
+{
+    const char *module = module_name ? PyUnicode_AsUTF8(module_name) : "numpy";
+    if (!module) {
+        PyErr_Clear();
+        return NULL;
+    }
+    const char *ours = strcmp(module, "numpy.linalg") == 0 ? "gpukit.linalg"
+                       : strcmp(module, "numpy.fft") == 0  ? "gpukit.fft"
+                       : strcmp(module, "numpy") == 0      ? "gpukit"
+                                                           : NULL;
+    if (!ours)
+        return NULL;
+    for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++)
+        if (strcmp(name, renamed[i].numpy) == 0)
+            name = renamed[i].gpukit;
+    PyObject *namespace = PyImport_ImportModule(ours);
+    if (!namespace)
+        return NULL;
+    PyObject *function = PyObject_GetAttrString(namespace, name);
+    Py_DECREF(namespace);
+    if (!function || !PyCallable_Check(function) || name[0] == '_') {
+        Py_XDECREF(function);
+        PyErr_Clear();
+        return NULL;
+    }
+    return function;
+}
+
+static bool is_numpy(PyObject *value)
+{
+    /* ndarray or a NumPy scalar, without importing NumPy */
+    const char *module = Py_TYPE(value)->tp_name;
+    return strncmp(module, "numpy.", 6) == 0 && PyObject_HasAttrString(value, "__array_interface__");
+}
+
+/* The arguments with NumPy arrays and scalars moved to `device` (within
+ * lists and tuples too, as concatenate's sequence); a new reference. */
+static PyObject *convert(PyObject *value, PyObject *asarray, PyObject *device)
+{
+    if (PyTuple_Check(value) || PyList_Check(value)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+        PyObject *items = PyList_New(n);
+        for (Py_ssize_t i = 0; items && i < n; i++) {
+            PyObject *item = convert(PySequence_Fast_GET_ITEM(value, i), asarray, device);
+            if (!item) {
+                Py_CLEAR(items);
+                break;
+            }
+            PyList_SET_ITEM(items, i, item);
+        }
+        if (!items || PyList_Check(value))
+            return items;
+        PyObject *tuple = PyList_AsTuple(items);
+        Py_DECREF(items);
+        return tuple;
+    }
+    if (!is_numpy(value))
+        return Py_NewRef(value);
+    PyObject *args = PyTuple_Pack(1, value);
+    PyObject *kwargs = args ? Py_BuildValue("{sO}", "device", device) : NULL;
+    PyObject *moved = kwargs ? PyObject_Call(asarray, args, kwargs) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    return moved;
+}
+
+/* function(*converted args, **kwargs), or NotImplemented when there is no
+ * such gpukit function. */
+static PyObject *call(PyObject *self, PyObject *function, PyObject *args, PyObject *kwargs)
+{
+    if (!function)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
+    PyObject *gpukit = PyImport_ImportModule("gpukit");
+    PyObject *asarray = gpukit ? PyObject_GetAttrString(gpukit, "asarray") : NULL;
+    PyObject *device = asarray ? PyObject_GetAttrString(self, "device") : NULL;
+    PyObject *converted = device ? convert(args, asarray, device) : NULL;
+    PyObject *result = NULL;
+    if (converted) {
+        PyObject *tuple = PyList_Check(converted) ? PyList_AsTuple(converted) : Py_NewRef(converted);
+        result = tuple ? PyObject_Call(function, tuple, kwargs) : NULL;
+        Py_XDECREF(tuple);
+    }
+    Py_XDECREF(converted);
+    Py_XDECREF(device);
+    Py_XDECREF(asarray);
+    Py_XDECREF(gpukit);
+    Py_DECREF(function);
+    return result;
+}
+
+/* kwargs without the keys NumPy passes at their defaults; NULL (with
+ * *unsupported set) when one asks for what gpukit does not do (out=,
+ * where=, casting other than same_kind, ...). */
+static PyObject *plain_kwargs(PyObject *kwargs, bool *unsupported)
+{
+    *unsupported = false;
+    PyObject *kept = PyDict_New();
+    if (!kept || !kwargs)
+        return kept;
+    PyObject *key, *value;
+    Py_ssize_t at = 0;
+    while (PyDict_Next(kwargs, &at, &key, &value)) {
+        const char *name = PyUnicode_AsUTF8(key);
+        if (!name) {
+            Py_DECREF(kept);
+            return NULL;
+        }
+        bool default_value =
+            ((strcmp(name, "out") == 0 || strcmp(name, "dtype") == 0 ||
+              strcmp(name, "initial") == 0) &&
+             (value == Py_None || (PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 1 &&
+                                   PyTuple_GET_ITEM(value, 0) == Py_None))) ||
+            (strcmp(name, "where") == 0 && value == Py_True) ||
+            (strcmp(name, "casting") == 0 && PyUnicode_Check(value) &&
+             PyUnicode_CompareWithASCIIString(value, "same_kind") == 0) ||
+            ((strcmp(name, "order") == 0 || strcmp(name, "subok") == 0) &&
+             (value == Py_None || value == Py_True || PyUnicode_Check(value)));
+        if (default_value)
+            continue;
+        if (strcmp(name, "out") == 0 || strcmp(name, "where") == 0 ||
+            strcmp(name, "casting") == 0 || strcmp(name, "initial") == 0) {
+            *unsupported = true;
+            Py_DECREF(kept);
+            return NULL;
+        }
+        if (PyDict_SetItem(kept, key, value) < 0) {
+            Py_DECREF(kept);
+            return NULL;
+        }
+    }
+    return kept;
+}
+
+PyObject *gkpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    if (PyTuple_GET_SIZE(args) < 2)
+        return PyErr_Format(PyExc_TypeError, "__array_ufunc__(ufunc, method, *inputs, **kwargs)");
+    PyObject *ufunc = PyTuple_GET_ITEM(args, 0), *method = PyTuple_GET_ITEM(args, 1);
+    PyObject *inputs = PyTuple_GetSlice(args, 2, PyTuple_GET_SIZE(args));
+    PyObject *name = PyObject_GetAttrString(ufunc, "__name__");
+    bool unsupported;
+    PyObject *kept = plain_kwargs(kwargs, &unsupported);
+    PyObject *result = NULL;
+    const char *ufunc_name = name ? PyUnicode_AsUTF8(name) : NULL;
+    const char *how = PyUnicode_Check(method) ? PyUnicode_AsUTF8(method) : "";
+    if (!inputs || !ufunc_name || !how || (!kept && !unsupported)) {
+        result = NULL;
+    } else if (unsupported) {
+        result = Py_NewRef(Py_NotImplemented);
+    } else if (strcmp(how, "__call__") == 0) {
+        /* dtype=: the result in that dtype (the elementwise functions of the
+         * array API standard take none) */
+        PyObject *dtype = PyDict_GetItemString(kept, "dtype");
+        Py_XINCREF(dtype);
+        if (dtype && PyDict_DelItemString(kept, "dtype") < 0)
+            Py_CLEAR(dtype);
+        result = call(self, gpukit_function(NULL, ufunc_name), inputs, kept);
+        if (result && dtype && result != Py_NotImplemented) {
+            PyObject *call_args = PyTuple_Pack(2, result, dtype);
+            Py_SETREF(result, call_args ? namespace_call("astype", call_args, NULL) : NULL);
+            Py_XDECREF(call_args);
+        }
+        Py_XDECREF(dtype);
+    } else if (strcmp(how, "reduce") == 0 && PyTuple_GET_SIZE(inputs) == 1) {
+        const char *reduction = NULL;
+        for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; i++)
+            if (strcmp(ufunc_name, reductions[i].ufunc) == 0)
+                reduction = reductions[i].reduction;
+        /* NumPy's reduce takes axis=0 by default; the reductions, None */
+        if (reduction && !PyDict_GetItemString(kept, "axis")) {
+            PyObject *zero = PyLong_FromLong(0);
+            if (!zero || PyDict_SetItemString(kept, "axis", zero) < 0)
+                reduction = NULL;
+            Py_XDECREF(zero);
+        }
+        result = reduction ? call(self, gpukit_function(NULL, reduction), inputs, kept)
+                           : (PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented));
+    } else {
+        result = Py_NewRef(Py_NotImplemented);
+    }
+    Py_XDECREF(kept);
+    Py_XDECREF(name);
+    Py_XDECREF(inputs);
+    return result;
+}
+
+/* np.zeros_like(x, shape=...) and its kind (dask makes its chunks' metadata
+ * so): gpukit.zeros(shape, dtype=x.dtype, device=x.device), the array API's
+ * *_like functions having no shape. */
+static PyObject *like_with_shape(const char *name, PyObject *args, PyObject *kwargs)
+{
+    char base[32];
+    snprintf(base, sizeof base, "%.*s", (int)(strlen(name) - 5), name);
+    PyObject *prototype = PyTuple_GET_ITEM(args, 0);
+    PyObject *shape = PyDict_GetItemString(kwargs, "shape");
+    PyObject *call_kwargs = PyDict_Copy(kwargs);
+    if (!call_kwargs || PyDict_DelItemString(call_kwargs, "shape") < 0) {
+        Py_XDECREF(call_kwargs);
+        return NULL;
+    }
+    PyObject *call_args = NULL;
+    int ok = 0;
+    if (!PyDict_GetItemString(call_kwargs, "dtype")) {
+        PyObject *dtype = PyObject_GetAttrString(prototype, "dtype");
+        ok = dtype ? PyDict_SetItemString(call_kwargs, "dtype", dtype) : -1;
+        Py_XDECREF(dtype);
+    }
+    if (ok == 0 && !PyDict_GetItemString(call_kwargs, "device")) {
+        PyObject *device = PyObject_GetAttrString(prototype, "device");
+        ok = device ? PyDict_SetItemString(call_kwargs, "device", device) : -1;
+        Py_XDECREF(device);
+    }
+    /* full_like(x, fill_value, shape=...) -> full(shape, fill_value) */
+    if (ok == 0) {
+        PyObject *rest = PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args));
+        PyObject *head = rest ? PyTuple_Pack(1, shape) : NULL;
+        call_args = head ? PySequence_Concat(head, rest) : NULL;
+        Py_XDECREF(head);
+        Py_XDECREF(rest);
+    }
+    PyObject *result = call_args ? namespace_call(base, call_args, call_kwargs) : NULL;
+    Py_XDECREF(call_args);
+    Py_DECREF(call_kwargs);
+    return result;
+}
+
+/* np.transpose(x, axes=None): gpukit.permute_dims(x, axes), every axis
+ * reversed by default. */
+static PyObject *transpose(PyObject *args, PyObject *kwargs)
+{
+    PyObject *x = PyTuple_GET_ITEM(args, 0);
+    PyObject *axes = PyTuple_GET_SIZE(args) > 1 ? PyTuple_GET_ITEM(args, 1)
+                                                : PyDict_GetItemString(kwargs, "axes");
+    PyObject *owned = NULL;
+    if (!axes || axes == Py_None) {
+        PyObject *ndim = PyObject_GetAttrString(x, "ndim");
+        long n = ndim ? PyLong_AsLong(ndim) : -1;
+        Py_XDECREF(ndim);
+        if (n < 0)
+            return NULL;
+        owned = PyTuple_New(n);
+        for (long i = 0; owned && i < n; i++) {
+            PyObject *index = PyLong_FromLong(n - 1 - i);
+            if (!index) {
+                Py_CLEAR(owned);
+                break;
+            }
+            PyTuple_SET_ITEM(owned, i, index);
+        }
+        if (!owned)
+            return NULL;
+        axes = owned;
+    }
+    PyObject *call_args = PyTuple_Pack(2, x, axes);
+    PyObject *result = call_args ? namespace_call("permute_dims", call_args, NULL) : NULL;
+    Py_XDECREF(call_args);
+    Py_XDECREF(owned);
+    return result;
+}
+
+PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *func, *types, *func_args, *func_kwargs;
+    static char *keywords[] = {"func", "types", "args", "kwargs", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO:__array_function__", keywords, &func,
+                                     &types, &func_args, &func_kwargs))
+        return NULL;
+    /* Only gpukit arrays and NumPy's own types take part (NEP 18). */
+    PyObject *iterator = PyObject_GetIter(types);
+    if (!iterator)
+        return NULL;
+    PyObject *type;
+    bool others = false;
+    while ((type = PyIter_Next(iterator))) {
+        const char *name = PyType_Check(type) ? ((PyTypeObject *)type)->tp_name : "";
+        others |= !PyObject_TypeCheck(self, (PyTypeObject *)type) &&
+                  strncmp(name, "numpy.", 6) != 0;
+        Py_DECREF(type);
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred())
+        return NULL;
+    if (others || !PyTuple_Check(func_args) || !PyDict_Check(func_kwargs))
+        return Py_NewRef(Py_NotImplemented);
+    PyObject *name = PyObject_GetAttrString(func, "__name__");
+    PyObject *module = name ? PyObject_GetAttrString(func, "__module__") : NULL;
+    const char *text = name ? PyUnicode_AsUTF8(name) : NULL;
+    bool unsupported;
+    PyObject *kept = text && module ? plain_kwargs(func_kwargs, &unsupported) : NULL;
+    PyObject *result = NULL;
+    if (kept && strcmp(text, "transpose") == 0 && PyTuple_GET_SIZE(func_args) >= 1)
+        result = transpose(func_args, kept);
+    else if (kept && PyDict_GetItemString(kept, "shape") && PyTuple_GET_SIZE(func_args) >= 1 &&
+        strlen(text) > 5 && strcmp(text + strlen(text) - 5, "_like") == 0)
+        result = like_with_shape(text, func_args, kept);
+    else if (kept)
+        result = call(self, gpukit_function(module, text), func_args, kept);
+    else if (text && module && unsupported)
+        result = Py_NewRef(Py_NotImplemented);
+    Py_XDECREF(kept);
+    Py_XDECREF(module);
+    Py_XDECREF(name);
+    return result;
+}
+
+/* --- NumPy's ndarray methods that code written for NumPy calls on chunks
+ * (dask.array does), beyond the array API standard's --- */
+
+static PyObject *namespace_call(const char *name, PyObject *args, PyObject *kwargs)
+{
+    PyObject *gpukit = PyImport_ImportModule("gpukit");
+    PyObject *function = gpukit ? PyObject_GetAttrString(gpukit, name) : NULL;
+    PyObject *result = function ? PyObject_Call(function, args, kwargs) : NULL;
+    Py_XDECREF(function);
+    Py_XDECREF(gpukit);
+    return result;
+}
+
+PyObject *gkpy_array_squeeze(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"axis", NULL};
+    PyObject *axis = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:squeeze", keywords, &axis))
+        return NULL;
+    PyObject *owned = NULL;
+    if (axis == Py_None) {
+        /* NumPy's default: every axis of length 1 */
+        PyObject *shape = PyObject_GetAttrString(self, "shape");
+        if (!shape)
+            return NULL;
+        owned = PyList_New(0);
+        for (Py_ssize_t i = 0; owned && i < PyTuple_GET_SIZE(shape); i++) {
+            if (PyLong_AsLong(PyTuple_GET_ITEM(shape, i)) != 1)
+                continue;
+            PyObject *index = PyLong_FromSsize_t(i);
+            if (!index || PyList_Append(owned, index) < 0)
+                Py_CLEAR(owned);
+            Py_XDECREF(index);
+        }
+        Py_DECREF(shape);
+        if (!owned)
+            return NULL;
+        PyObject *tuple = PyList_AsTuple(owned);
+        Py_DECREF(owned);
+        if (!tuple)
+            return NULL;
+        owned = tuple;
+        axis = owned;
+    }
+    PyObject *call_args = PyTuple_Pack(2, self, axis);
+    PyObject *result = call_args ? namespace_call("squeeze", call_args, NULL) : NULL;
+    Py_XDECREF(call_args);
+    Py_XDECREF(owned);
+    return result;
+}
+
+PyObject *gkpy_array_ravel(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyObject_CallMethod(self, "reshape", "(i)", -1);
+}

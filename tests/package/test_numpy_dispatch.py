@@ -1,0 +1,74 @@
+"""NumPy's dispatch protocols on gpukit arrays (__array_ufunc__,
+__array_function__): NumPy functions and ufuncs run gpukit's on the array's
+device; what gpukit lacks is NumPy's TypeError; and dask.array graphs over
+gpukit chunks give NumPy's results on every device."""
+import numpy as np
+import pytest
+
+import gpukit
+from conftest import host
+
+da = pytest.importorskip("dask.array")
+
+
+def test_ufuncs_and_functions_stay_on_the_device(device):
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    x = gpukit.asarray(a, device=device)
+    for got, want in [
+        (np.add(x, 1), a + 1),
+        (np.add(x, a), a + a),  # a NumPy operand moves to x's device
+        (np.sin(x), np.sin(a)),
+        (np.power(x, 2), a ** 2),
+        (np.add.reduce(x), np.add.reduce(a)),
+        (np.maximum.reduce(x, axis=1), np.maximum.reduce(a, axis=1)),
+        (np.mean(x), np.mean(a)),
+        (np.sum(x, axis=0, keepdims=True), np.sum(a, axis=0, keepdims=True)),
+        (np.concatenate([x, x]), np.concatenate([a, a])),
+        (np.transpose(x), a.T),
+        (np.zeros_like(x, shape=(2, 2)), np.zeros((2, 2))),
+        (np.full_like(x, 7.0, shape=(5,)), np.full(5, 7.0)),
+        (np.add(x, 1, dtype="f4"), (a + 1).astype(np.float32)),
+        (x.squeeze(), a), (x[:1].squeeze(), a[0]), (x.ravel(), a.ravel()),
+    ]:
+        assert isinstance(got, gpukit.Array) and got.device == x.device
+        np.testing.assert_allclose(host(got), want)
+        assert host(got).dtype == want.dtype
+    # np.dtype takes gpukit's dtypes; gpukit takes NumPy's type strings
+    assert np.dtype(gpukit.float32) == np.float32 and gpukit.float32.type is np.float32
+    assert gpukit.ones(2, dtype="<f8", device=device).dtype == gpukit.float64
+    assert gpukit.zeros(2, dtype="i4", device=device).dtype == gpukit.int32
+    assert gpukit.zeros(2, dtype="b1", device=device).dtype == gpukit.bool
+
+
+def test_what_gpukit_lacks_is_numpys_type_error(device):
+    x = gpukit.ones((2, 2), device=device)
+    with pytest.raises(TypeError, match="unravel_index|no implementation"):
+        np.unravel_index(x, (2, 2))
+    with pytest.raises(TypeError):
+        np.add(x, 1, out=np.empty((2, 2)))  # out= is NumPy's own memory
+    with pytest.raises(TypeError):
+        np.add.accumulate(x)
+    with pytest.raises(TypeError, match="not supported"):
+        gpukit.ones(2, dtype=">f8")  # big-endian: no such dtype here
+
+
+def test_dask_array_over_gpukit_chunks(device):
+    """The tutorial's mean of a (1000, 1000) random array in (100, 100)
+    chunks, and more of dask.array, each chunk a gpukit array on `device`."""
+    a = np.random.default_rng(0).random((1000, 1000))
+    d = da.from_array(gpukit.asarray(a, device=device), chunks=(100, 100), asarray=False)
+    assert isinstance(d._meta, gpukit.Array)
+    for lazy, want in [
+        (d.mean(), a.mean()),
+        (d.sum(axis=0), a.sum(axis=0)),
+        ((d * 2 + 1).max(), (a * 2 + 1).max()),
+        (np.sin(d).min(), np.sin(a).min()),
+        (d.std(), a.std()),
+        ((d @ d.T)[:5, :5], (a @ a.T)[:5, :5]),
+        (d.map_blocks(lambda b: b - b.mean()).sum(), None),
+    ]:
+        got = lazy.compute(scheduler="threads")
+        assert isinstance(got, gpukit.Array) and got.device == gpukit.asarray(
+            0.0, device=device).device
+        if want is not None:
+            np.testing.assert_allclose(host(got), want, rtol=1e-10)
