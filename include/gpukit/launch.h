@@ -22,13 +22,16 @@ gk_status gk_launch_visible_devices(const gk_reservation *reservation, unsigned 
 /* The variable that names the lease a job runs under: gpukit.current_reservation()
  * in the job finds its reservation by it. */
 #define GK_LEASE_ENV "GPUKIT_LEASE"
+/* CUDA_VISIBLE_DEVICES as it was before a lease's job changed it, when it
+ * was set (by Slurm, say). */
+#define GK_OUTER_VISIBLE_ENV "GPUKIT_OUTER_CUDA_VISIBLE_DEVICES"
 
 #define GK_JOB_ENV_MAX 8
 
 /* Variables for a job, in the order they are set. */
 typedef struct gk_job_env {
     size_t count;
-    char names[GK_JOB_ENV_MAX][32];
+    char names[GK_JOB_ENV_MAX][48];
     char values[GK_JOB_ENV_MAX][GK_LEASE_MAX_DEVICES * 100];
 } gk_job_env;
 
@@ -45,7 +48,10 @@ gk_status gk_job_env_add(gk_job_env *env, const char *name, const char *value);
  * CUDA_DEVICE_ORDER=PCI_BUS_ID (indices a program computes then follow
  * nvidia-smi's numbering), NVIDIA_VISIBLE_DEVICES (for containers the job
  * starts), TF_FORCE_GPU_ALLOW_GROWTH=true with GK_JOB_ENV_TF_ALLOW_GROWTH,
- * and GPUKIT_LEASE (the lease's name) when the reservation holds a lease. */
+ * and GPUKIT_LEASE (the lease's name) when the reservation holds a lease,
+ * with GPUKIT_OUTER_CUDA_VISIBLE_DEVICES (what CUDA_VISIBLE_DEVICES was, if
+ * it was set outside any gpukit job): the GPUs the job's own workers may
+ * choose among. */
 gk_status gk_job_env_gpus(gk_job_env *env, const gk_reservation *reservation, unsigned count,
                           unsigned flags);
 

@@ -16,6 +16,7 @@ preload::
 
 reserves a GPU on whatever node the worker starts on.
 """
+import contextlib
 import inspect
 import logging
 import os
@@ -42,9 +43,37 @@ _OPTIONS = {
 }
 
 
+# What a gpukit job's environment holds (include/gpukit/launch.h).
+_LEASE, _OUTER = "GPUKIT_LEASE", "GPUKIT_OUTER_CUDA_VISIBLE_DEVICES"
+
+
+@contextlib.contextmanager
+def _outside_reservation():
+    """os.environ as it was outside the gpukit reservation this process runs
+    under (a gpukit Jupyter kernel's, `gpukit run`'s), if any: the GPUs
+    that a cluster's workers, jobs of their own, choose among."""
+    saved = {name: os.environ.get(name)
+             for name in (_LEASE, _OUTER, "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")}
+    if not saved[_LEASE]:
+        yield
+        return
+    for name in (_LEASE, _OUTER, "NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
+        os.environ.pop(name, None)
+    if saved[_OUTER] is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = saved[_OUTER]
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def _argv(count, share, require_gpu, selection):
     """The preload's command line for these keywords."""
-    argv = ["--count", str(count)]
+    argv = ["--count", str(count), "--new-lease"]
     for name, value in selection.items():
         if name not in _OPTIONS:
             raise TypeError(f"GPUCluster() got an unexpected keyword argument '{name}'")
@@ -83,10 +112,26 @@ def _selection(params):
 @click.option("--wait", help="wait in line this long when nothing fits ('' : no limit)")
 @click.option("--require-gpu", "require_gpu", is_flag=True,
               help="fail to start without a GPU, instead of working on the CPU")
-def dask_setup(worker, count, share, require_gpu, **params):
+@click.option("--new-lease", "new_lease", is_flag=True,
+              help="reserve GPUs of its own even when started inside a gpukit job "
+                   "(GPUCluster's workers; without it, `gpukit run -- dask worker ...` "
+                   "keeps the job's GPUs)")
+def dask_setup(worker, count, share, require_gpu, new_lease, **params):
     """The preload: reserves GPUs for this worker process and advertises them
     as its ``GPU`` resource (Dask calls it as the worker starts, before it
     joins the scheduler and before any task could load CUDA)."""
+    if new_lease and os.environ.get(_LEASE):
+        # The job that started the cluster keeps its GPUs; this worker is a
+        # job of its own among the GPUs that job was given.
+        with _outside_reservation():
+            outside = {name: os.environ.get(name)
+                       for name in (_LEASE, _OUTER, "CUDA_VISIBLE_DEVICES",
+                                    "NVIDIA_VISIBLE_DEVICES")}
+        for name, value in outside.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     try:
         reservation = _gpukit.reserve(count, share=share, **_selection(params))
     except _gpukit.NoGPUError as error:
@@ -154,9 +199,11 @@ class GPUCluster(LocalCluster):
         _check_keywords(kwargs)
         if gpus_per_worker < 1:
             raise ValueError(f"gpus_per_worker must be at least 1, not {gpus_per_worker}")
-        fitting = _fitting(gpus_per_worker, share, selection)
+        with _outside_reservation():
+            fitting = _fitting(gpus_per_worker, share, selection)
         if fitting == 0:
-            why = "no GPU fits the selection" if _gpukit.gpus() else "this machine has no GPU"
+            with _outside_reservation():
+                why = "no GPU fits the selection" if _gpukit.gpus() else "this machine has no GPU"
             if require_gpu:
                 raise _gpukit.NoGPUError(f"GPUCluster: {why} (require_gpu=True)")
             warnings.warn(f"GPUCluster: {why}; its workers work on the CPU", RuntimeWarning,

@@ -41,6 +41,12 @@ gk_status gk_job_env_gpus(gk_job_env *env, const gk_reservation *reservation, un
         status = gk_job_env_add(env, "TF_FORCE_GPU_ALLOW_GROWTH", "true");
     if (status == GK_OK && reservation->lease.name[0])
         status = gk_job_env_add(env, GK_LEASE_ENV, reservation->lease.name);
+    /* What CUDA_VISIBLE_DEVICES was before: the GPUs the job's own jobs
+     * (a Dask cluster's workers) choose among, such as a Slurm allocation's.
+     * Not recorded again inside a job, nor when it was unset. */
+    const char *outer = getenv("CUDA_VISIBLE_DEVICES");
+    if (status == GK_OK && reservation->lease.name[0] && outer && !getenv(GK_LEASE_ENV))
+        status = gk_job_env_add(env, GK_OUTER_VISIBLE_ENV, outer);
     return status;
 }
 

@@ -967,6 +967,32 @@ NEW_API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevic
     return get_handle(index, device);
 }
 
+/* The GPU or MIG device with this UUID (Dask's diagnostics look the GPU
+ * of CUDA_VISIBLE_DEVICES up this way). */
+NVML_API nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
+{
+    TRACE();
+    if (refcount == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!uuid || !device)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned i = 0; i < sc.ngpus; i++) {
+        if (sc.gpus[i].uuid.set && strcmp(sc.gpus[i].uuid.s, uuid) == 0) {
+            if (sc.gpus[i].handle_error)
+                return sc.gpus[i].handle_error;
+            *device = &sc.gpus[i];
+            return NVML_SUCCESS;
+        }
+    }
+    for (unsigned i = 0; i < sc.nmigs; i++) {
+        if (sc.migs[i].uuid.set && strcmp(sc.migs[i].uuid.s, uuid) == 0) {
+            *device = &sc.migs[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}
+
 /* ---- exported entry points: device queries ----------------------------- */
 
 NVML_API nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t dev, unsigned int *index)

@@ -147,3 +147,33 @@ def test_dask_worker_preload_on_any_node(machine):
             worker.terminate()
             worker.wait(timeout=60)
     assert leases(machine) == []
+
+
+CLUSTER_IN_A_JOB = """
+import json, os, gpukit.dask
+from dask.distributed import Client
+with gpukit.dask.GPUCluster(n_workers=2, silence_logs=40) as cluster, Client(cluster) as client:
+    workers = sorted(client.run(lambda: os.environ["CUDA_VISIBLE_DEVICES"]).values())
+print(json.dumps({"job": os.environ["CUDA_VISIBLE_DEVICES"], "workers": workers}))
+"""
+
+
+@pytest.mark.parametrize("allocation", [None, [1, 4, 6]], ids=["machine", "slurm-like"])
+def test_a_cluster_started_inside_a_gpukit_job(machine, allocation):
+    """A notebook on a gpukit kernel (here `gpukit run`) starts a cluster:
+    the workers reserve GPUs of their own, never the job's, and only among
+    the GPUs the job was given from outside (a Slurm-style allocation in
+    CUDA_VISIBLE_DEVICES)."""
+    uuids = scenario_uuids()
+    env = dict(os.environ)
+    if allocation:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(uuids[i] for i in allocation)
+    result = subprocess.run([str(GPUKIT_CLI), "run", "--", sys.executable, "-c",
+                             CLUSTER_IN_A_JOB], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    everyone = [seen["job"], *seen["workers"]]
+    assert len(set(everyone)) == 3, seen
+    if allocation:
+        assert set(everyone) == {uuids[i] for i in allocation}

@@ -152,7 +152,7 @@ def test_nvml_notebook_without_gpus(tmp_path, monkeypatch, kernel_cache):
 
 def test_every_notebook_is_clean():
     """Stored without outputs or execution counts, and valid nbformat 4."""
-    assert len(NOTEBOOKS) == 8, NOTEBOOKS
+    assert len(NOTEBOOKS) == 9, NOTEBOOKS
     for path in NOTEBOOKS:
         notebook = nbformat.read(path, as_version=4)
         nbformat.validate(notebook)
