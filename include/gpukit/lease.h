@@ -43,6 +43,7 @@ extern "C" {
 typedef struct gk_lease {
     char name[64];         /* its file name in the lease directory */
     bool waiting;          /* a job waiting in line (--wait), not yet holding devices */
+    bool slurm;            /* a Slurm job's GPUs (gpukit slurm prolog), named slurm-ID */
     uint32_t pid;          /* the job */
     uint32_t uid;
     char user[64];         /* the file owner's name, when read */

@@ -79,6 +79,7 @@ typedef struct gk_gpu {
     char name[96];
     char uuid[96];
     char pci_bus_id[32];
+    gk_field minor_number; /* N of its device file /dev/nvidiaN */
     gk_field memory_total, memory_used, memory_free, memory_reserved; /* bytes */
     gk_field utilization_gpu, utilization_memory;                     /* percent */
     gk_field utilization_encoder, utilization_decoder;                /* percent */

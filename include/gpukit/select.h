@@ -75,6 +75,7 @@ typedef struct gk_claim {
     uint64_t held;     /* bytes that job's processes already use there */
     uint32_t pid;      /* the job, for messages */
     char user[64];
+    char holder[80];   /* who holds it, for messages: "pid 123 (ann)", "Slurm job 42 (ann)" */
 } gk_claim;
 
 typedef struct gk_candidate {

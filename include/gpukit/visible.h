@@ -51,6 +51,21 @@ gk_status gk_cuda_view_resolve(const gk_snapshot *snapshot, const char *visible,
 /* The same, with the values from this process's environment. */
 gk_status gk_cuda_view_from_env(const gk_snapshot *snapshot, gk_cuda_view *view);
 
+/* A list of indices as Slurm and CUDA write them ("0,1", "0-3,6") into up
+ * to `max` entries; false (nothing set) when the text is not one. */
+bool gk_index_list_parse(const char *text, unsigned *indices, size_t max, size_t *count);
+
+/* CUDA_VISIBLE_DEVICES of a Slurm job as the node's GPU indices. Slurm
+ * names a job's GPUs by node index in SLURM_STEP_GPUS (SLURM_JOB_GPUS) and,
+ * when its cgroups hide the other GPUs, numbers them from 0 in
+ * CUDA_VISIBLE_DEVICES. When `visible` lists as many indices as
+ * `slurm_gpus`, each is read as a position in Slurm's list; otherwise (not
+ * indices, other counts, no Slurm) `visible` is copied. gk_cuda_view_from_env
+ * applies it, so gpukit offers a Slurm job exactly its GPUs. */
+#define GK_SLURM_MAX_GPUS 64
+const char *gk_slurm_visible_devices(const char *visible, const char *slurm_gpus, char *out,
+                                     size_t size);
+
 /* The cuda:N number of the whole GPU snapshot->gpus[gpu] in the view, or -1
  * when CUDA programs do not see it (MIG devices are not whole GPUs). */
 int gk_cuda_view_index(const gk_cuda_view *view, size_t gpu);

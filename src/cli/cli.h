@@ -38,6 +38,7 @@ int cmd_kernel(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_slurm(int argc, char **argv);
 
 /* --- shared helpers (common.c) --- */
 

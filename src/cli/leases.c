@@ -51,7 +51,7 @@ static void print_table(const gk_lease *leases, size_t count)
         gk_format_local_time(since, sizeof since, &lease->since);
         printf("%-10s %8u %-12s %-19s %-10s %-6s %s\n", gpus, lease->pid, lease->user, since,
                lease->reserved ? gk_format_size(reserved, sizeof reserved, lease->reserved) : "-",
-               lease->share ? "shared" : "excl", lease->command);
+               lease->slurm ? "slurm" : lease->share ? "shared" : "excl", lease->command);
     }
     size_t waiting = count - holding;
     if (waiting) {

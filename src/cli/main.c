@@ -18,6 +18,7 @@ static const command commands[] = {
     {"kernel", cmd_kernel, "install Jupyter kernels that start on a GPU (list, remove)"},
     {"top", cmd_top, "watch every GPU and its processes live (ncurses; --once for text)"},
     {"serve", cmd_serve, "serve Prometheus metrics and a live dashboard over HTTP"},
+    {"slurm", cmd_slurm, "Slurm nodes: gres.conf from NVML, job prolog/epilog records"},
     {"bench", cmd_bench, "time copy, add, sum, matmul and a user kernel on CPU and GPUs"},
 };
 

@@ -54,6 +54,7 @@ gk_status gk_nvml_load(gk_nvml *nvml, const char *path)
     LOAD(DeviceGetName, "nvmlDeviceGetName", 1, NULL);
     LOAD(DeviceGetUUID, "nvmlDeviceGetUUID", 1, NULL);
     LOAD(DeviceGetPciInfo, "nvmlDeviceGetPciInfo", 3, &nvml->pci_info_version);
+    LOAD(DeviceGetMinorNumber, "nvmlDeviceGetMinorNumber", 1, NULL);
     /* The v2 memory call takes a versioned struct; the v1 call is kept as the
      * fallback for drivers before R510. */
     void *memory_v2 = dlsym(nvml->library, "nvmlDeviceGetMemoryInfo_v2");

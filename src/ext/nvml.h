@@ -86,6 +86,7 @@ typedef struct gk_nvml {
     nvmlReturn_t (*DeviceGetName)(nvmlDevice_t, char *, unsigned int);
     nvmlReturn_t (*DeviceGetUUID)(nvmlDevice_t, char *, unsigned int);
     nvmlReturn_t (*DeviceGetPciInfo)(nvmlDevice_t, nvmlPciInfo_t *);
+    nvmlReturn_t (*DeviceGetMinorNumber)(nvmlDevice_t, unsigned int *);
     int pci_info_version; /* 1: read busIdLegacy (the v1 busId) */
     nvmlReturn_t (*DeviceGetMemoryInfo_v2)(nvmlDevice_t, nvmlMemory_v2_t *); /* may be NULL */
     nvmlReturn_t (*DeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);

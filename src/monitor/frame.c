@@ -345,6 +345,8 @@ static void job_text(const gk_sample *sample, const gk_sample_process *entry, ch
         notebook = notebook ? notebook + 1 : entry->notebook;
         snprintf(buf, size, "%s%s%s", entry->kernel[0] ? entry->kernel : "kernel",
                  notebook[0] ? ":" : "", notebook);
+    } else if (entry->lease >= 0 && sample->leases[entry->lease].slurm) {
+        snprintf(buf, size, "%s", sample->leases[entry->lease].name);
     } else if (entry->lease >= 0) {
         snprintf(buf, size, "lease:%" PRIu32, sample->leases[entry->lease].pid);
     } else {
@@ -538,8 +540,11 @@ static void lease_group(builder *b, const gk_sample *sample, int lease)
         const gk_lease *l = &sample->leases[lease];
         char since[64];
         gk_format_local_time(since, sizeof since, &l->since);
-        putf(b, GK_STYLE_TITLE, "  lease of job %" PRIu32 " (%s) since %s: %s", l->pid, l->user,
-             since, l->command);
+        if (l->slurm)
+            putf(b, GK_STYLE_TITLE, "  %s (%s) since %s", l->command, l->user, since);
+        else
+            putf(b, GK_STYLE_TITLE, "  lease of job %" PRIu32 " (%s) since %s: %s", l->pid,
+                 l->user, since, l->command);
     }
     end_line(b);
 }

@@ -27,6 +27,7 @@ typedef struct writer {
     FILE *out;
     bool openmetrics;
     const gk_snapshot *snapshot;
+    const gk_sample *sample;
 } writer;
 
 /* The length of the valid UTF-8 sequence at `text`, or 0 if there is none. */
@@ -86,9 +87,10 @@ static void gpu_labels(writer *w, const gk_gpu *gpu)
     put_value(out, gpu->uuid);
     fputs("\",pci_bus_id=\"", out);
     put_value(out, gpu->pci_bus_id);
-    /* The device node is nvidia<minor>; the minor number is the index on
-     * every machine we know of. */
-    fprintf(out, "\",device=\"nvidia%u\",modelName=\"", gpu->index);
+    /* The device node is nvidia<minor number> (the index when the driver
+     * does not say). */
+    fprintf(out, "\",device=\"nvidia%u\",modelName=\"",
+            gpu->minor_number.known ? (unsigned)gpu->minor_number.value : gpu->index);
     put_value(out, gpu->name);
     fputs("\",Hostname=\"", out);
     put_value(out, w->snapshot->hostname);
@@ -97,6 +99,21 @@ static void gpu_labels(writer *w, const gk_gpu *gpu)
     fputs("\",DCGM_FI_DRIVER_VERSION=\"", out);
     put_value(out, w->snapshot->driver_version);
     fputc('"', out);
+    /* The Slurm jobs on the GPU (gpukit slurm prolog), as dcgm-exporter's
+     * hpc_job label gives them. */
+    bool first = true;
+    for (size_t l = 0; w->sample && l < w->sample->lease_count; l++) {
+        const gk_lease *lease = &w->sample->leases[l];
+        for (size_t d = 0; lease->slurm && d < lease->device_count; d++) {
+            if (lease->indices[d] != gpu->index)
+                continue;
+            fputs(first ? ",hpc_job=\"" : ",", out);
+            put_value(out, lease->name + 6); /* "slurm-ID" */
+            first = false;
+        }
+    }
+    if (!first)
+        fputc('"', out);
 }
 
 typedef struct gpu_metric {
@@ -378,7 +395,7 @@ gk_status gk_sample_metrics(const gk_sample *sample, bool openmetrics, char **te
     FILE *out = open_memstream(&buffer, &size);
     if (!out)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory writing the metrics");
-    writer w = {out, openmetrics, sample->snapshot};
+    writer w = {out, openmetrics, sample->snapshot, sample};
     write_gpu_metrics(&w);
     write_gpu_states(&w);
     write_processes(&w, sample);

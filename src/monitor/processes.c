@@ -93,19 +93,34 @@ static size_t read_environ(uint32_t pid, char *buffer, size_t size)
     return used;
 }
 
-static void describe_kernel(gk_sample_process *entry)
+/* What a process's environment says: the Jupyter kernel it is (with its
+ * kernelspec's name and notebook), and the Slurm job it runs in. */
+static void describe_from_environment(const gk_sample *sample, gk_sample_process *entry)
 {
     const gk_process *process = entry->process;
-    if (!gk_jupyter_kernel_id(process->cmdline, process->cmdline_len, entry->kernel_id,
-                              sizeof entry->kernel_id))
+    bool kernel = gk_jupyter_kernel_id(process->cmdline, process->cmdline_len, entry->kernel_id,
+                                       sizeof entry->kernel_id);
+    bool slurm = false;
+    for (size_t l = 0; l < sample->lease_count && entry->lease < 0; l++)
+        slurm |= sample->leases[l].slurm;
+    if (!kernel && !slurm)
         return;
     static __thread char block[32768];
     size_t length = read_environ(process->pid, block, sizeof block);
     /* GPUKIT_KERNEL: set by the kernelspecs `gpukit kernel install` writes;
      * JPY_SESSION_NAME: set by Jupyter Server 2 to the notebook's path. */
-    gk_environ_value(block, length, "GPUKIT_KERNEL", entry->kernel, sizeof entry->kernel);
-    gk_environ_value(block, length, "JPY_SESSION_NAME", entry->notebook,
-                     sizeof entry->notebook);
+    if (kernel) {
+        gk_environ_value(block, length, "GPUKIT_KERNEL", entry->kernel, sizeof entry->kernel);
+        gk_environ_value(block, length, "JPY_SESSION_NAME", entry->notebook,
+                         sizeof entry->notebook);
+    }
+    char job[40], name[64];
+    if (slurm && gk_environ_value(block, length, "SLURM_JOB_ID", job, sizeof job)) {
+        snprintf(name, sizeof name, "slurm-%s", job);
+        for (size_t l = 0; l < sample->lease_count; l++)
+            if (sample->leases[l].slurm && strcmp(sample->leases[l].name, name) == 0)
+                entry->lease = (int)l;
+    }
 }
 
 /* The holding lease whose job `pid` belongs to, or -1. */
@@ -159,7 +174,7 @@ gk_status gk_monitor_describe_processes(gk_sample *sample, const gk_sample *prev
             entry->process = &gpu->processes[p];
             entry->lease = lease_of(sample, entry->process->pid);
             entry->cpu_percent = recent_cpu(entry->process, previous);
-            describe_kernel(entry);
+            describe_from_environment(sample, entry);
         }
     }
     return GK_OK;

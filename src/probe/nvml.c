@@ -253,6 +253,7 @@ static void read_identity(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
 
     READ_CLOCK(DeviceGetMaxClockInfo, NVML_CLOCK_SM, clock_max_sm);
     READ_CLOCK(DeviceGetMaxClockInfo, NVML_CLOCK_MEM, clock_max_memory);
+    READ_UINT(DeviceGetMinorNumber, minor_number, "device minor number");
 
     if (lib->DeviceGetCudaComputeCapability) {
         int major, minor;
@@ -271,6 +272,7 @@ static void copy_identity(gk_gpu *to, const gk_gpu *from)
     memcpy(to->name, from->name, sizeof to->name);
     memcpy(to->uuid, from->uuid, sizeof to->uuid);
     memcpy(to->pci_bus_id, from->pci_bus_id, sizeof to->pci_bus_id);
+    to->minor_number = from->minor_number;
     to->clock_max_sm = from->clock_max_sm;
     to->clock_max_memory = from->clock_max_memory;
     to->compute_major = from->compute_major;

@@ -252,9 +252,69 @@ gk_status gk_cuda_view_resolve(const gk_snapshot *snapshot, const char *visible,
     return GK_OK;
 }
 
+bool gk_index_list_parse(const char *text, unsigned *indices, size_t max, size_t *count)
+{
+    size_t n = 0;
+    const char *at = text;
+    while (*at) {
+        char *end;
+        if (!isdigit((unsigned char)*at))
+            return false;
+        unsigned long first = strtoul(at, &end, 10), last = first;
+        if (*end == '-') {
+            if (!isdigit((unsigned char)end[1]))
+                return false;
+            last = strtoul(end + 1, &end, 10);
+        }
+        if (last < first || last > 4096 || (*end && *end != ','))
+            return false;
+        for (unsigned long i = first; i <= last; i++) {
+            if (n >= max)
+                return false;
+            indices[n++] = (unsigned)i;
+        }
+        at = *end ? end + 1 : end;
+        if (*end == ',' && !*at)
+            return false;
+    }
+    *count = n;
+    return n > 0;
+}
+
+const char *gk_slurm_visible_devices(const char *visible, const char *slurm_gpus, char *out,
+                                     size_t size)
+{
+    unsigned relative[GK_SLURM_MAX_GPUS], node[GK_SLURM_MAX_GPUS];
+    size_t n_relative, n_node;
+    snprintf(out, size, "%s", visible ? visible : "");
+    if (!visible || !slurm_gpus ||
+        !gk_index_list_parse(visible, relative, GK_SLURM_MAX_GPUS, &n_relative) ||
+        !gk_index_list_parse(slurm_gpus, node, GK_SLURM_MAX_GPUS, &n_node) ||
+        n_relative != n_node)
+        return out;
+    /* Relative numbering: each entry is a position in Slurm's list. */
+    size_t used = 0;
+    for (size_t i = 0; i < n_relative; i++) {
+        if (relative[i] >= n_node) {
+            snprintf(out, size, "%s", visible);
+            return out;
+        }
+        used += (size_t)snprintf(out + used, used < size ? size - used : 0, "%s%u", i ? "," : "",
+                                 node[relative[i]]);
+    }
+    return out;
+}
+
 gk_status gk_cuda_view_from_env(const gk_snapshot *snapshot, gk_cuda_view *view)
 {
-    return gk_cuda_view_resolve(snapshot, getenv("CUDA_VISIBLE_DEVICES"),
+    /* In a Slurm job, CUDA_VISIBLE_DEVICES may count from 0 the GPUs that
+     * Slurm's cgroups leave visible; the node's indices are Slurm's. */
+    const char *step = getenv("SLURM_STEP_GPUS");
+    char visible[1024];
+    gk_slurm_visible_devices(getenv("CUDA_VISIBLE_DEVICES"),
+                             step && *step ? step : getenv("SLURM_JOB_GPUS"), visible,
+                             sizeof visible);
+    return gk_cuda_view_resolve(snapshot, getenv("CUDA_VISIBLE_DEVICES") ? visible : NULL,
                                 getenv("CUDA_DEVICE_ORDER"), view);
 }
 

@@ -15,6 +15,7 @@ json_t *gk_json_lease(const gk_lease *lease)
                                                  gk_json_string(lease->uuids[d])));
     json_t *o = json_object();
     json_object_set_new(o, "state", json_string(lease->waiting ? "waiting" : "holding"));
+    json_object_set_new(o, "slurm", json_boolean(lease->slurm));
     json_object_set_new(o, "devices", devices);
     json_object_set_new(o, "pid", json_integer(lease->pid));
     json_object_set_new(o, "user", gk_json_string(lease->user));

@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "select/lease.h"
+#include "select/slurm.h"
 #include "select/lease_dir.h"
 
 #include "core/error.h"
@@ -369,8 +370,8 @@ gk_status gk_lease_list(gk_lease_dir *dir, gk_lease **leases, size_t *count)
     *leases = NULL;
     *count = 0;
     dir->warnings[0] = '\0';
-    if (dir->fd < 0)
-        return GK_OK;
+    if (dir->fd < 0) /* no lease directory yet: only Slurm's jobs, if any */
+        return gk_slurm_append_leases(gk_slurm_dir(NULL), leases, count);
     int fd = dup(dir->fd);
     DIR *stream = fd >= 0 ? fdopendir(fd) : NULL;
     if (!stream) {
@@ -400,6 +401,9 @@ gk_status gk_lease_list(gk_lease_dir *dir, gk_lease **leases, size_t *count)
             (*count)++;
     }
     closedir(stream);
+    /* The GPUs Slurm gave to jobs on this node count as leases too. */
+    if (status == GK_OK)
+        status = gk_slurm_append_leases(gk_slurm_dir(NULL), &list, count);
     if (status != GK_OK) {
         free(list);
         *count = 0;
@@ -492,9 +496,14 @@ gk_status gk_lease_claims(const gk_snapshot *snapshot, const gk_lease *leases, s
     *claims = calloc(total ? total : 1, sizeof **claims);
     if (!*claims)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory");
+    /* A Slurm job's own GPUs are not a claim against its own steps. */
+    const char *job = getenv("SLURM_JOB_ID");
+    char own[72] = "";
+    if (job && *job)
+        snprintf(own, sizeof own, "slurm-%s", job);
     for (size_t i = 0; i < count; i++) {
         const gk_lease *lease = &leases[i];
-        if (lease->waiting)
+        if (lease->waiting || (lease->slurm && strcmp(lease->name, own) == 0))
             continue;
         for (size_t d = 0; d < lease->device_count; d++) {
             gk_claim *claim = &(*claims)[(*claim_count)++];
@@ -506,6 +515,12 @@ gk_status gk_lease_claims(const gk_snapshot *snapshot, const gk_lease *leases, s
                               : 0;
             claim->pid = lease->pid;
             snprintf(claim->user, sizeof claim->user, "%s", lease->user);
+            if (lease->slurm)
+                snprintf(claim->holder, sizeof claim->holder, "Slurm job %s (%s)",
+                         lease->name + 6, lease->user);
+            else
+                snprintf(claim->holder, sizeof claim->holder, "pid %" PRIu32 " (%s)",
+                         lease->pid, lease->user);
         }
     }
     return GK_OK;

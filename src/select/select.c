@@ -404,10 +404,10 @@ static void apply_claims(gk_candidate *c, const gk_gpu *gpu, const gk_claim *cla
             continue;
         c->claims++;
         if (!share)
-            reject(c, "reserved by pid %u (%s)%s", claim->pid, claim->user,
+            reject(c, "reserved by %s%s", claim->holder,
                    claim->share ? "; --share would allow sharing it" : "");
         else if (!claim->share)
-            reject(c, "reserved for exclusive use by pid %u (%s)", claim->pid, claim->user);
+            reject(c, "reserved for exclusive use by %s", claim->holder);
         else if (claim->reserved > claim->held)
             pending += claim->reserved - claim->held;
     }

@@ -62,6 +62,8 @@
  *       mig                   0/1, current MIG mode (pending = current);
  *                             with mig=0, GetMigDeviceHandleByIndex returns
  *                             NOT_SUPPORTED
+ *       minor                 nvmlDeviceGetMinorNumber (N of /dev/nvidiaN);
+ *                             defaults to the GPU's index
  *       mig_max               nvmlDeviceGetMaxMigDeviceCount; defaults to 7
  *                             when mig is given (the GPU is MIG-capable) and
  *                             is NOT_SUPPORTED when mig is absent
@@ -205,7 +207,7 @@ struct dev {
     struct num mem_total, mem_used, mem_reserved, util_gpu, util_mem;
     struct num temp, fan, enc, dec, power, power_limit, energy;
     struct num clock_sm, clock_mem, clock_max_sm, clock_max_mem;
-    struct num persistence, mig, mig_max, gi, ci;
+    struct num persistence, mig, mig_max, gi, ci, minor;
     unsigned nmig;
     struct dev *migs[MAX_MIG_PER_GPU];
 };
@@ -323,7 +325,8 @@ static const struct key gpu_keys[] = {
     DEV_KEY(clock_sm, K_NUM), DEV_KEY(clock_mem, K_NUM),
     DEV_KEY(clock_max_sm, K_NUM), DEV_KEY(clock_max_mem, K_NUM),
     DEV_KEY(cc, K_TEXT), DEV_KEY(persistence, K_NUM), DEV_KEY(mig, K_NUM),
-    DEV_KEY(mig_max, K_NUM), DEV_KEY(handle_error, K_CODE), DEV_KEY(error, K_CODE),
+    DEV_KEY(mig_max, K_NUM), DEV_KEY(minor, K_NUM), DEV_KEY(handle_error, K_CODE),
+    DEV_KEY(error, K_CODE),
     { NULL, 0, 0 },
 };
 static const struct key mig_keys[] = {
@@ -1137,6 +1140,24 @@ NVML_API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t dev, unsigned
 {
     TRACE();
     return query_uint(dev, GPU_ONLY, FIELD(power_limit), 1000, limit);
+}
+
+NVML_API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t dev, unsigned int *minor)
+{
+    TRACE();
+    nvmlReturn_t rc = check_dev(dev, GPU_ONLY);
+    if (rc)
+        return rc;
+    if (!minor)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (dev->minor.set) {
+        if (dev->minor.err)
+            return dev->minor.err;
+        *minor = to_uint(dev->minor.v);
+    } else {
+        *minor = dev->index;
+    }
+    return NVML_SUCCESS;
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t dev,

@@ -187,6 +187,7 @@ static void test_claims(void)
     snprintf(claims[0].uuid, sizeof claims[0].uuid, "%s", gpus[3].uuid);
     claims[0].pid = 100;
     snprintf(claims[0].user, sizeof claims[0].user, "alice");
+    snprintf(claims[0].holder, sizeof claims[0].holder, "pid 100 (alice)");
     /* Two shared reservations on GPU 1 (40 GiB free): 30 GiB of which the job
      * already holds 10, and 5 GiB. */
     snprintf(claims[1].uuid, sizeof claims[1].uuid, "%s", gpus[1].uuid);

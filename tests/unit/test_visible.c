@@ -167,8 +167,41 @@ static void test_mig(void)
           "unset with a MIG GPU: CUDA shows a single MIG device, got %zu", view.count);
 }
 
+/* Slurm's numbering: a cgroup-constrained step counts its GPUs from 0 in
+ * CUDA_VISIBLE_DEVICES; SLURM_STEP_GPUS has the node's indices. */
+static void test_slurm_numbering(void)
+{
+    char out[128];
+    static const struct {
+        const char *visible, *slurm, *expected;
+    } cases[] = {
+        {"0,1", "2,5", "2,5"},   /* relative: positions in Slurm's list */
+        {"1,0", "2,5", "5,2"},
+        {"2,5", "2,5", "2,5"},   /* already the node's (no cgroup) */
+        {"0", "0-3", "0"},       /* other counts: left alone */
+        {"0,1,2,3", "4-7", "4,5,6,7"},
+        {"GPU-abc", "2", "GPU-abc"}, /* UUIDs: left alone */
+        {"0,1", NULL, "0,1"},
+        {"", "1", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gk_slurm_visible_devices(cases[i].visible, cases[i].slurm, out, sizeof out);
+        CHECK(strcmp(out, cases[i].expected) == 0, "%s with %s: %s", cases[i].visible,
+              cases[i].slurm ? cases[i].slurm : "(none)", out);
+    }
+    unsigned indices[8];
+    size_t count;
+    CHECK(gk_index_list_parse("0-2,7", indices, 8, &count) && count == 4 && indices[3] == 7,
+          "a range");
+    CHECK(!gk_index_list_parse("1,", indices, 8, &count), "a trailing comma");
+    CHECK(!gk_index_list_parse("3-1", indices, 8, &count), "a backwards range");
+    CHECK(!gk_index_list_parse("0-100", indices, 8, &count), "more than max");
+    CHECK(!gk_index_list_parse("", indices, 8, &count), "nothing");
+}
+
 int main(void)
 {
+    test_slurm_numbering();
     test_indices();
     test_duplicates();
     test_uuids();
