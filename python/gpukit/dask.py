@@ -142,7 +142,7 @@ def dask_setup(worker, count, share, require_gpu, new_lease, **params):
         return
     worker.gpukit_reservation = reservation  # held as long as the worker lives
     for resources in (worker.state.total_resources, worker.state.available_resources):
-        resources["GPU"] = resources.get("GPU", 0) + count
+        resources["GPU"] = count  # what it holds, whatever --resources said
     logger.info("gpukit: worker %s holds %s (CUDA_VISIBLE_DEVICES=%s)", worker.name,
                 ", ".join(f"GPU {g.index}" for g in reservation.gpus),
                 os.environ.get("CUDA_VISIBLE_DEVICES"))
