@@ -780,6 +780,17 @@ static PyObject *reduce_by_name(PyObject *self, PyObject *function, PyObject *by
         Py_XDECREF(jit);
         Py_XDECREF(by_value);
     } else {
+        /* By value, the function travels (cloudpickle keeps its attributes)
+         * but its source file may not: the source goes with it. */
+        if (!PyObject_HasAttrString(function, "__gpukit_source__")) {
+            PyObject *inspect = PyImport_ImportModule("inspect");
+            PyObject *source = inspect ? PyObject_CallMethod(inspect, "getsource", "O", function)
+                                       : NULL;
+            if (!source || PyObject_SetAttrString(function, "__gpukit_source__", source) < 0)
+                PyErr_Clear(); /* then the receiving side says it cannot read it */
+            Py_XDECREF(source);
+            Py_XDECREF(inspect);
+        }
         result = by_value;
     }
     Py_XDECREF(module_name);

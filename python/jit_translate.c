@@ -1903,6 +1903,16 @@ static PyObject *parse_function(scope *sc)
     PyObject *textwrap = PyImport_ImportModule("textwrap");
     PyObject *ast = PyImport_ImportModule("ast");
     PyObject *source = inspect ? PyObject_CallMethod(inspect, "getsource", "O", sc->function) : NULL;
+    /* A kernel sent by value to another process (a Dask worker) brings its
+     * source along (jit.c's reduce_by_name), where no file holds it. */
+    if (!source && PyErr_ExceptionMatches(PyExc_OSError)) {
+        PyErr_Clear();
+        source = PyObject_GetAttrString(sc->function, "__gpukit_source__");
+        if (source && !PyUnicode_Check(source))
+            Py_CLEAR(source);
+        if (!source)
+            PyErr_SetNone(PyExc_OSError);
+    }
     if (!source && PyErr_ExceptionMatches(PyExc_OSError)) {
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError,

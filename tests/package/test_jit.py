@@ -8,6 +8,9 @@ by NVRTC against the fake driver."""
 import math
 import os
 import pickle
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -330,6 +333,32 @@ def test_pickles():
     launch(x)
     np.testing.assert_array_equal(host(x), 2)
     assert pickle.loads(pickle.dumps(k.clamp)).is_device_function
+
+
+def test_pickles_by_value_with_its_source(tmp_path):
+    """A kernel of __main__ (a script, a notebook) sent by value, as Dask
+    sends it to a worker, runs in a process where no file holds its source."""
+    script = tmp_path / "sender.py"
+    script.write_text(textwrap.dedent("""
+        import subprocess, sys
+        import cloudpickle, gpukit
+
+        @gpukit.jit
+        def triple(values):
+            i = gpukit.grid(1)
+            if i < values.size:
+                values[i] *= 3
+
+        receiver = ("import pickle, sys, gpukit; kernel = pickle.loads(sys.stdin.buffer.read());"
+                    "v = gpukit.arange(10.0); kernel[1, 32](v); print(float(gpukit.sum(v)))")
+        done = subprocess.run([sys.executable, "-c", receiver], input=cloudpickle.dumps(triple),
+                              capture_output=True)
+        print(done.stdout.decode().strip(), done.stderr.decode()[-400:])
+    """))
+    script.chmod(0o644)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=120, env=dict(os.environ, GPUKIT_NVML_LIBRARY="/nonexistent"))
+    assert result.stdout.split()[0] == "135.0", result.stdout + result.stderr
 
 
 def test_big_grids(device):
