@@ -254,7 +254,7 @@ static void gpu_compact(builder *b, const gk_gpu *gpu)
     putf(b, GK_STYLE_PLAIN, "%4s ", field_text(text, sizeof text, gpu->utilization_gpu, 1, "%"));
     bar(b, percent_of(gpu->memory_used, gpu->memory_total), gpu->memory_used.known, cells);
     memory_text(text, sizeof text, gpu->memory_used, gpu->memory_total);
-    putf(b, GK_STYLE_PLAIN, " %s", text);
+    putf(b, GK_STYLE_PLAIN, " %15s", text); /* aligned from GPU to GPU */
     gpu_facts(b, gpu, false);
     end_line(b);
 }
