@@ -8,6 +8,8 @@
 
 #include <gpukit/monitor.h>
 
+#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,9 +17,18 @@
 extern const gk_embedded_file gk_dashboard_files[];
 extern const size_t gk_dashboard_files_count;
 
+/* Calls release the GIL, so another thread may call close() meanwhile:
+ * every call counts itself in `calls` under `lock`, and close() waits for
+ * them before freeing the monitor. `control` serialises read, start and
+ * stop, which the library wants from one thread at a time. */
 typedef struct monitor_object {
     PyObject_HEAD
     gk_monitor *monitor;
+    pthread_mutex_t lock;
+    pthread_cond_t idle;
+    unsigned calls;
+    bool closing;
+    pthread_mutex_t control;
 } monitor_object;
 
 static int monitor_init(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -37,10 +48,13 @@ static int monitor_init(PyObject *self, PyObject *args, PyObject *kwargs)
         return -1;
     }
     monitor_object *m = (monitor_object *)self;
-    if (m->monitor) {
+    if (m->monitor || m->closing) {
         PyErr_SetString(PyExc_RuntimeError, "the sampler is already initialised");
         return -1;
     }
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->idle, NULL);
+    pthread_mutex_init(&m->control, NULL);
     gk_monitor_options options = {.interval = interval, .history = (size_t)history};
     gk_status status;
     Py_BEGIN_ALLOW_THREADS
@@ -60,16 +74,41 @@ static void monitor_dealloc(PyObject *self)
         gk_monitor_close(m->monitor);
         Py_END_ALLOW_THREADS
     }
+    if (m->monitor || m->closing) {
+        pthread_mutex_destroy(&m->lock);
+        pthread_cond_destroy(&m->idle);
+        pthread_mutex_destroy(&m->control);
+    }
     type->tp_free(self);
     Py_DECREF(type);
 }
 
-static gk_monitor *open_monitor(PyObject *self)
+/* The monitor, counted as in use until leave(); NULL (ValueError) once
+ * closed. */
+static gk_monitor *enter(PyObject *self)
 {
     monitor_object *m = (monitor_object *)self;
-    if (!m->monitor)
+    gk_monitor *monitor = NULL;
+    if (m->monitor || m->closing) {
+        pthread_mutex_lock(&m->lock);
+        if (!m->closing) {
+            monitor = m->monitor;
+            m->calls++;
+        }
+        pthread_mutex_unlock(&m->lock);
+    }
+    if (!monitor)
         PyErr_SetString(PyExc_ValueError, "the monitor is closed");
-    return m->monitor;
+    return monitor;
+}
+
+static void leave(PyObject *self)
+{
+    monitor_object *m = (monitor_object *)self;
+    pthread_mutex_lock(&m->lock);
+    if (--m->calls == 0)
+        pthread_cond_broadcast(&m->idle);
+    pthread_mutex_unlock(&m->lock);
 }
 
 static PyObject *status_result(PyObject *self, gk_status status)
@@ -79,16 +118,21 @@ static PyObject *status_result(PyObject *self, gk_status status)
     Py_RETURN_NONE;
 }
 
-/* read() and start(): a call into the monitor without the GIL. */
+/* read(), start() and stop(): a call into the monitor without the GIL, one
+ * at a time. */
 static PyObject *call_monitor(PyObject *self, gk_status (*call)(gk_monitor *))
 {
-    gk_monitor *monitor = open_monitor(self);
+    monitor_object *m = (monitor_object *)self;
+    gk_monitor *monitor = enter(self);
     if (!monitor)
         return NULL;
     gk_status status;
     Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&m->control);
     status = call(monitor);
+    pthread_mutex_unlock(&m->control);
     Py_END_ALLOW_THREADS
+    leave(self);
     return status_result(self, status);
 }
 
@@ -104,29 +148,42 @@ static PyObject *monitor_start(PyObject *self, PyObject *unused)
     return call_monitor(self, gk_monitor_start);
 }
 
-static PyObject *monitor_close(PyObject *self, PyObject *unused)
+static gk_status stop_reading(gk_monitor *monitor)
 {
-    (void)unused;
-    monitor_object *m = (monitor_object *)self;
-    gk_monitor *monitor = m->monitor;
-    m->monitor = NULL;
-    if (monitor) {
-        Py_BEGIN_ALLOW_THREADS
-        gk_monitor_close(monitor);
-        Py_END_ALLOW_THREADS
-    }
-    Py_RETURN_NONE;
+    gk_monitor_stop(monitor);
+    return GK_OK;
 }
 
 static PyObject *monitor_stop(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    gk_monitor *monitor = ((monitor_object *)self)->monitor;
-    if (monitor) {
-        Py_BEGIN_ALLOW_THREADS
-        gk_monitor_stop(monitor);
-        Py_END_ALLOW_THREADS
-    }
+    if (!((monitor_object *)self)->monitor)
+        Py_RETURN_NONE; /* stopping a closed monitor: nothing to do */
+    return call_monitor(self, stop_reading);
+}
+
+static PyObject *monitor_close(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    monitor_object *m = (monitor_object *)self;
+    if (!m->monitor || m->closing)
+        Py_RETURN_NONE;
+    gk_monitor *monitor = m->monitor;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&m->lock);
+    m->closing = true; /* no new calls */
+    pthread_mutex_unlock(&m->lock);
+    /* Stopping ends every wait(); then the calls in flight finish. */
+    pthread_mutex_lock(&m->control);
+    gk_monitor_stop(monitor);
+    pthread_mutex_unlock(&m->control);
+    pthread_mutex_lock(&m->lock);
+    while (m->calls)
+        pthread_cond_wait(&m->idle, &m->lock);
+    m->monitor = NULL;
+    pthread_mutex_unlock(&m->lock);
+    gk_monitor_close(monitor);
+    Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 
@@ -137,13 +194,17 @@ static PyObject *monitor_wait(PyObject *self, PyObject *args, PyObject *kwargs)
     double timeout = 10.0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Kd:wait", keywords, &after, &timeout))
         return NULL;
-    gk_monitor *monitor = open_monitor(self);
+    if (!isfinite(timeout) || timeout < 0)
+        return PyErr_Format(PyExc_ValueError, "timeout must be a finite number of seconds, not %R",
+                            PyTuple_Size(args) > 1 ? PyTuple_GET_ITEM(args, 1) : Py_None);
+    gk_monitor *monitor = enter(self);
     if (!monitor)
         return NULL;
     uint64_t latest;
     Py_BEGIN_ALLOW_THREADS
     latest = gk_monitor_wait(monitor, after, timeout);
     Py_END_ALLOW_THREADS
+    leave(self);
     return PyLong_FromUnsignedLongLong(latest);
 }
 
@@ -158,15 +219,26 @@ static PyObject *owned_text(PyObject *self, gk_status status, char *text)
 }
 
 /* The latest reading, or NULL with a RuntimeError before the first. */
+/* The latest reading (the monitor entered: leave() after releasing it), or
+ * NULL with a RuntimeError before the first. */
 static const gk_sample *latest(PyObject *self, gk_monitor **monitor)
 {
-    *monitor = open_monitor(self);
+    *monitor = enter(self);
     if (!*monitor)
         return NULL;
     const gk_sample *sample = gk_monitor_acquire(*monitor);
-    if (!sample)
+    if (!sample) {
+        leave(self);
         PyErr_SetString(PyExc_RuntimeError, "no reading yet: call read() or start() first");
+    }
     return sample;
+}
+
+/* Lets go of a reading that latest() gave. */
+static void done_with(PyObject *self, gk_monitor *monitor, const gk_sample *sample)
+{
+    gk_monitor_release(monitor, sample);
+    leave(self);
 }
 
 static PyObject *monitor_json(PyObject *self, PyObject *unused)
@@ -178,18 +250,19 @@ static PyObject *monitor_json(PyObject *self, PyObject *unused)
         return NULL;
     char *text = NULL;
     gk_status status = gk_sample_json(sample, &text);
-    gk_monitor_release(monitor, sample);
+    done_with(self, monitor, sample);
     return owned_text(self, status, text);
 }
 
 static PyObject *monitor_history_json(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    gk_monitor *monitor = open_monitor(self);
+    gk_monitor *monitor = enter(self);
     if (!monitor)
         return NULL;
     char *text = NULL;
     gk_status status = gk_monitor_history_json(monitor, &text);
+    leave(self);
     return owned_text(self, status, text);
 }
 
@@ -206,7 +279,7 @@ static PyObject *monitor_metrics(PyObject *self, PyObject *args, PyObject *kwarg
     char *text = NULL;
     size_t length;
     gk_status status = gk_sample_metrics(sample, openmetrics, &text, &length);
-    gk_monitor_release(monitor, sample);
+    done_with(self, monitor, sample);
     return owned_text(self, status, text);
 }
 
@@ -223,14 +296,14 @@ static PyObject *monitor_text(PyObject *self, PyObject *args, PyObject *kwargs)
     const gk_sample *sample = latest(self, &monitor);
     if (!sample)
         return NULL;
-    gk_frame_options options = {.width = width < 20 ? 20 : (unsigned)width,
+    gk_frame_options options = {.width = width < 20 ? 20 : width > 1000 ? 1000 : (unsigned)width,
                                 .sort = GK_TOP_GPU_MEMORY,
                                 .graph_gpu = -1,
                                 .unicode = unicode != 0,
                                 .gpu_mask = gpu_mask};
     gk_frame frame;
     gk_status status = gk_frame_draw(monitor, sample, &options, &frame);
-    gk_monitor_release(monitor, sample);
+    done_with(self, monitor, sample);
     if (status != GK_OK)
         return gkpy_raise(gkpy_state_of_type(Py_TYPE(self)), status);
     PyObject *lines = PyList_New((Py_ssize_t)frame.line_count);
@@ -260,8 +333,12 @@ static PyObject *monitor_text(PyObject *self, PyObject *args, PyObject *kwargs)
 static PyObject *monitor_interval(PyObject *self, void *closure)
 {
     (void)closure;
-    gk_monitor *monitor = open_monitor(self);
-    return monitor ? PyFloat_FromDouble(gk_monitor_interval(monitor)) : NULL;
+    gk_monitor *monitor = enter(self);
+    if (!monitor)
+        return NULL;
+    double interval = gk_monitor_interval(monitor);
+    leave(self);
+    return PyFloat_FromDouble(interval);
 }
 
 static PyObject *monitor_closed(PyObject *self, void *closure)
@@ -315,7 +392,7 @@ static PyType_Slot monitor_slots[] = {
 static PyType_Spec monitor_spec = {
     .name = "gpukit._gpukit._Sampler",
     .basicsize = sizeof(monitor_object),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .flags = Py_TPFLAGS_DEFAULT,
     .slots = monitor_slots,
 };
 

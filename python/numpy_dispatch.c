@@ -95,16 +95,22 @@ static bool is_numpy(PyObject *value)
 static PyObject *convert(PyObject *value, PyObject *asarray, PyObject *device)
 {
     if (PyTuple_Check(value) || PyList_Check(value)) {
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
-        PyObject *items = PyList_New(n);
+        if (Py_EnterRecursiveCall(" converting NumPy arguments"))
+            return NULL;
+        /* A copy: asarray's Python code may change a list being walked. */
+        PyObject *fast = PySequence_Tuple(value);
+        Py_ssize_t n = fast ? PyTuple_GET_SIZE(fast) : 0;
+        PyObject *items = fast ? PyList_New(n) : NULL;
         for (Py_ssize_t i = 0; items && i < n; i++) {
-            PyObject *item = convert(PySequence_Fast_GET_ITEM(value, i), asarray, device);
+            PyObject *item = convert(PyTuple_GET_ITEM(fast, i), asarray, device);
             if (!item) {
                 Py_CLEAR(items);
                 break;
             }
             PyList_SET_ITEM(items, i, item);
         }
+        Py_XDECREF(fast);
+        Py_LeaveRecursiveCall();
         if (!items || PyList_Check(value))
             return items;
         PyObject *tuple = PyList_AsTuple(items);
@@ -168,6 +174,7 @@ static PyObject *plain_kwargs(PyObject *kwargs, bool *unsupported)
              (value == Py_None || (PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 1 &&
                                    PyTuple_GET_ITEM(value, 0) == Py_None))) ||
             (strcmp(name, "where") == 0 && value == Py_True) ||
+            (strcmp(name, "shape") == 0 && value == Py_None) ||
             (strcmp(name, "casting") == 0 && PyUnicode_Check(value) &&
              PyUnicode_CompareWithASCIIString(value, "same_kind") == 0) ||
             ((strcmp(name, "order") == 0 || strcmp(name, "subok") == 0) &&
@@ -345,9 +352,10 @@ PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
     bool unsupported;
     PyObject *kept = text && module ? plain_kwargs(func_kwargs, &unsupported) : NULL;
     PyObject *result = NULL;
+    PyObject *shape = kept ? PyDict_GetItemString(kept, "shape") : NULL;
     if (kept && strcmp(text, "transpose") == 0 && PyTuple_GET_SIZE(func_args) >= 1)
         result = transpose(func_args, kept);
-    else if (kept && PyDict_GetItemString(kept, "shape") && PyTuple_GET_SIZE(func_args) >= 1 &&
+    else if (shape && shape != Py_None && PyTuple_GET_SIZE(func_args) >= 1 &&
         strlen(text) > 5 && strcmp(text + strlen(text) - 5, "_like") == 0)
         result = like_with_shape(text, func_args, kept);
     else if (kept)
@@ -387,7 +395,12 @@ PyObject *gkpy_array_squeeze(PyObject *self, PyObject *args, PyObject *kwargs)
             return NULL;
         owned = PyList_New(0);
         for (Py_ssize_t i = 0; owned && i < PyTuple_GET_SIZE(shape); i++) {
-            if (PyLong_AsLong(PyTuple_GET_ITEM(shape, i)) != 1)
+            long length = PyLong_AsLong(PyTuple_GET_ITEM(shape, i));
+            if (length == -1 && PyErr_Occurred()) {
+                Py_CLEAR(owned);
+                break;
+            }
+            if (length != 1)
                 continue;
             PyObject *index = PyLong_FromSsize_t(i);
             if (!index || PyList_Append(owned, index) < 0)

@@ -84,8 +84,9 @@ void gk_lease_dir_unlock(gk_lease_dir *dir);
 void gk_lease_dir_lock_times(const gk_lease_dir *dir, double *waited, double *held);
 
 /* The live leases and waiting jobs, oldest first; call with the lock held
- * (a lease being created is otherwise invisible). Removes this user's stale
- * leases. Free the array with free(). */
+ * (a lease being created is otherwise invisible). With the lock held it
+ * removes this user's stale leases; without it (a monitor) it removes
+ * nothing. Free the array with free(). */
 gk_status gk_lease_list(gk_lease_dir *dir, gk_lease **leases, size_t *count);
 
 /* What the last gk_lease_list skipped and why, one line each; "" if nothing. */

@@ -77,7 +77,8 @@ gk_status gk_monitor_open(const gk_monitor_options *options, gk_monitor **out);
  * acquired stay valid until released. */
 void gk_monitor_close(gk_monitor *monitor);
 
-/* Takes one reading now and publishes it. */
+/* Takes one reading now and publishes it; GK_ERR_INVALID_ARGUMENT while
+ * the monitor's own thread reads (gk_monitor_start). */
 gk_status gk_monitor_read(gk_monitor *monitor);
 
 /* Reads every `interval` seconds on a thread of its own until stopped. The
@@ -85,16 +86,17 @@ gk_status gk_monitor_read(gk_monitor *monitor);
 gk_status gk_monitor_start(gk_monitor *monitor);
 void gk_monitor_stop(gk_monitor *monitor);
 
-/* The latest reading (NULL before the first), held until released. */
+/* The latest reading (NULL before the first), held until released (which
+ * may come after gk_monitor_close). */
 const gk_sample *gk_monitor_acquire(gk_monitor *monitor);
 void gk_monitor_release(gk_monitor *monitor, const gk_sample *sample);
 
-/* Waits up to `timeout` seconds for a reading newer than `after`; returns
+/* Waits up to `timeout` seconds (a day at most) for a reading newer than `after`; returns
  * the latest reading's number (which is `after` on a timeout), or 0 once the
  * monitor is stopping. */
 uint64_t gk_monitor_wait(gk_monitor *monitor, uint64_t after, double timeout);
 
-/* Copies the history of the GPU with driver index `gpu`, oldest first, into
+/* Copies the history of the snapshot's GPU at position `gpu`, oldest first, into
  * `points` (up to `max`); returns how many were copied. */
 size_t gk_monitor_history(gk_monitor *monitor, unsigned gpu, gk_history_point *points,
                           size_t max);

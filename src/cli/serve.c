@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 extern const gk_embedded_file gk_dashboard_files[];
 extern const size_t gk_dashboard_files_count;
@@ -84,7 +85,8 @@ typedef struct server {
 
 /* Parses ADDR:PORT, [V6]:PORT, :PORT or PORT into a socket address; says
  * why not on stderr. */
-static bool parse_listen(const char *text, struct sockaddr_storage *address, socklen_t *length)
+static bool parse_listen(const char *text, struct sockaddr_storage *address, socklen_t *length,
+                         bool *every_address)
 {
     char host[256] = "";
     const char *port;
@@ -126,13 +128,18 @@ static bool parse_listen(const char *text, struct sockaddr_storage *address, soc
                 gai_strerror(error));
         return false;
     }
-    /* With no host, listen on every address of both families. */
+    /* With no host, listen on every address of both families: the IPv6
+     * one, dual-stack, where this machine has IPv6. */
     struct addrinfo *chosen = found;
-    for (struct addrinfo *a = found; a && !host[0]; a = a->ai_next)
+    int probe = host[0] ? -1 : socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    for (struct addrinfo *a = found; a && probe >= 0; a = a->ai_next)
         if (a->ai_family == AF_INET6)
             chosen = a;
+    if (probe >= 0)
+        close(probe);
     memcpy(address, chosen->ai_addr, chosen->ai_addrlen);
     *length = chosen->ai_addrlen;
+    *every_address = !host[0];
     freeaddrinfo(found);
     return true;
 }
@@ -160,8 +167,11 @@ static enum MHD_Result send_text(struct MHD_Connection *connection, unsigned cod
 {
     struct MHD_Response *response =
         MHD_create_response_from_buffer(length, (void *)text, mode);
-    if (!response)
+    if (!response) {
+        if (mode == MHD_RESPMEM_MUST_FREE)
+            free((void *)text);
         return MHD_NO;
+    }
     MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
@@ -194,7 +204,8 @@ static char *latest_rendering(server *s, int kind, size_t *length, uint64_t *num
     const gk_sample *sample = gk_monitor_acquire(s->monitor);
     pthread_mutex_lock(&s->lock);
     rendered *r = &s->renderings[kind];
-    if (r->number != sample->number || !r->text) {
+    /* (A request still holding an older reading takes the newer rendering.) */
+    if (sample->number > r->number || !r->text) {
         free(r->text);
         r->text = NULL;
         gk_status status = kind == RENDER_JSON
@@ -353,6 +364,13 @@ static enum MHD_Result handle(void *opaque, struct MHD_Connection *connection, c
      * and the request refused. *request marks where the request is. */
     static int announced, had_body;
     if (*request == NULL) {
+        /* A body announced up front is refused before any of it is read. */
+        const char *body_length =
+            MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length");
+        if (MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Transfer-Encoding") ||
+            (body_length && strtoull(body_length, NULL, 10) > 0))
+            return send_error(connection, MHD_HTTP_CONTENT_TOO_LARGE,
+                              "gpukit serve is read-only: requests carry no body\n");
         *request = &announced;
         return MHD_YES;
     }
@@ -431,7 +449,8 @@ int cmd_serve(int argc, char **argv)
     }
     struct sockaddr_storage address;
     socklen_t address_length;
-    if (!parse_listen(listen, &address, &address_length))
+    bool every_address;
+    if (!parse_listen(listen, &address, &address_length, &every_address))
         return GK_EXIT_LISTEN;
 
     /* SIGINT and SIGTERM are taken by sigwait below; blocked before any
@@ -453,8 +472,9 @@ int cmd_serve(int argc, char **argv)
     }
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL;
+    /* ":PORT" (every address) takes IPv4 clients too, on the IPv6 socket. */
     if (address.ss_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
+        flags |= every_address ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
     errno = 0;
     struct MHD_Daemon *daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,

@@ -3,6 +3,7 @@
  * Prolog and Epilog, record which job holds which GPU (select/slurm.h), so
  * gpukit's own picking, `gpukit leases`, `top` and `serve` see Slurm jobs
  * beside gpukit's, and DCGM-exporter can label its metrics by job. */
+#define _GNU_SOURCE /* open_memstream */
 #include "cli/cli.h"
 
 #include "select/slurm.h"
@@ -88,21 +89,27 @@ static int print_gres(const char *node)
     char types[64][96];
     unsigned counts[64] = {0};
     size_t kinds = 0;
-    char lines[16384];
-    size_t used = 0;
+    /* The entries, in memory until the Gres= summary above them is known. */
+    char *lines = NULL;
+    size_t lines_size = 0;
+    FILE *out = open_memstream(&lines, &lines_size);
+    if (!out) {
+        gk_snapshot_destroy(snapshot);
+        fprintf(stderr, "gpukit slurm gres: out of memory\n");
+        return GK_EXIT_FAILURE;
+    }
     for (size_t g = 0; g < snapshot->gpu_count; g++) {
         const gk_gpu *gpu = &snapshot->gpus[g];
         if (gpu->state != GK_GPU_OK) {
-            used += (size_t)snprintf(lines + used, sizeof lines - used,
-                                     "# GPU %u left out: %s: %s\n", gpu->index,
-                                     gk_gpu_state_name(gpu->state), gpu->error);
+            fprintf(out, "# GPU %u left out: %s: %s\n", gpu->index,
+                    gk_gpu_state_name(gpu->state), gpu->error);
             continue;
         }
         unsigned minor = gpu->minor_number.known ? (unsigned)gpu->minor_number.value : gpu->index;
         char type[96];
         slurm_type(gpu->name, type, sizeof type);
         size_t entries = gpu->mig_count ? gpu->mig_count : 1;
-        for (size_t e = 0; e < entries && used < sizeof lines; e++) {
+        for (size_t e = 0; e < entries; e++) {
             char entry_type[96];
             if (gpu->mig_count) {
                 const gk_mig_device *mig = &gpu->mig_devices[e];
@@ -114,22 +121,18 @@ static int print_gres(const char *node)
                          (unsigned)mig->compute_instance.value);
                 long gi_minor = capability_minor(minor, gi), ci_minor = capability_minor(minor, ci);
                 if (gi_minor < 0 || ci_minor < 0)
-                    used += (size_t)snprintf(lines + used, sizeof lines - used,
-                                             "# GPU %u MIG %s: its capability devices could not "
-                                             "be read; AutoDetect=nvml finds them\n",
-                                             gpu->index, entry_type);
+                    fprintf(out, "# GPU %u MIG %s: its capability devices could not be read; "
+                                 "AutoDetect=nvml finds them\n",
+                            gpu->index, entry_type);
                 else
-                    used += (size_t)snprintf(
-                        lines + used, sizeof lines - used,
-                        "Name=gpu Type=%s MultipleFiles=/dev/nvidia%u,"
-                        "/dev/nvidia-caps/nvidia-cap%ld,/dev/nvidia-caps/nvidia-cap%ld\n",
-                        entry_type, minor, gi_minor, ci_minor);
+                    fprintf(out, "Name=gpu Type=%s MultipleFiles=/dev/nvidia%u,"
+                                 "/dev/nvidia-caps/nvidia-cap%ld,/dev/nvidia-caps/nvidia-cap%ld\n",
+                            entry_type, minor, gi_minor, ci_minor);
                 if (gi_minor < 0 || ci_minor < 0)
                     continue;
             } else {
                 snprintf(entry_type, sizeof entry_type, "%s", type);
-                used += (size_t)snprintf(lines + used, sizeof lines - used,
-                                         "Name=gpu Type=%s File=/dev/nvidia%u\n", type, minor);
+                fprintf(out, "Name=gpu Type=%s File=/dev/nvidia%u\n", type, minor);
             }
             size_t k = 0;
             while (k < kinds && strcmp(types[k], entry_type) != 0)
@@ -140,12 +143,20 @@ static int print_gres(const char *node)
                 counts[k]++;
         }
     }
+    bool written = !ferror(out);
+    if (fclose(out) != 0 || !written) {
+        free(lines);
+        gk_snapshot_destroy(snapshot);
+        fprintf(stderr, "gpukit slurm gres: out of memory\n");
+        return GK_EXIT_FAILURE;
+    }
     printf("# gres.conf for %s, from NVML (driver %s) by gpukit slurm gres.\n", host,
            snapshot->driver_version[0] ? snapshot->driver_version : "unknown");
     printf("# slurm.conf: NodeName=%s Gres=", host);
     for (size_t k = 0; k < kinds; k++)
         printf("%sgpu:%s:%u", k ? "," : "", types[k], counts[k]);
     printf(" ...\n%s", lines);
+    free(lines);
     gk_snapshot_destroy(snapshot);
     return fflush(stdout) == 0 ? GK_EXIT_OK : GK_EXIT_FAILURE;
 }

@@ -58,6 +58,7 @@ typedef struct top_state {
     bool readonly;
     bool color;
     bool graph;
+    int graph_gpu; /* which GPU's history (Tab), kept while the graph is hidden */
     bool help;
     char message[256];
     /* a question being asked: the signal to send to `target`, or a filter
@@ -267,7 +268,7 @@ static void make_frame(top_state *state)
     state->options.filter = state->filter;
     state->options.show_selection = true;
     state->options.graph_gpu = state->graph && sample && sample->snapshot->gpu_count
-                                   ? state->options.graph_gpu % (int)sample->snapshot->gpu_count
+                                   ? state->graph_gpu % (int)sample->snapshot->gpu_count
                                    : -1;
     if (gk_frame_draw(state->monitor, sample, &state->options, &state->frame) == GK_OK)
         state->options.selected = state->frame.selected;
@@ -395,7 +396,7 @@ static bool handle_key(top_state *state, int key)
         break;
     case '\t':
         state->graph = true;
-        state->options.graph_gpu++;
+        state->graph_gpu = state->graph_gpu + 1 < 1 << 20 ? state->graph_gpu + 1 : 0;
         break;
     case 'g':
         state->graph = !state->graph;

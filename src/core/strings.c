@@ -13,3 +13,36 @@ char *gk_trim(char *text)
         text[--length] = '\0';
     return text;
 }
+
+size_t gk_utf8_character(const unsigned char *text)
+{
+    unsigned char c = text[0];
+    if (c < 0x80)
+        return 1;
+    /* The second byte's range depends on the first (RFC 3629's table). */
+    unsigned char low = 0x80, high = 0xBF;
+    size_t length;
+    if (c >= 0xC2 && c <= 0xDF) {
+        length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        length = 3;
+        if (c == 0xE0)
+            low = 0xA0; /* no overlong forms */
+        if (c == 0xED)
+            high = 0x9F; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        length = 4;
+        if (c == 0xF0)
+            low = 0x90;
+        if (c == 0xF4)
+            high = 0x8F; /* nothing past U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (text[1] < low || text[1] > high)
+        return 0;
+    for (size_t i = 2; i < length; i++)
+        if ((text[i] & 0xC0) != 0x80)
+            return 0;
+    return length;
+}

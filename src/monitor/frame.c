@@ -13,6 +13,7 @@
 #include <gpukit/monitor.h>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "core/units.h"
 
 #include <inttypes.h>
@@ -33,33 +34,34 @@ typedef struct builder {
     bool unicode;
     bool failed;
     /* the line being built */
-    char text[2048];
+    char text[8192]; /* a line of up to 1000 columns of 3-byte characters fits */
     size_t length;  /* bytes */
     unsigned column; /* characters */
     gk_frame_span spans[64];
     size_t span_count;
 } builder;
 
-/* Appends text in a style, cut at the frame's width (characters are
- * counted as code points: UTF-8 continuation bytes take no column). */
+/* Appends text in a style, cut at the frame's width. Characters are counted
+ * as code points (East Asian wide ones would count one too few); a
+ * character is written whole or not at all. Control characters (a command
+ * line may hold any, C1 ones included) and bytes that are not UTF-8 would
+ * move the terminal's cursor or garble the line: each is shown as '?'. */
 static void put(builder *b, gk_style style, const char *text)
 {
     size_t start = b->length;
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        bool continuation = (*c & 0xC0) == 0x80;
-        if (!continuation && b->column >= b->width)
+    for (const unsigned char *c = (const unsigned char *)text; *c && b->column < b->width;) {
+        size_t length = gk_utf8_character(c);
+        bool control = length == 0 || *c < 0x20 || *c == 0x7F ||
+                       (length == 2 && c[0] == 0xC2 && c[1] < 0xA0);
+        const unsigned char *write = control ? (const unsigned char *)"?" : c;
+        size_t size = control ? 1 : length;
+        if (b->length + size >= sizeof b->text)
             break;
-        if (b->length + 1 >= sizeof b->text)
-            break;
-        /* Control characters (a command line may hold any) would move the
-         * terminal's cursor: shown as '?'. */
-        b->text[b->length++] = *c < 0x20 || *c == 0x7F ? '?' : (char)*c;
-        if (!continuation)
-            b->column++;
+        memcpy(b->text + b->length, write, size);
+        b->length += size;
+        b->column++;
+        c += length ? length : 1;
     }
-    /* Never end inside a multibyte character. */
-    while (b->length > start && ((unsigned char)b->text[b->length - 1] & 0xC0) == 0xC0)
-        b->length--;
     if (b->length > start && style != GK_STYLE_PLAIN &&
         b->span_count < sizeof b->spans / sizeof b->spans[0])
         b->spans[b->span_count++] = (gk_frame_span){start, b->length, style};
@@ -312,8 +314,8 @@ static void graph_series(builder *b, const char *label, const gk_history_point *
     }
 }
 
-static void graph(builder *b, gk_monitor *monitor, const gk_gpu *gpu, unsigned rows,
-                  double interval)
+static void graph(builder *b, gk_monitor *monitor, const gk_gpu *gpu, size_t position,
+                  unsigned rows, double interval)
 {
     size_t capacity = b->width;
     gk_history_point *points = calloc(capacity, sizeof *points);
@@ -321,7 +323,8 @@ static void graph(builder *b, gk_monitor *monitor, const gk_gpu *gpu, unsigned r
         b->failed = true;
         return;
     }
-    size_t count = monitor ? gk_monitor_history(monitor, gpu->index, points, capacity) : 0;
+    size_t count =
+        monitor ? gk_monitor_history(monitor, (unsigned)position, points, capacity) : 0;
     putf(b, GK_STYLE_HEADER, "GPU %u history, %zu reading(s) every %gs (Tab: next GPU)",
          gpu->index, count, interval);
     end_line(b);
@@ -717,8 +720,8 @@ gk_status gk_frame_draw(gk_monitor *monitor, const gk_sample *sample,
         }
     }
     if (graph_rows)
-        graph(b, monitor, &snapshot->gpus[options->graph_gpu], graph_rows,
-              monitor ? gk_monitor_interval(monitor) : 1.0);
+        graph(b, monitor, &snapshot->gpus[options->graph_gpu], (size_t)options->graph_gpu,
+              graph_rows, monitor ? gk_monitor_interval(monitor) : 1.0);
     size_t room = 0;
     if (height)
         room = frame->line_count < height ? height - frame->line_count : 1;

@@ -76,7 +76,6 @@ gk_status gk_monitor_history_json(gk_monitor *monitor, char **text)
     *text = NULL;
     const gk_sample *sample = gk_monitor_acquire(monitor);
     size_t gpus = sample ? sample->snapshot->gpu_count : 0;
-    gk_monitor_release(monitor, sample);
     enum { MAX_POINTS = 4096 };
     gk_history_point *points = calloc(MAX_POINTS, sizeof *points);
     json_t *list = json_array();
@@ -96,11 +95,13 @@ gk_status gk_monitor_history_json(gk_monitor *monitor, char **text)
                                   known_or_null(p->power, 1000.0),
                                   known_or_null(p->temperature, 1)));
         }
-        json_array_append_new(list, json_pack("{s:I, s:o}", "index", (json_int_t)g, "points",
-                                              series));
+        json_array_append_new(list, json_pack("{s:I, s:o}", "index",
+                                              (json_int_t)sample->snapshot->gpus[g].index,
+                                              "points", series));
     }
     if (points && document)
         *text = json_dumps(document, JSON_COMPACT);
+    gk_monitor_release(monitor, sample);
     free(points);
     json_decref(document);
     return *text ? GK_OK

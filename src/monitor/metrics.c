@@ -14,6 +14,7 @@
 #include <gpukit/monitor.h>
 
 #include "core/error.h"
+#include "core/strings.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,23 +31,12 @@ typedef struct writer {
     const gk_sample *sample;
 } writer;
 
-/* The length of the valid UTF-8 sequence at `text`, or 0 if there is none. */
-static size_t utf8_sequence(const unsigned char *text)
-{
-    unsigned char c = text[0];
-    size_t length = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    for (size_t i = 1; i < length; i++)
-        if ((text[i] & 0xC0) != 0x80)
-            return 0;
-    return length;
-}
-
 /* A label value: backslash, quote and newline escaped as both formats ask,
  * and any byte that is not valid UTF-8 (outside text) written as '?'. */
 static void put_value(FILE *out, const char *value)
 {
     for (const unsigned char *c = (const unsigned char *)value; *c;) {
-        size_t length = utf8_sequence(c);
+        size_t length = gk_utf8_character(c);
         if (length == 0) {
             fputc('?', out);
             c++;
@@ -165,8 +155,35 @@ static const char *mig_profile(const gk_mig_device *mig)
     return at ? at + 4 : mig->name;
 }
 
-/* The DCGM families: one sample per GPU that gave the value, and for the
- * memory families one per MIG instance too (with GPU_I_PROFILE, GPU_I_ID). */
+/* A GPU's MIG instances in the memory families (NVML gives no other
+ * per-instance field), each with GPU_I_PROFILE, GPU_I_ID and MIG_UUID,
+ * right after the GPU's own sample: a family's samples stay together. */
+static void write_mig_samples(writer *w, const gpu_metric *metric, const gk_gpu *gpu)
+{
+    int which = metric->field == FIELD(memory_used)    ? 0
+                : metric->field == FIELD(memory_free)  ? 1
+                : metric->field == FIELD(memory_total) ? 2
+                                                       : -1;
+    for (size_t i = 0; which >= 0 && i < gpu->mig_count; i++) {
+        const gk_mig_device *mig = &gpu->mig_devices[i];
+        if (!mig->memory_total.known || !mig->memory_used.known || !mig->gpu_instance.known)
+            continue;
+        uint64_t value = which == 0   ? mig->memory_used.value
+                         : which == 1 ? mig->memory_total.value - mig->memory_used.value
+                                      : mig->memory_total.value;
+        fprintf(w->out, "%s{", metric->name);
+        gpu_labels(w, gpu);
+        fputs(",GPU_I_PROFILE=\"", w->out);
+        put_value(w->out, mig_profile(mig));
+        fprintf(w->out, "\",GPU_I_ID=\"%" PRIu64 "\",MIG_UUID=\"", mig->gpu_instance.value);
+        put_value(w->out, mig->uuid);
+        fputs("\"}", w->out);
+        put_number(w->out, (double)value / MIB);
+    }
+}
+
+/* The DCGM families: one sample per GPU that gave the value (and its MIG
+ * instances in the memory families). */
 static void write_gpu_metrics(writer *w)
 {
     const gk_snapshot *snapshot = w->snapshot;
@@ -189,36 +206,7 @@ static void write_gpu_metrics(writer *w)
             gpu_labels(w, gpu);
             fputc('}', w->out);
             put_number(w->out, (double)f->value / metric->divisor);
-        }
-    }
-    /* MIG instances: memory only (NVML gives no other per-instance field). */
-    bool any_mig = false;
-    for (size_t g = 0; g < snapshot->gpu_count; g++)
-        any_mig |= snapshot->gpus[g].mig_count > 0;
-    if (!any_mig)
-        return;
-    static const char *const names[] = {"DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE",
-                                        "DCGM_FI_DEV_FB_TOTAL"};
-    for (size_t n = 0; n < 3; n++) {
-        for (size_t g = 0; g < snapshot->gpu_count; g++) {
-            const gk_gpu *gpu = &snapshot->gpus[g];
-            for (size_t i = 0; i < gpu->mig_count; i++) {
-                const gk_mig_device *mig = &gpu->mig_devices[i];
-                if (!mig->memory_total.known || !mig->memory_used.known ||
-                    !mig->gpu_instance.known)
-                    continue;
-                uint64_t value = n == 0   ? mig->memory_used.value
-                                 : n == 1 ? mig->memory_total.value - mig->memory_used.value
-                                          : mig->memory_total.value;
-                fprintf(w->out, "%s{", names[n]);
-                gpu_labels(w, gpu);
-                fputs(",GPU_I_PROFILE=\"", w->out);
-                put_value(w->out, mig_profile(mig));
-                fprintf(w->out, "\",GPU_I_ID=\"%" PRIu64 "\",MIG_UUID=\"", mig->gpu_instance.value);
-                put_value(w->out, mig->uuid);
-                fputs("\"}", w->out);
-                put_number(w->out, (double)value / MIB);
-            }
+            write_mig_samples(w, metric, gpu);
         }
     }
 }

@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +21,9 @@
 /* A published reading and how many readers hold it. */
 typedef struct held_sample {
     gk_sample sample; /* first: a gk_sample pointer is a held_sample pointer */
-    unsigned references;
+    /* Atomic, so a reader can let go without the monitor (which may be
+     * closed by then). */
+    atomic_uint references;
 } held_sample;
 
 struct gk_monitor {
@@ -95,9 +99,8 @@ void gk_monitor_close(gk_monitor *monitor)
     pthread_mutex_lock(&monitor->lock);
     held_sample *latest = monitor->latest;
     monitor->latest = NULL;
-    bool last = latest && --latest->references == 0;
     pthread_mutex_unlock(&monitor->lock);
-    if (last)
+    if (latest && atomic_fetch_sub(&latest->references, 1) == 1)
         free_sample(&latest->sample);
     gk_probe_close(monitor->probe);
     pthread_cond_destroy(&monitor->changed);
@@ -116,7 +119,8 @@ static void record_history(gk_monitor *monitor, const gk_snapshot *snapshot)
         monitor->history = NULL;
         monitor->history_gpus = 0;
         monitor->history_length = monitor->history_next = 0;
-        if (snapshot->gpu_count == 0)
+        if (snapshot->gpu_count == 0 || capacity > SIZE_MAX / sizeof *monitor->history /
+                                                       snapshot->gpu_count)
             return;
         monitor->history = calloc(snapshot->gpu_count * capacity, sizeof *monitor->history);
         if (!monitor->history)
@@ -145,7 +149,19 @@ static double seconds_since(const struct timespec *start)
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+static gk_status read_now(gk_monitor *monitor);
+
 gk_status gk_monitor_read(gk_monitor *monitor)
+{
+    if (monitor->running && !pthread_equal(pthread_self(), monitor->thread))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "the monitor reads on its own thread (gk_monitor_start): wait for its "
+                       "readings instead");
+    return read_now(monitor);
+}
+
+/* One reading, published. */
+static gk_status read_now(gk_monitor *monitor)
 {
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -181,14 +197,13 @@ gk_status gk_monitor_read(gk_monitor *monitor)
     pthread_mutex_lock(&monitor->lock);
     sample->number = ++monitor->readings;
     sample->failed_readings = monitor->failed_readings;
-    held->references = 1; /* the monitor's own */
+    atomic_init(&held->references, 1); /* the monitor's own */
     held_sample *previous = monitor->latest;
     monitor->latest = held;
-    bool last = previous && --previous->references == 0;
     record_history(monitor, sample->snapshot);
     pthread_cond_broadcast(&monitor->changed);
     pthread_mutex_unlock(&monitor->lock);
-    if (last)
+    if (previous && atomic_fetch_sub(&previous->references, 1) == 1)
         free_sample(&previous->sample);
     return GK_OK;
 }
@@ -198,20 +213,18 @@ const gk_sample *gk_monitor_acquire(gk_monitor *monitor)
     pthread_mutex_lock(&monitor->lock);
     held_sample *held = monitor->latest;
     if (held)
-        held->references++;
+        atomic_fetch_add(&held->references, 1);
     pthread_mutex_unlock(&monitor->lock);
     return held ? &held->sample : NULL;
 }
 
 void gk_monitor_release(gk_monitor *monitor, const gk_sample *sample)
 {
+    (void)monitor; /* (it may be closed already) */
     if (!sample)
         return;
     held_sample *held = (held_sample *)sample;
-    pthread_mutex_lock(&monitor->lock);
-    bool last = --held->references == 0;
-    pthread_mutex_unlock(&monitor->lock);
-    if (last)
+    if (atomic_fetch_sub(&held->references, 1) == 1)
         free_sample(&held->sample);
 }
 
@@ -231,10 +244,16 @@ static struct timespec deadline_after(double seconds)
 
 uint64_t gk_monitor_wait(gk_monitor *monitor, uint64_t after, double timeout)
 {
-    struct timespec deadline = deadline_after(timeout > 0 ? timeout : 0);
+    /* A day at most: NaN, infinities and huge values would overflow the
+     * deadline's fields. */
+    if (!(timeout > 0))
+        timeout = 0;
+    if (timeout > 86400)
+        timeout = 86400;
+    struct timespec deadline = deadline_after(timeout);
     pthread_mutex_lock(&monitor->lock);
     while (!monitor->stopping && monitor->readings <= after &&
-           pthread_cond_timedwait(&monitor->changed, &monitor->lock, &deadline) != ETIMEDOUT) {
+           pthread_cond_timedwait(&monitor->changed, &monitor->lock, &deadline) == 0) {
     }
     uint64_t latest = monitor->stopping ? 0 : monitor->readings;
     pthread_mutex_unlock(&monitor->lock);
@@ -287,7 +306,7 @@ static void *reader(void *opaque)
             break;
         /* A failed reading is counted (gpukit_monitor_failed_readings_total)
          * and the last good one stays published. */
-        gk_monitor_read(monitor);
+        read_now(monitor);
         /* Fell behind (a reading slower than the interval): start afresh. */
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -301,7 +320,7 @@ gk_status gk_monitor_start(gk_monitor *monitor)
 {
     if (monitor->running)
         return GK_OK;
-    gk_status status = gk_monitor_read(monitor);
+    gk_status status = read_now(monitor);
     if (status != GK_OK)
         return status;
     monitor->stopping = false;

@@ -306,8 +306,11 @@ static bool read_entry(gk_lease_dir *dir, const char *name, gk_lease *lease)
     ssize_t n = pread(fd, record, sizeof record - 1, 0);
     record[n > 0 ? n : 0] = '\0';
     int held;
-    /* Only its owner (or root) may remove a file from the sticky directory. */
-    const bool removable = st.st_uid == geteuid() || geteuid() == 0;
+    /* Only its owner (or root) may remove a file from the sticky directory,
+     * and only a reader holding the directory's lock: without it, an empty
+     * or unlocked record may be one a gpukit is creating right now (the
+     * monitor lists leases without the lock). */
+    const bool removable = (st.st_uid == geteuid() || geteuid() == 0) && dir->locked;
     if (n == 0 && removable && gk_record_held(fd) == 0) {
         /* Its gpukit was killed between creating and writing it (readers
          * hold the directory lock, so they never see one being written). */

@@ -87,12 +87,18 @@ static gk_status replace_file(const char *dir, const char *name, const char *tex
 static void edit_job_list(const char *dir, unsigned index, const char *id, bool add, char *out,
                           size_t size)
 {
-    char path[4096], text[4096] = "";
+    char path[4096];
+    static char text[65536];
+    text[0] = '\0';
     snprintf(path, sizeof path, "%s/%u", dir, index);
     FILE *in = fopen(path, "re");
     if (in) {
         size_t n = fread(text, 1, sizeof text - 1, in);
         text[n] = '\0';
+        /* a list longer than this holds stale ids: the whole lines are kept */
+        char *last = strrchr(text, '\n');
+        if (n == sizeof text - 1 && last)
+            last[1] = '\0';
         fclose(in);
     }
     size_t used = 0;
@@ -134,7 +140,8 @@ gk_status gk_slurm_record(const char *dir, const char *id, uint32_t uid, const c
     snprintf(name, sizeof name, ".job-%s", id);
     status = replace_file(dir, name, record);
     for (size_t i = 0; i < count && status == GK_OK; i++) {
-        char list[4096], file[16];
+        static char list[65536];
+        char file[16];
         edit_job_list(dir, indices[i], id, true, list, sizeof list);
         snprintf(file, sizeof file, "%u", indices[i]);
         status = replace_file(dir, file, list);
@@ -163,7 +170,7 @@ gk_status gk_slurm_forget(const char *dir, const char *id)
         unsigned long index = strtoul(entry->d_name, &end, 10);
         if (!isdigit((unsigned char)entry->d_name[0]) || *end)
             continue;
-        char list[4096];
+        static char list[65536];
         edit_job_list(dir, (unsigned)index, id, false, list, sizeof list);
         status = replace_file(dir, entry->d_name, list);
     }

@@ -112,3 +112,52 @@ def test_monitor_outside_a_notebook_prints_top_once(tmp_path):
     for bad in ("interval=0", "interval=float('nan')", "interval=-1"):
         failed = run_python(f"import gpukit; gpukit.monitor({bad})", env, check=False)
         assert failed.returncode != 0 and "ValueError" in failed.stderr, bad
+
+
+def test_sampler_close_races_other_threads(tmp_path):
+    """close() while other threads read, wait and draw: they finish or get
+    ValueError, never a crash; bad timeouts are ValueErrors."""
+    (tmp_path / "empty-path").mkdir()
+    run_python("""
+        import threading, gpukit
+        from gpukit import _gpukit
+        for round in range(30):
+            sampler = _gpukit._Sampler(0.05)
+            sampler.read()
+            errors = []
+            def busy(call):
+                try:
+                    for _ in range(50):
+                        call()
+                except ValueError:
+                    pass  # closed under it
+                except Exception as error:
+                    errors.append(error)
+            threads = [threading.Thread(target=busy, args=(c,)) for c in
+                       (sampler.read, sampler.json, lambda: sampler.wait(0, 0.01),
+                        lambda: sampler.text(width=100))]
+            for t in threads:
+                t.start()
+            sampler.close()
+            for t in threads:
+                t.join()
+            assert not errors, errors
+        sampler = _gpukit._Sampler(0.05)
+        for bad in (float("inf"), float("nan"), -1.0):
+            try:
+                sampler.wait(0, bad)
+            except ValueError:
+                pass
+            else:
+                raise AssertionError(bad)
+        sampler.start()
+        try:
+            sampler.read()
+        except ValueError as error:
+            assert "own thread" in str(error)
+        else:
+            raise AssertionError("read() while started")
+        assert len(sampler.text(width=10**9).splitlines()[0]) <= 1000
+        sampler.close()
+        sampler.close()
+    """, child_env(tmp_path, "h100x8"))

@@ -495,3 +495,63 @@ def test_connections_are_bounded(tmp_path):
                 time.sleep(0.1)
         else:
             raise AssertionError("not served again after the others left")
+
+
+def test_every_address_means_ipv4_and_ipv6(tmp_path):
+    """--listen :PORT answers on both families (one dual-stack socket)."""
+    from serve_helpers import OPENER, wait_for_line
+    process = subprocess.Popen([str(GPUKIT), "serve", "--listen", ":0"],
+                               env=scenario_env(tmp_path, "laptop"), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        line = wait_for_line(process.stderr, 30)
+        port = int(line.split("]:")[1].split("/")[0])
+        hosts = ["127.0.0.1"]
+        try:  # IPv6 too, where this machine's loopback has it
+            with socket.socket(socket.AF_INET6) as probe:
+                probe.bind(("::1", 0))
+            hosts.append("[::1]")
+        except OSError:
+            pass
+        for host in hosts:
+            with OPENER.open(f"http://{host}:{port}/metrics", timeout=10) as response:
+                assert response.status == 200, host
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_families_stay_together_and_leases_being_made_are_left_alone(tmp_path):
+    """Each family's samples form one group (MIG instances beside their GPU),
+    and a lease file that a gpukit is still creating (empty, not yet locked)
+    survives the monitor's readings: only readers holding the directory's
+    lock may clean up."""
+    leases = tmp_path / "leases"
+    leases.mkdir(mode=0o1777)
+    leases.chmod(0o1777)
+    being_made = leases / "lease-4242-deadbeef"
+    being_made.touch()
+    with serving(scenario_env(tmp_path, "mig"), "--interval", "0.1") as server:
+        for _ in range(3):
+            text = server.get("/metrics")[2]
+            time.sleep(0.15)
+    assert being_made.exists()
+    seen, current = [], None
+    for line in text.splitlines():
+        name = line.split()[2] if line.startswith("# TYPE") else \
+            None if line.startswith("#") else line.split("{")[0].split(" ")[0]
+        if name and name != current:
+            assert name not in seen, f"{name} split in two"
+            seen.append(name)
+            current = name
+    assert text.count("GPU_I_PROFILE") == 9  # 3 instances x used, free, total
+
+
+def test_top_once_is_valid_utf8_at_any_width(tmp_path):
+    env = scenario_env(tmp_path, "mig")
+    env["COLUMNS"] = "1000"
+    result = subprocess.run([str(GPUKIT), "top", "--once"], env=env, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0
+    text = result.stdout.decode("utf-8")  # raises on a character cut in two
+    assert "MiB" in text.splitlines()[2]

@@ -79,6 +79,13 @@ static void test_metrics_text(void)
     CHECK(!strstr(text, "DCGM_FI_DEV_GPU_TEMP"), "an unknown field has no sample");
     CHECK(strstr(text, "GPU_I_PROFILE=\"2g.10gb\",GPU_I_ID=\"3\""), "MIG labels");
     CHECK(strstr(text, "command=\"a b\\\"c\\n\""), "command line: %s", text);
+    free(text);
+    /* Not UTF-8 that strict parsers take: overlong forms, surrogates, past
+     * U+10FFFF. Each bad byte is '?', and good characters stay. */
+    memcpy(process.cmdline, "\xC0\xAF\xED\xA0\x80\xF4\x90\x80\x80\xC3\xA9", 12);
+    process.cmdline_len = 12; /* with its NUL */
+    CHECK(gk_sample_metrics(&sample, false, &text, &length) == GK_OK, "metrics");
+    CHECK(strstr(text, "command=\"?????????\xC3\xA9\""), "strict UTF-8: %s", text);
     CHECK(strstr(text, "# TYPE gpukit_monitor_readings_total counter\n"
                        "gpukit_monitor_readings_total 5\n"), "a counter in text format");
     CHECK(!strstr(text, "# EOF"), "no EOF in the text format");
@@ -121,9 +128,16 @@ static void test_monitor_history(void)
     CHECK(gk_monitor_start(monitor) == GK_OK, "start");
     uint64_t latest = gk_monitor_wait(monitor, 6, 5.0);
     CHECK(latest > 6, "a new reading came: %llu", (unsigned long long)latest);
+    CHECK(gk_monitor_read(monitor) == GK_ERR_INVALID_ARGUMENT, "read while its thread reads");
     gk_monitor_stop(monitor);
     CHECK(gk_monitor_wait(monitor, latest, 5.0) == 0, "stopped");
+    CHECK(gk_monitor_wait(monitor, latest, 1.0 / 0.0) == 0, "an infinite timeout");
+    /* A reading held past the monitor's close is still whole (ASan and
+     * valgrind check the release). */
+    const gk_sample *kept = gk_monitor_acquire(monitor);
     gk_monitor_close(monitor);
+    CHECK(kept && kept->snapshot->gpu_count == 8, "held past close");
+    gk_monitor_release(monitor, kept);
 
     gk_monitor_options bad = {.interval = -1};
     CHECK(gk_monitor_open(&bad, &monitor) == GK_ERR_INVALID_ARGUMENT, "negative interval");
