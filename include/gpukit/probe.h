@@ -157,6 +157,11 @@ void gk_probe_close(gk_probe *probe);
 gk_status gk_probe_read(gk_probe *probe, unsigned flags, gk_snapshot **out);
 void gk_snapshot_destroy(gk_snapshot *snapshot);
 
+/* A process's command line as one line, its arguments joined by spaces
+ * (its program name when the command line is unknown, "" when that is too),
+ * into buf; returns buf. */
+const char *gk_process_command_line(const gk_process *process, char *buf, size_t size);
+
 /* The number of GPUs in the snapshot that answered normally. */
 size_t gk_snapshot_usable_count(const gk_snapshot *snapshot);
 

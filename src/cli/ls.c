@@ -148,11 +148,9 @@ static void print_table(const gk_snapshot *snapshot, const gk_cuda_view *view, b
             char mem[24];
             printf("     pid %-8u %-12s %8s MiB  ", proc->pid, proc->user[0] ? proc->user : "?",
                    cli_field(mem, sizeof mem, proc->gpu_memory, CLI_MIB));
-            if (proc->cmdline_len == 0)
-                printf("%s", proc->command[0] ? proc->command : "?");
-            for (size_t at = 0; at < proc->cmdline_len; at += strlen(proc->cmdline + at) + 1)
-                printf("%s%s", at ? " " : "", proc->cmdline + at);
-            printf("\n");
+            char command[sizeof proc->cmdline + 8];
+            gk_process_command_line(proc, command, sizeof command);
+            printf("%s\n", command[0] ? command : "?");
         }
     }
     if (snapshot->diagnosis[0])

@@ -338,6 +338,7 @@ static void graph(builder *b, gk_monitor *monitor, const gk_gpu *gpu, size_t pos
 typedef struct row {
     const gk_sample_process *entry;
     char job[96];
+    char command[1100]; /* the command line, made once for filter, sort and row */
 } row;
 
 static void job_text(const gk_sample *sample, const gk_sample_process *entry, char *buf,
@@ -357,20 +358,6 @@ static void job_text(const gk_sample *sample, const gk_sample_process *entry, ch
     }
 }
 
-static void command_text(const gk_process *process, char *buf, size_t size)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    if (process->cmdline_len == 0) {
-        snprintf(buf, size, "%s", process->command[0] ? process->command : "?");
-        return;
-    }
-    for (size_t at = 0; at < process->cmdline_len && used + 1 < size;
-         at += strlen(process->cmdline + at) + 1)
-        used += (size_t)snprintf(buf + used, size - used, "%s%s", at ? " " : "",
-                                 process->cmdline + at);
-}
-
 static bool shown_gpu(const gk_frame_options *options, const gk_gpu *gpu)
 {
     return options->gpu_mask == 0 || (gpu->index < 64 && (options->gpu_mask >> gpu->index & 1));
@@ -388,10 +375,9 @@ static bool matches(const gk_sample *sample, const row *r, const char *filter)
         return strtoul(filter + 4, NULL, 10) == gpu->index && filter[4];
     if (strncasecmp(filter, "pid:", 4) == 0)
         return strtoul(filter + 4, NULL, 10) == process->pid && filter[4];
-    char text[1400], command[1100];
-    command_text(process, command, sizeof command);
+    char text[1400];
     snprintf(text, sizeof text, "%" PRIu32 " %s %s %s %s", process->pid, process->user, r->job,
-             r->entry->notebook, command);
+             r->entry->notebook, r->command);
     return strcasestr(text, filter) != NULL;
 }
 
@@ -420,13 +406,7 @@ static int compare_rows(const void *pa, const void *pb)
     case GK_TOP_HOST_MEMORY: order = compare_fields(a->host_memory, b->host_memory); break;
     case GK_TOP_TIME: order = compare_fields(a->running_time, b->running_time); break;
     case GK_TOP_JOB: order = strcmp(ra->job, rb->job); break;
-    case GK_TOP_COMMAND: {
-        char ca[1100], cb[1100];
-        command_text(a, ca, sizeof ca);
-        command_text(b, cb, sizeof cb);
-        order = strcmp(ca, cb);
-        break;
-    }
+    case GK_TOP_COMMAND: order = strcmp(ra->command, rb->command); break;
     case GK_TOP_COLUMNS: break;
     }
     /* In tree view, rows stay grouped by their lease first. */
@@ -504,7 +484,7 @@ static void process_row(builder *b, const gk_sample *sample, const row *r, bool 
     const gk_process *process = r->entry->process;
     const gk_gpu *gpu = &sample->snapshot->gpus[r->entry->gpu];
     gk_style style = selected ? GK_STYLE_SELECTED : GK_STYLE_PLAIN;
-    char memory[32], cpu[16], host[32], time[32], command[1100];
+    char memory[32], cpu[16], host[32], time[32];
     if (process->gpu_memory.known)
         snprintf(memory, sizeof memory, "%" PRIu64 "MiB", process->gpu_memory.value / MIB);
     else
@@ -522,10 +502,9 @@ static void process_row(builder *b, const gk_sample *sample, const row *r, bool 
     else
         snprintf(host, sizeof host, "%.1fG", (double)process->host_memory.value / (1024.0 * MIB));
     duration_text(time, sizeof time, process->running_time);
-    command_text(process, command, sizeof command);
     putf(b, style, "%3u %7" PRIu32 " %-8.8s %8s %5s %8s %9s %-12.12s %s%s", gpu->index,
          process->pid, process->user[0] ? process->user : "?", memory, cpu, host, time, r->job,
-         tree_prefix, skip_characters(command, command_offset));
+         tree_prefix, skip_characters(r->command, command_offset));
     if (selected) {
         size_t start = b->length;
         pad_to(b, b->width);
@@ -572,6 +551,9 @@ static void process_table(builder *b, const gk_sample *sample, const gk_frame_op
         row *r = &rows[count];
         r->entry = &sample->processes[i];
         job_text(sample, r->entry, r->job, sizeof r->job);
+        gk_process_command_line(r->entry->process, r->command, sizeof r->command);
+        if (!r->command[0])
+            snprintf(r->command, sizeof r->command, "?");
         if (shown_gpu(options, &sample->snapshot->gpus[r->entry->gpu]) &&
             matches(sample, r, options->filter))
             count++;

@@ -230,19 +230,6 @@ static void write_gpu_states(writer *w)
     }
 }
 
-static void put_command(FILE *out, const gk_process *process)
-{
-    if (process->cmdline_len == 0) {
-        put_value(out, process->command);
-        return;
-    }
-    for (size_t at = 0; at < process->cmdline_len; at += strlen(process->cmdline + at) + 1) {
-        if (at)
-            fputc(' ', out);
-        put_value(out, process->cmdline + at);
-    }
-}
-
 static void write_processes(writer *w, const gk_sample *sample)
 {
     bool any = false;
@@ -264,8 +251,9 @@ static void write_processes(writer *w, const gk_sample *sample)
         put_value(out, gpu->uuid);
         fprintf(out, "\",pid=\"%" PRIu32 "\",user=\"", process->pid);
         put_value(out, process->user);
+        char command[1100];
         fputs("\",command=\"", out);
-        put_command(out, process);
+        put_value(out, gk_process_command_line(process, command, sizeof command));
         fputs("\",lease=\"", out);
         if (entry->lease >= 0)
             put_value(out, sample->leases[entry->lease].name);

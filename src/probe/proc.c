@@ -149,3 +149,18 @@ void gk_process_describe(gk_process *process)
     describe_status(process);
     describe_command(process);
 }
+
+const char *gk_process_command_line(const gk_process *process, char *buf, size_t size)
+{
+    if (process->cmdline_len == 0) {
+        snprintf(buf, size, "%s", process->command);
+        return buf;
+    }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t at = 0; at < process->cmdline_len && used + 1 < size;
+         at += strlen(process->cmdline + at) + 1)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", at ? " " : "",
+                                 process->cmdline + at);
+    return buf;
+}
