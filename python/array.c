@@ -1356,14 +1356,24 @@ static PyObject *array_numpy(PyObject *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(copy_to_host_doc,
-"copy_to_host($self, /)\n"
+"copy_to_host($self, /, ary=None)\n"
 "--\n\n"
-"A new NumPy array holding a copy of this array's elements, from any device\n"
-"(Numba's DeviceNDArray.copy_to_host()).");
+"A copy of this array's elements in host memory, from any device (Numba's\n"
+"DeviceNDArray.copy_to_host()): a new NumPy array, or `ary` filled and\n"
+"returned (a writable C-contiguous array of the same shape and dtype, which\n"
+"saves allocating and first touching new memory).");
 
-static PyObject *array_copy_to_host(PyObject *self, PyObject *unused)
+static PyObject *array_copy_to_host(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    (void)unused;
+    static char *keywords[] = {"ary", NULL};
+    PyObject *ary = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:copy_to_host", keywords, &ary))
+        return NULL;
+    if (ary != Py_None) {
+        if (gkpy_array_download_into(self, ary) < 0)
+            return NULL;
+        return Py_NewRef(ary);
+    }
     gkpy_state *state = gkpy_state_of_type(Py_TYPE(self));
     gk_array *copy = NULL;
     gk_status status;
@@ -1453,7 +1463,8 @@ static PyMethodDef array_methods[] = {
     {"reshape", FASTCALL(array_reshape), reshape_doc},
     {"transpose", FASTCALL(array_transpose), transpose_doc},
     {"numpy", array_numpy, METH_NOARGS, numpy_doc},
-    {"copy_to_host", array_copy_to_host, METH_NOARGS, copy_to_host_doc},
+    {"copy_to_host", (PyCFunction)(void (*)(void))array_copy_to_host,
+     METH_VARARGS | METH_KEYWORDS, copy_to_host_doc},
     {"__array_namespace__", FASTCALL_KW(array_namespace), namespace_doc},
     {"__array_ufunc__", (PyCFunction)(void (*)(void))gkpy_array_ufunc,
      METH_VARARGS | METH_KEYWORDS,

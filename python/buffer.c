@@ -286,6 +286,45 @@ static int format_dtype(const char *format, Py_ssize_t itemsize, gk_dtype *dtype
     return 0;
 }
 
+/* copy_to_host(ary): the array's elements into `target`, a writable
+ * C-contiguous buffer of the same shape and dtype, as Numba's
+ * copy_to_host(ary) does: no new host memory, so none of the first-touch
+ * page faults that make a copy into a fresh array slow. */
+int gkpy_array_download_into(PyObject *self, PyObject *target)
+{
+    const gk_array *a = array_of(self);
+    Py_buffer view;
+    if (PyObject_GetBuffer(target, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError,
+                     "copy_to_host: ary must be a writable, C-contiguous array (a NumPy array, "
+                     "say), not %.100s", Py_TYPE(target)->tp_name);
+        return -1;
+    }
+    gk_dtype dtype;
+    int ndim = gk_array_ndim(a);
+    bool same_shape = view.ndim == ndim;
+    for (int i = 0; same_shape && i < ndim; i++)
+        same_shape = view.shape[i] == gk_array_shape(a)[i];
+    int result = format_dtype(view.format, view.itemsize, &dtype);
+    if (result == 0 && (!same_shape || dtype != gk_array_dtype(a))) {
+        PyErr_Format(PyExc_ValueError,
+                     "copy_to_host: ary must have this array's shape and dtype (%s); give "
+                     "one made with numpy.empty(x.shape, x.dtype)", gk_dtype_name(gk_array_dtype(a)));
+        result = -1;
+    }
+    if (result == 0) {
+        gk_status status;
+        GKPY_RUN(gkpy_long_work(a), gk_to_host(a, view.buf, (size_t)view.len));
+        if (status != GK_OK) {
+            gkpy_raise(state_of(self), status);
+            result = -1;
+        }
+    }
+    PyBuffer_Release(&view);
+    return result;
+}
+
 /* The release callback of buffer imports: gives the buffer back. */
 static void release_buffer(void *context)
 {

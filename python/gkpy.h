@@ -174,6 +174,7 @@ extern PyGetSetDef gkpy_cuda_interface_array_getset[]; /* cuda_interface.c */
 /* buffer.c: the buffer protocol of CPU arrays (Py_bf_getbuffer/releasebuffer). */
 int gkpy_array_getbuffer(PyObject *self, Py_buffer *view, int flags);
 void gkpy_array_releasebuffer(PyObject *self, Py_buffer *view);
+int gkpy_array_download_into(PyObject *self, PyObject *target);
 
 /* --- create.c --- */
 /* asarray(): a gpukit array from any array-like (an Array, a scalar, nested

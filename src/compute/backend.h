@@ -45,13 +45,19 @@ typedef enum gk_solver_op {
     GK_SOLVER_SVD,      /* a is m x n (m >= n; a stride of m * n): w (real, n per matrix)
                          * = the singular values; with `vectors`, b = U (m x m when
                          * `flag`, else m x n) and c = V^H (n x n) */
+    GK_SOLVER_QR,       /* a is m x n column-major (lda m), matrices `stride` elements
+                         * apart: R above its diagonal, the k = min(m, n) reflectors
+                         * below, b = their scalars (tau, k per matrix) */
+    GK_SOLVER_QR_Q,     /* a and b as GK_SOLVER_QR left them: a's first n columns =
+                         * Q's, from the first k reflectors (n <= the columns a holds) */
 } gk_solver_op;
 
 typedef struct gk_solver_call {
     gk_solver_op op;
     gk_dtype dtype;
     int64_t count, n, nrhs;
-    int64_t m; /* SVD's rows */
+    int64_t m;         /* SVD's and QR's rows */
+    int64_t k, stride; /* QR: the reflectors, and the elements from matrix to matrix */
     bool flag, vectors;
     char *a, *b, *c, *w, *pivots, *info;
 } gk_solver_call;

@@ -477,8 +477,12 @@ gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r)
     gk_status status = check_input(a, "qr", false);
     if (status != GK_OK)
         return status;
+    gk_dtype dtype = factor_dtype(a->dtype);
+    int64_t rows = a->shape[a->ndim - 2], cols = a->shape[a->ndim - 1];
+    if (rows > 0 && cols > 0 && factor_on_device(a, dtype))
+        return factor_device_qr(a, dtype, complete, q, r);
     stack s;
-    status = load_stack(a, factor_dtype(a->dtype), "qr", &s);
+    status = load_stack(a, dtype, "qr", &s);
     const gk_lapacke *lp = s.lapacke;
     int p = s.precision;
     lapack_int m = (lapack_int)s.rows, n = (lapack_int)s.cols, k = m < n ? m : n;
@@ -696,6 +700,28 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
     return stack_upload(&s, status, out);
 }
 
+/* Writes sign, log |det| and det of matrix i (each target optional);
+ * real dtypes keep the real part (the imaginary one is 0). */
+static void store_determinant(const stack *s, int64_t i, const double complex values[3],
+                              result *sign, result *logabs, result *det)
+{
+    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
+    result *targets[3] = {sign, logabs, det};
+    for (int t = 0; t < 3; t++) {
+        if (!targets[t])
+            continue;
+        char *slot = factor_result_at(targets[t], i);
+        bool complex_slot = gk_dtype_is_complex(targets[t]->array->dtype);
+        for (int part = 0; part < (complex_slot ? 2 : 1); part++) {
+            double v = part ? cimag(values[t]) : creal(values[t]);
+            if (single)
+                ((float *)slot)[part] = (float)v;
+            else
+                ((double *)slot)[part] = v;
+        }
+    }
+}
+
 /* Matrix i's sign (a unit complex number; 0 when singular), log |det| and
  * det into the results given, from its LU factors: U's diagonal d (n
  * elements of s's dtype, `step` elements apart) and the pivots. det is
@@ -720,25 +746,15 @@ void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64
     /* a singular matrix: exactly 0 (never -0), and log 0 = -inf */
     unit = zero ? 0 : odd ? -unit : unit;
     product = zero ? 0 : odd ? -product : product;
-    /* real dtypes keep the real part (the imaginary one is 0) */
-    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
-    double complex values[3] = {unit, log_sum, product};
-    result *targets[3] = {sign, logabs, det};
-    for (int t = 0; t < 3; t++) {
-        if (!targets[t])
-            continue;
-        char *slot = factor_result_at(targets[t], i);
-        bool complex_slot = gk_dtype_is_complex(targets[t]->array->dtype);
-        for (int part = 0; part < (complex_slot ? 2 : 1); part++) {
-            double v = part ? cimag(values[t]) : creal(values[t]);
-            if (single)
-                ((float *)slot)[part] = (float)v;
-            else
-                ((double *)slot)[part] = v;
-        }
-    }
+    store_determinant(s, i, (double complex[3]){unit, log_sum, product}, sign, logabs, det);
 }
 
+/* NaN for sign, log |det| and det of matrix i: what LU gives a matrix
+ * holding NaN. */
+void factor_set_nan(const stack *s, int64_t i, result *sign, result *logabs, result *det)
+{
+    store_determinant(s, i, (double complex[3]){NAN, NAN, NAN}, sign, logabs, det);
+}
 /* sign, log |det| and det (each optional) of every matrix of a: on the
  * device through its solver, else on the host through LAPACK. */
 static gk_status lu_determinants(const gk_array *a, const char *function, result *sign,

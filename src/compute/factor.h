@@ -62,6 +62,7 @@ void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64
                            const lapack_int *pivots, result *sign, result *logabs,
                            result *det);
 /* Frees svd's outputs (u and vt only when asked for) after a failure. */
+void factor_set_nan(const stack *s, int64_t i, result *sign, result *logabs, result *det);
 void factor_drop_svd(gk_array **u, gk_array **sv, gk_array **vt);
 
 /* --- factor_gpu.c: on the array's GPU through its dense solver --- */
@@ -78,6 +79,8 @@ gk_status factor_device_eigh(const gk_array *a, gk_dtype dtype, gk_array **value
 gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_array **u,
                             gk_array **sv, gk_array **vt);
 /* The results of lu_determinants for s (described) from a's LU there. */
+gk_status factor_device_qr(const gk_array *a, gk_dtype dtype, bool complete, gk_array **q,
+                           gk_array **r);
 gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
                                      result *logabs, result *det);
 

@@ -10,7 +10,6 @@
 #include "compute/backend.h"
 #include "core/error.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +25,9 @@ bool factor_on_device(const gk_array *a, gk_dtype dtype)
 }
 
 /* Runs `call` on s's device, then reads the infos back: the first > 0 is
- * `why` (GK_ERR_LINALG naming the matrix; why NULL: not an error). */
+ * `why` (GK_ERR_LINALG naming the matrix; why NULL: not an error). Reading
+ * them waits for the device; routine NULL queues the call without reading
+ * them, for a routine whose info can only report a bad argument. */
 static gk_status run_solver(const stack *s, gk_solver_call *call, const char *routine,
                             const char *complex_routine, const char *why)
 {
@@ -38,6 +39,10 @@ static gk_status run_solver(const stack *s, gk_solver_call *call, const char *ro
     if (status == GK_OK) {
         call->info = gk_array_data(info);
         status = gk_backend_of(s->device.kind)->solver(s->device, call);
+    }
+    if (!routine) {
+        gk_array_free(info); /* the device is done with it before any reuse */
+        return status;
     }
     int32_t *infos = NULL;
     if (status == GK_OK && !(infos = malloc(sizeof *infos * (size_t)count)))
@@ -52,6 +57,59 @@ static gk_status run_solver(const stack *s, gk_solver_call *call, const char *ro
                                    why);
     free(infos);
     gk_array_free(info);
+    return status;
+}
+
+/* One flag per matrix of the stack, read back in one copy: whether the
+ * matrix holds a NaN (`op` GK_ISNAN) or a value that is not finite
+ * (GK_ISFINITE). A reduction on the device reads the input once, far less
+ * than any factorization, and is needed because cuSOLVER's routines do not
+ * carry NaN through as LAPACK does: getrf's pivot search passes over it,
+ * and gesvd can return finite values for a matrix holding NaN. */
+static gk_status device_matrix_flags(const gk_array *a, const stack *s, gk_op op, bool **flags)
+{
+    *flags = NULL;
+    int axes[2] = {a->ndim - 2, a->ndim - 1};
+    gk_array *mask = NULL, *per_matrix = NULL;
+    gk_status status = gk_unary(op, a, &mask);
+    if (status == GK_OK)
+        status = op == GK_ISNAN ? gk_any(mask, 2, axes, false, &per_matrix)
+                                : gk_all(mask, 2, axes, false, &per_matrix);
+    if (status == GK_OK && !(*flags = malloc(sizeof **flags * (size_t)(s->count ? s->count : 1))))
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
+    if (status == GK_OK && s->count)
+        status = gk_to_host(per_matrix, *flags, sizeof **flags * (size_t)s->count);
+    /* all(isfinite) is true for a good matrix: flag the others */
+    for (int64_t i = 0; status == GK_OK && op == GK_ISFINITE && i < s->count; i++)
+        (*flags)[i] = !(*flags)[i];
+    gk_array_free(mask);
+    gk_array_free(per_matrix);
+    if (status != GK_OK) {
+        free(*flags);
+        *flags = NULL;
+    }
+    return status;
+}
+
+/* A stack of n x n identities of s's batch shape, made on the device (one,
+ * broadcast and copied): no upload. */
+static gk_status device_identities(const stack *s, gk_dtype dtype, int64_t n, gk_array **out)
+{
+    gk_array *eye = NULL, *stretched = NULL;
+    gk_status status = gk_eye(s->device, dtype, n, &eye);
+    if (status == GK_OK && s->batch_ndim == 0) {
+        *out = eye;
+        return GK_OK;
+    }
+    int64_t shape[GK_MAX_DIMS];
+    memcpy(shape, s->batch, sizeof(int64_t) * (size_t)s->batch_ndim);
+    shape[s->batch_ndim] = shape[s->batch_ndim + 1] = n;
+    if (status == GK_OK)
+        status = gk_broadcast_to(eye, s->batch_ndim + 2, shape, &stretched);
+    if (status == GK_OK)
+        status = gk_copy(stretched, out);
+    gk_array_free(eye);
+    gk_array_free(stretched);
     return status;
 }
 
@@ -107,17 +165,13 @@ gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
     gk_status status = gk_copy_as(a, dtype, &lu);
     if (status == GK_OK)
         status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
-    /* the identities, made on the host: one upload, no kernel */
-    result eye = {0};
-    if (status == GK_OK)
-        status = factor_result_init(&eye, &s, dtype, 2, n, n);
-    for (int64_t i = 0; i < s.count && status == GK_OK; i++)
-        factor_set_identity(&s, factor_result_at(&eye, i), n);
     gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
                            .a = lu ? gk_array_data(lu) : NULL, .pivots = pivots ? gk_array_data(pivots) : NULL};
     if (status == GK_OK)
         status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
-    status = factor_result_upload(&eye, &s, status, out);
+    /* the identities, which getrs overwrites with the inverses */
+    if (status == GK_OK)
+        status = device_identities(&s, dtype, n, out);
     if (status == GK_OK) {
         call.op = GK_SOLVER_LU_SOLVE;
         call.nrhs = n;
@@ -190,9 +244,8 @@ gk_status factor_device_eigh(const gk_array *a, gk_dtype dtype, gk_array **value
  * that is gesvd's shape as it lies, and its U read back in C order is vt,
  * its V^H is u (the host's identity). When m > n, a is first copied into
  * column-major order (a transposing copy) and factored as it is; its U and
- * V^H, column-major, are then read as transposed views. NaN or infinity
- * shows in the singular values, which come back to the host anyway to be
- * checked (the host refuses such input before LAPACK: the same error). */
+ * V^H, column-major, are then read as transposed views. A matrix holding
+ * NaN or infinity is refused before the solver runs, as on the host. */
 gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_array **u,
                             gk_array **sv, gk_array **vt)
 {
@@ -202,7 +255,19 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
     bool as_is = n >= m;
     int64_t rows = as_is ? n : m, cols = as_is ? m : n, u_cols = full ? rows : cols;
     gk_array *work = NULL, *moved = NULL, *left = NULL, *right = NULL;
-    gk_status status = as_is ? gk_copy_as(a, dtype, &work) : gk_matrix_transpose(a, &moved);
+    bool *bad = NULL;
+    gk_status status = device_matrix_flags(a, &s, GK_ISFINITE, &bad);
+    for (int64_t i = 0; status == GK_OK && i < s.count; i++)
+        if (bad[i]) {
+            char where[200];
+            status = gk_fail(GK_ERR_LINALG,
+                             "%s: the SVD did not converge: the matrix contains NaN or "
+                             "infinity%s",
+                             s.function, factor_which_matrix(&s, i, where, sizeof where));
+        }
+    free(bad);
+    if (status == GK_OK)
+        status = as_is ? gk_copy_as(a, dtype, &work) : gk_matrix_transpose(a, &moved);
     if (status == GK_OK && !as_is)
         status = gk_copy_as(moved, dtype, &work);
     /* the values, and the solver's U (u_cols x rows in C order) and V^H
@@ -224,25 +289,6 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
                            .c = right ? gk_array_data(right) : NULL, .w = *sv ? gk_array_data(*sv) : NULL};
     if (status == GK_OK)
         status = run_solver(&s, &call, "gesvd", NULL, "the SVD did not converge");
-    /* NaN or infinity in, NaN or infinity out */
-    void *values = NULL;
-    size_t bytes = (size_t)(s.count * k) * gk_dtype_size(factor_real_dtype(&s));
-    if (status == GK_OK && bytes && !(values = malloc(bytes)))
-        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s.function);
-    if (status == GK_OK && bytes)
-        status = gk_to_host(*sv, values, bytes);
-    bool single = s.precision == GK_LAPACK_S || s.precision == GK_LAPACK_C;
-    for (int64_t i = 0; status == GK_OK && i < s.count * k; i++) {
-        double x = single ? ((float *)values)[i] : ((double *)values)[i];
-        if (!isfinite(x)) {
-            char where[200];
-            status = gk_fail(GK_ERR_LINALG,
-                             "%s: the SVD did not converge: the matrix contains NaN or "
-                             "infinity%s",
-                             s.function, factor_which_matrix(&s, i / k, where, sizeof where));
-        }
-    }
-    free(values);
     if (status == GK_OK && u && as_is) { /* U's buffer is vt, V^H's is u */
         *vt = left, left = NULL;
         *u = right, right = NULL;
@@ -262,7 +308,8 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
 /* The LU of every matrix on the device (see the solver section), the
  * factors and pivots then read back in one copy each: a copy of n^2
  * elements is far cheaper than the n^3 / 3 of the factorization, and
- * needs no kernel to pick the diagonals out. */
+ * needs no kernel to pick the diagonals out. A matrix holding NaN has NaN
+ * for all three, as LAPACK's LU gives on the host. */
 gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
                                      result *logabs, result *det)
 {
@@ -289,9 +336,16 @@ gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
         if (status == GK_OK)
             status = gk_to_host(pivots, host_pivots, sizeof *host_pivots * (size_t)pivot_count);
     }
+    bool *nan = NULL;
+    if (status == GK_OK && pivot_count > 0)
+        status = device_matrix_flags(a, s, GK_ISNAN, &nan);
     for (int64_t i = 0; i < s->count && pivot_count > 0 && status == GK_OK; i++)
-        factor_determinant_of(s, i, factors + (size_t)(i * n * n) * s->size, n + 1, host_pivots + i * n,
-                       sign, logabs, det);
+        if (nan[i])
+            factor_set_nan(s, i, sign, logabs, det);
+        else
+            factor_determinant_of(s, i, factors + (size_t)(i * n * n) * s->size, n + 1,
+                                  host_pivots + i * n, sign, logabs, det);
+    free(nan);
     for (int64_t i = 0; i < s->count && pivot_count == 0 && status == GK_OK; i++)
         factor_determinant_of(s, i, NULL, 1, NULL, sign, logabs, det); /* 0 x 0: det 1 */
     free(factors);
@@ -301,3 +355,72 @@ gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
     return status;
 }
 
+
+/* qr on the device. a's transpose, copied as it lies, is a in column-major
+ * order (lda m), in a buffer of `width` columns per matrix: n, or m when a
+ * complete Q is wider than a (the columns past n then the identity's, as
+ * orgqr wants them). geqrf leaves R in the upper triangle, which is read
+ * out (a transposed view, then triu) before orgqr turns the reflectors
+ * into Q's first columns in place. */
+gk_status factor_device_qr(const gk_array *a, gk_dtype dtype, bool complete, gk_array **q,
+                           gk_array **r)
+{
+    stack s;
+    factor_describe_stack(a, dtype, "qr", &s);
+    int64_t m = s.rows, n = s.cols, k = m < n ? m : n;
+    int64_t q_cols = complete ? m : k, r_rows = complete ? m : k;
+    int64_t width = n > q_cols ? n : q_cols;
+    int nb = s.batch_ndim;
+    gk_array *turned = NULL, *work = NULL, *head = NULL, *tau = NULL, *view = NULL,
+             *rows = NULL, *cols = NULL, *q_rows = NULL;
+    gk_status status = gk_matrix_transpose(a, &turned);
+    if (status == GK_OK && width == n) {
+        status = gk_copy_as(turned, dtype, &work);
+    } else if (status == GK_OK) {
+        status = device_identities(&s, dtype, m, &work);
+        if (status == GK_OK)
+            status = gk_slice(work, nb, 0, n, 1, &head);
+        if (status == GK_OK)
+            status = gk_assign(head, turned);
+    }
+    int64_t tau_count = s.count * k;
+    if (status == GK_OK)
+        status = gk_empty(s.device, dtype, 1, &tau_count, &tau);
+    gk_solver_call call = {.op = GK_SOLVER_QR, .dtype = dtype, .count = s.count, .m = m, .n = n,
+                           .k = k, .stride = width * m, .a = work ? gk_array_data(work) : NULL,
+                           .b = tau ? gk_array_data(tau) : NULL};
+    /* geqrf's info reports only a bad argument: not read, so that the
+     * factorization, R and Q queue without waiting (orgqr's is read) */
+    if (status == GK_OK)
+        status = run_solver(&s, &call, NULL, NULL, NULL);
+    /* R: the first r_rows rows and n columns of the buffer read as C order
+     * (a transposed view), upper triangle */
+    if (status == GK_OK)
+        status = gk_matrix_transpose(work, &view);
+    if (status == GK_OK)
+        status = gk_slice(view, nb, 0, r_rows, 1, &rows);
+    if (status == GK_OK)
+        status = gk_slice(rows, nb + 1, 0, n, 1, &cols);
+    if (status == GK_OK)
+        status = gk_triu(cols, 0, r);
+    call.op = GK_SOLVER_QR_Q;
+    call.n = q_cols;
+    if (status == GK_OK)
+        status = run_solver(&s, &call, "orgqr", "ungqr", "forming q failed");
+    /* Q: the first q_cols columns of the buffer, read back into C order */
+    if (status == GK_OK)
+        status = gk_slice(work, nb, 0, q_cols, 1, &q_rows);
+    gk_array *q_view = NULL;
+    if (status == GK_OK)
+        status = gk_matrix_transpose(q_rows, &q_view);
+    if (status == GK_OK)
+        status = gk_copy(q_view, q);
+    gk_array *all[] = {turned, work, head, tau, view, rows, cols, q_rows, q_view};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+    if (status != GK_OK) {
+        gk_array_free(*r);
+        *r = NULL;
+    }
+    return status;
+}

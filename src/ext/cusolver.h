@@ -55,6 +55,20 @@ typedef struct gk_cusolver {
     cusolverStatus_t GK_CUSOLVER_TABLE(syevd)(cusolverDnHandle_t h, int jobz, int uplo, int n,
                                               void *a, int lda, void *w, void *work, int lwork,
                                               int *info);
+    /* QR: geqrf leaves R above the diagonal and the reflectors below it,
+     * with their scalars in tau; orgqr (ungqr for complex) makes Q's first
+     * n columns from the first k reflectors. */
+    cusolverStatus_t GK_CUSOLVER_TABLE(geqrf_bufferSize)(cusolverDnHandle_t h, int m, int n,
+                                                         void *a, int lda, int *lwork);
+    cusolverStatus_t GK_CUSOLVER_TABLE(geqrf)(cusolverDnHandle_t h, int m, int n, void *a,
+                                              int lda, void *tau, void *work, int lwork,
+                                              int *info);
+    cusolverStatus_t GK_CUSOLVER_TABLE(orgqr_bufferSize)(cusolverDnHandle_t h, int m, int n,
+                                                         int k, const void *a, int lda,
+                                                         const void *tau, int *lwork);
+    cusolverStatus_t GK_CUSOLVER_TABLE(orgqr)(cusolverDnHandle_t h, int m, int n, int k, void *a,
+                                              int lda, const void *tau, void *work, int lwork,
+                                              int *info);
     /* SVD (m >= n): jobu, jobvt 'A', 'S' or 'N'; rwork: min(m, n) - 1 reals. */
     cusolverStatus_t GK_CUSOLVER_TABLE(gesvd_bufferSize)(cusolverDnHandle_t h, int m, int n,
                                                          int *lwork);

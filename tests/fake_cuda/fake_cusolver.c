@@ -102,6 +102,32 @@ static char uplo_of(int fill)
         return SUCCESS;                                                                            \
     }
 
+/* The QR of a precision: geqrf, and orgqr (ungqr for complex). */
+#define QR(P, p, ORG)                                                                              \
+    BUFFER_SIZE(cusolverDn##P##geqrf_bufferSize, fake_handle *h, int m, int n, void *a, int lda)   \
+    EXPORT int cusolverDn##P##geqrf(fake_handle *h, int m, int n, void *a, int lda, void *tau,     \
+                                    void *work, int lwork, int *info)                              \
+    {                                                                                              \
+        int (*f)(int, int, int, void *, int, void *) = lapacke("LAPACKE_" #p "geqrf");             \
+        if (!f || !work || lwork < 16 || !tau)                                                     \
+            return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
+        fake_begin(h->stream);                                                                     \
+        *info = f(COL_MAJOR, m, n, a, lda, tau);                                                   \
+        return SUCCESS;                                                                            \
+    }                                                                                              \
+    BUFFER_SIZE(cusolverDn##P##ORG##_bufferSize, fake_handle *h, int m, int n, int k,              \
+                const void *a, int lda, const void *tau)                                           \
+    EXPORT int cusolverDn##P##ORG(fake_handle *h, int m, int n, int k, void *a, int lda,           \
+                                  const void *tau, void *work, int lwork, int *info)               \
+    {                                                                                              \
+        int (*f)(int, int, int, int, void *, int, const void *) = lapacke("LAPACKE_" #p #ORG);     \
+        if (!f || !work || lwork < 16 || !tau || n > m || k > n)                                   \
+            return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
+        fake_begin(h->stream);                                                                     \
+        *info = f(COL_MAJOR, m, n, k, a, lda, tau);                                                \
+        return SUCCESS;                                                                            \
+    }
+
 /* The eigen-solver of a precision (syevd, or heevd for complex). */
 #define EIGEN(P, p, EIG)                                                                           \
     BUFFER_SIZE(cusolverDn##P##EIG##_bufferSize, fake_handle *h, int jobz, int uplo, int n,        \
@@ -121,6 +147,10 @@ ROUTINES(S, s)
 ROUTINES(D, d)
 ROUTINES(C, c)
 ROUTINES(Z, z)
+QR(S, s, orgqr)
+QR(D, d, orgqr)
+QR(C, c, ungqr)
+QR(Z, z, ungqr)
 SVD(S, s)
 SVD(D, d)
 SVD(C, c)

@@ -337,9 +337,15 @@ def test_dlpack_from_a_device(device):
         pytest.skip("a GPU array")
     n = sample("float32")
     a = gpukit.asarray(n, device=device)
-    with pytest.raises(BufferError, match="OpenCL arrays cannot be exported with DLPack"):
-        a.__dlpack__()
-    assert a.__dlpack_device__() == (4, 0)
+    if device.startswith("opencl"):
+        with pytest.raises(BufferError, match="OpenCL arrays cannot be exported with DLPack"):
+            a.__dlpack__()
+        assert a.__dlpack_device__() == (4, 0)
+    else:  # CUDA: exported where it lies (kDLCUDA, the device's index)
+        where = (2, int(device.split(":")[1]))
+        assert a.__dlpack_device__() == where
+        info = read_capsule(a.__dlpack__(max_version=(1, 0)))
+        assert info["device"] == where and not info["flags"] & IS_COPIED
     info = read_capsule(a.__dlpack__(max_version=(1, 0), dl_device=(1, 0)))
     assert info["device"] == (1, 0) and info["flags"] == IS_COPIED
     with pytest.raises(BufferError, match="copy"):
@@ -498,9 +504,13 @@ def test_from_dlpack_of_gpukit_producers(device):
     if device.startswith("opencl"):
         with pytest.raises(BufferError, match="OpenCL"):
             gpukit.from_dlpack(Wrapper(a))
-    else:
+    elif device == "cpu":
         b = gpukit.from_dlpack(Wrapper(a))
         assert np.shares_memory(np.asarray(a), np.asarray(b))
+    else:  # CUDA: the same device memory
+        b = gpukit.from_dlpack(Wrapper(a))
+        assert (b.__cuda_array_interface__["data"][0]
+                == a.__cuda_array_interface__["data"][0])
     same = gpukit.from_dlpack(a)  # a gpukit array directly: the same memory
     assert same.device == device
     np.testing.assert_array_equal(host(same), sample("int32"))

@@ -641,6 +641,22 @@ def test_to_device_copy_to_host_synchronize(device):
         gpukit.synchronize("tpu:0")
 
 
+def test_copy_to_host_into_an_array(device):
+    x = gpukit.asarray(np.arange(12, dtype=np.float32).reshape(3, 4), device=device)
+    target = np.full((3, 4), -1, dtype=np.float32)
+    assert x.copy_to_host(ary=target) is target     # filled in place, as in Numba
+    np.testing.assert_array_equal(target, np.arange(12).reshape(3, 4))
+    x.mT.copy_to_host(target.reshape(4, 3))          # a strided view: C order
+    np.testing.assert_array_equal(target.reshape(4, 3), np.arange(12).reshape(3, 4).T)
+    for bad, why in [(np.empty((4, 3), np.float32), "shape and dtype"),
+                     (np.empty((3, 4), np.float64), "shape and dtype"),
+                     (np.empty((4, 3), np.float32).T, "C-contiguous"),
+                     (bytes(48), "writable"),
+                     ([0.0] * 12, "not list")]:
+        with pytest.raises(ValueError, match=why):
+            x.copy_to_host(bad)
+
+
 # ---- @gpukit.vectorize ------------------------------------------------------------
 
 @gpukit.vectorize(["float32(float32, float32)", "float64(float64, float64)"])

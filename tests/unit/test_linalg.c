@@ -708,7 +708,7 @@ static void test_solve_inv(gk_device device)
 static void test_factorization_errors(gk_device device)
 {
     gk_array *singular = make(device, GK_FLOAT64, 2, (int64_t[]){3, 3},
-                              (double[]){1, 2, 3, 2, 4, 6, 1, 0, 1});
+                              (double[]){1, 2, 4, 2, 4, 8, 1, 0, 1});
     gk_array *b = make(device, GK_FLOAT64, 1, (int64_t[]){3}, (double[]){1, 2, 3});
     gk_array *out = NULL, *q = NULL, *r = NULL, *u = NULL, *s = NULL, *vt = NULL;
     CHECK_FAILS(gk_solve(singular, b, &out), GK_ERR_LINALG, "solve: the matrix is singular");

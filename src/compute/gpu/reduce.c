@@ -55,8 +55,9 @@ enum {
 };
 
 /* The most work-groups one launch asks for (kernels loop over the rest);
- * the rows a _cols work-group takes (reduce.gk's GK_RED_COLS). */
-enum { MAX_GROUPS = 1 << 20, COLS = 8 };
+ * the rows a _cols work-group takes (reduce.gk's GK_RED_COLS, and
+ * GK_RED_ARG_COLS for argmin and argmax). */
+enum { MAX_GROUPS = 1 << 20, COLS = 8, ARG_COLS = 32 };
 
 /* What the last level of a reduction does (reduce.gk's GK_FINISH_*). */
 enum { FINISH_PART = 0, FINISH_STORE, FINISH_MEAN, FINISH_MEANS, FINISH_VAR, FINISH_STD };
@@ -185,6 +186,11 @@ static size_t state_size(const job *j, const char *kernel_class)
     return 8;     /* gk_u64 or double */
 }
 
+static bool is_arg(const char *kernel_class)
+{
+    return !strcmp(kernel_class, "argmin") || !strcmp(kernel_class, "argmax");
+}
+
 /* One kernel of a class over a level. */
 typedef struct level {
     const char *suffix; /* "rows", "cols" or "parts" */
@@ -224,8 +230,9 @@ static gk_status launch_level(const job *j, const char *kernel_class, size_t siz
      * _cols: a work-group per piece of COLS rows. */
     int64_t teams = j->group / v->p.width, tasks = j->outputs * v->p.pieces;
     if (!strcmp(v->suffix, "cols")) {
+        int64_t cols = is_arg(kernel_class) ? ARG_COLS : COLS;
         teams = 1;
-        tasks = (j->outputs + COLS - 1) / COLS * v->p.pieces;
+        tasks = (j->outputs + cols - 1) / cols * v->p.pieces;
     }
     size_t groups[3] = {clamp_groups((tasks + teams - 1) / teams), 1, 1};
     size_t local[3] = {(size_t)j->group, 1, 1};
@@ -245,11 +252,14 @@ static bool columns_side_by_side(const job *j)
 
 /* Reduces every row with the kernels of `kernel_class`, level after level,
  * finishing with `finish` (`means`: var's means, written or read). Rows
- * side by side in memory are read by the _cols kernels (argmin and argmax
- * too: through _rows they read 0.48 TB/s on an H100):
- * COLS rows a work-group, each row's lanes spread over its work-items, so
- * that every load of a warp covers COLS neighbouring elements; a row gets
- * exactly the operations the _rows kernels give it. */
+ * side by side in memory are read by the _cols kernels: COLS rows a
+ * work-group, each row's lanes spread over its work-items, so that every
+ * load of a warp covers COLS neighbouring elements; a row gets exactly the
+ * operations the _rows kernels give it. argmin and argmax take ARG_COLS
+ * rows (a whole 128-byte line of float32 a load: with 8, they read 0.70
+ * TB/s on an H100), each row's element grouped differently, which their
+ * order-free result allows; they need a group of at least 2 * ARG_COLS,
+ * and a quarter of ARG_COLS rows to keep most work-items busy. */
 static gk_status run_class(const job *j, const char *kernel_class, bool with_index, int finish,
                            char *means)
 {
@@ -257,8 +267,10 @@ static gk_status run_class(const job *j, const char *kernel_class, bool with_ind
     level v = {.suffix = "rows", .means = means, .length = j->count,
                .p = plan_row(j->count, j->group)};
     size_t local_bytes = size + (with_index ? 8 : 0); /* a value, and argmin's index */
-    if (v.p.width > 1 && j->outputs > 1 && columns_side_by_side(j) &&
-        j->info->max_local_bytes >= (uint64_t)j->group * COLS * local_bytes)
+    bool fits = with_index ? j->group >= 2 * ARG_COLS && j->outputs >= ARG_COLS / 4 &&
+                                 j->info->max_local_bytes >= (uint64_t)j->group * local_bytes
+                           : j->info->max_local_bytes >= (uint64_t)j->group * COLS * local_bytes;
+    if (v.p.width > 1 && j->outputs > 1 && columns_side_by_side(j) && fits)
         v.suffix = "cols";
     int64_t src_count = 0; /* elements of v.src, to release it */
     gk_status status = GK_OK;

@@ -181,7 +181,7 @@ GK_DEVICE_FN GK_T cx_reciprocal(GK_T x)
 /* |x|, without overflow or underflow in the squares. */
 GK_DEVICE_FN GK_T_REAL cx_abs(GK_T x)
 {
-    return hypot(x.re, x.im);
+    return gk_hypot(x.re, x.im);
 }
 
 /* x / |x| (0 for 0, NaN for a NaN part), as the CPU: an infinite x points
@@ -194,7 +194,7 @@ GK_DEVICE_FN GK_T cx_sign(GK_T x)
         return cx_make(CX_NAN, CX_NAN);
     if (a == 0 && b == 0)
         return cx_make(0, 0);
-    GK_T_REAL m = hypot(a, b);
+    GK_T_REAL m = gk_hypot(a, b);
     if (isinf(m)) {
         if (isinf(a) && isinf(b))
             return cx_make(CX_NAN, CX_NAN);
@@ -296,7 +296,7 @@ GK_DEVICE_FN GK_T cx_asin_acos_core(GK_T_REAL x, GK_T_REAL y, int want_acos)
         return cx_make(want_acos ? CX_PI_2 - x : x, y);
 
     GK_T_REAL x_plus_1 = x + one;
-    GK_T_REAL r = hypot(x_plus_1, y), s = hypot(x - one, y);
+    GK_T_REAL r = gk_hypot(x_plus_1, y), s = gk_hypot(x - one, y);
     GK_T_REAL a = CX_LITERAL(0.5) * (r + s);
     GK_T_REAL b = x / a;
     GK_T_REAL yy = y * y;
@@ -381,7 +381,7 @@ GK_DEVICE_FN GK_T cx_atanh_core(GK_T_REAL x, GK_T_REAL y)
     if (d < CX_EPSILON) {
         /* z near 1 (d may underflow, to 0 at z = 1): the same real part
          * as log|1 + z| - log|1 - z|, whose second term dominates. */
-        re = CX_LITERAL(0.5) * (log(hypot(one + x, y)) - log(hypot(one_minus_x, y)));
+        re = CX_LITERAL(0.5) * (log(gk_hypot(one + x, y)) - log(gk_hypot(one_minus_x, y)));
     } else {
         re = CX_LITERAL(0.25) * log1p(4 * x / d);
     }
@@ -471,7 +471,7 @@ GK_DEVICE_FN GK_T cx_sqrt(GK_T z)
         b *= CX_SCALE_UP;
         unscale = CX_SCALE_UP_ROOT_INVERSE;
     }
-    GK_T_REAL t = sqrt(CX_LITERAL(0.5) * (a + hypot(a, b)));
+    GK_T_REAL t = sqrt(CX_LITERAL(0.5) * (a + gk_hypot(a, b)));
     GK_T_REAL other = b / (2 * t);
     if (x >= 0)
         return cx_make(t * unscale, copysign(other * unscale, y));
@@ -710,9 +710,13 @@ GK_DEVICE_FN GK_T cx_tan(GK_T z)
     return cx_make(w.im, -w.re);
 }
 
-/* asin z = -i asinh(iz). */
+/* asin z = -i asinh(iz). asin(+-inf + iNaN) is NaN + i inf with the
+ * NaN's sign (glibc, NumPy): said here, since iz negates the NaN and a
+ * GPU's negation need not keep a NaN's sign. */
 GK_DEVICE_FN GK_T cx_asin(GK_T z)
 {
+    if (isinf(z.re) && isnan(z.im))
+        return cx_make(z.im, copysign(CX_INFINITY, z.im));
     GK_T w = cx_asinh(cx_make(-z.im, z.re));
     return cx_make(w.im, -w.re);
 }
@@ -748,7 +752,7 @@ GK_DEVICE_FN GK_T cx_expm1(GK_T z)
 GK_DEVICE_FN GK_T cx_log1p(GK_T z)
 {
     GK_T_REAL a = z.re + 1, b = z.im;
-    return cx_make(log(hypot(a, b)), atan2(b, a));
+    return cx_make(log(gk_hypot(a, b)), atan2(b, a));
 }
 
 GK_DEVICE_FN GK_T cx_log2(GK_T z)

@@ -230,6 +230,35 @@ GK_HELPER_FN_ gk_bf16 gk_bf16_from_double(double d)
     return gk_round_double_to_16(d, 7, 127);
 }
 #endif
+
+/* gk_hypot: hypot, except that on CUDA a finite pair whose hypot comes out
+ * infinite is computed again as max * sqrt(1 + (min / max)^2): CUDA's
+ * double hypot overflows for DBL_MAX and a small part (seen on an H100),
+ * where the true result, DBL_MAX, is finite. */
+#if defined(GK_CUDA)
+GK_HELPER_FN_ double gk_hypot(double x, double y)
+{
+    double h = hypot(x, y);
+    if (isinf(h) && isfinite(x) && isfinite(y)) {
+        double a = fabs(x), b = fabs(y), big = fmax(a, b), ratio = fmin(a, b) / big;
+        h = big * sqrt(1.0 + ratio * ratio);
+    }
+    return h;
+}
+GK_HELPER_FN_ float gk_hypot(float x, float y)
+{
+    float h = hypotf(x, y);
+    if (isinf(h) && isfinite(x) && isfinite(y)) {
+        float a = fabsf(x), b = fabsf(y), big = fmaxf(a, b), ratio = fminf(a, b) / big;
+        h = big * sqrtf(1.0f + ratio * ratio);
+    }
+    return h;
+}
+#else
+#define gk_hypot hypot
+#endif
+#else
+#define gk_hypot hypot
 #endif
 
 /* --- shared by host and kernels --- */

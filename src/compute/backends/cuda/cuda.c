@@ -22,6 +22,7 @@
  *
  * Thread-safe: device state is made once under its lock; the staging
  * buffers and the cuBLAS handle have locks of their own. */
+#include "compute/backends/cpu/parallel.h" /* the threads that fill staging memory */
 #include "compute/gpu/driver.h"
 #include "compute/gpu/gpu.h" /* gk_gpu_alloc: cuSOLVER's workspaces from the pool */
 
@@ -46,10 +47,14 @@
 extern const gk_embedded_file gk_cuda_ptx_files[];
 extern const size_t gk_cuda_ptx_files_count;
 
-/* Four 4 MiB pinned buffers per device: enough to keep the copy engine
- * busy while the next piece is copied in, small enough not to matter. */
+/* Four 8 MiB pinned buffers per device: enough to keep the copy engine
+ * busy while the next piece is copied in, small enough not to matter.
+ * Pieces are copied in and out by the CPU backend's threads, STAGING_GRAIN
+ * bytes a task: one core's memcpy (about 9 GB/s, less into pages touched
+ * for the first time) is far below the copy engine's 50 GB/s and more. */
 #define STAGING_SLOTS 4
-#define STAGING_BYTES ((size_t)4 << 20)
+#define STAGING_BYTES ((size_t)8 << 20)
+#define STAGING_GRAIN ((size_t)256 << 10)
 
 /* The most kernel parameters a launch takes (gk_gpu_launch has 24). */
 #define MAX_LAUNCH_ARGS 64
@@ -356,6 +361,29 @@ static void cuda_resolve(const char *address, char **base, size_t *offset)
     *offset = 0;
 }
 
+typedef struct host_copy {
+    char *to;
+    const char *from;
+    size_t bytes;
+} host_copy;
+
+static void host_copy_range(void *context, int64_t first, int64_t end)
+{
+    const host_copy *c = context;
+    size_t begin = (size_t)first * STAGING_GRAIN, stop = (size_t)end * STAGING_GRAIN;
+    if (stop > c->bytes)
+        stop = c->bytes;
+    memcpy(c->to + begin, c->from + begin, stop - begin);
+}
+
+/* memcpy between pageable and staging memory on the CPU's threads. */
+static void staging_memcpy(void *to, const void *from, size_t bytes)
+{
+    host_copy c = {to, from, bytes};
+    cpu_parallel((int64_t)((bytes + STAGING_GRAIN - 1) / STAGING_GRAIN), bytes > STAGING_GRAIN,
+                 host_copy_range, &c);
+}
+
 /* The next staging buffer, once its previous copy is done; NULL when
  * pinned memory cannot be had (then the caller copies synchronously).
  * Called with the staging lock held. */
@@ -417,7 +445,7 @@ static gk_status cuda_upload(gk_device device, char *address, const void *host, 
             break;
         }
         size_t piece = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
-        memcpy(slot->host, from + done, piece);
+        staging_memcpy(slot->host, from + done, piece);
         CUresult r = cu->MemcpyHtoDAsync(to + done, slot->host, piece, d->stream);
         if (r == CUDA_SUCCESS)
             r = cu->EventRecord(slot->done, d->stream);
@@ -491,7 +519,7 @@ static gk_status cuda_download(gk_device device, void *host, const char *address
             break;
         }
         flight[0]->pending = false;
-        memcpy(to + flight_at[0], flight[0]->host, flight_bytes[0]);
+        staging_memcpy(to + flight_at[0], flight[0]->host, flight_bytes[0]);
         queued--;
         memmove(flight, flight + 1, sizeof flight[0] * (size_t)queued);
         memmove(flight_at, flight_at + 1, sizeof flight_at[0] * (size_t)queued);
@@ -1019,6 +1047,10 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
         r = so->potrf_bufferSize[p](h, uplo, n, c->a, n, &lwork);
     else if (c->op == GK_SOLVER_EIGH)
         r = so->syevd_bufferSize[p](h, jobz, uplo, n, c->a, n, c->w, &lwork);
+    else if (c->op == GK_SOLVER_QR)
+        r = so->geqrf_bufferSize[p](h, m, n, c->a, m, &lwork);
+    else if (c->op == GK_SOLVER_QR_Q)
+        r = so->orgqr_bufferSize[p](h, m, n, (int)c->k, c->a, m, c->b, &lwork);
     void *work = NULL, *rwork = NULL;
     size_t work_bytes = (size_t)(lwork > 0 ? lwork : 1) * size;
     size_t rwork_bytes = (size_t)(k > 0 ? k : 1) * real_size;
@@ -1035,7 +1067,9 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
     signed char job = !c->vectors ? 'N' : c->flag ? 'A' : 'S';
     int u_cols = c->flag ? m : k;
     for (int64_t i = 0; i < c->count && r == CUSOLVER_STATUS_SUCCESS; i++) {
-        int64_t a_elements = c->op == GK_SOLVER_SVD ? c->m * c->n : c->n * c->n;
+        bool qr = c->op == GK_SOLVER_QR || c->op == GK_SOLVER_QR_Q;
+        int64_t a_elements = c->op == GK_SOLVER_SVD ? c->m * c->n : qr ? c->stride : c->n * c->n;
+        char *tau = qr ? c->b + (size_t)(i * c->k) * size : NULL;
         char *a = c->a + (size_t)(i * a_elements) * size;
         int *info = (int *)(void *)(c->info + (size_t)i * sizeof(int));
         int *pivots = c->pivots ? (int *)(void *)(c->pivots + (size_t)(i * c->n) * sizeof(int))
@@ -1062,6 +1096,12 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
                              m > 0 ? m : 1,
                              c->vectors ? c->c + (size_t)(i * n * n) * size : NULL,
                              n > 0 ? n : 1, work, lwork, rwork, info);
+            break;
+        case GK_SOLVER_QR:
+            r = so->geqrf[p](h, m, n, a, m, tau, work, lwork, info);
+            break;
+        case GK_SOLVER_QR_Q:
+            r = so->orgqr[p](h, m, n, (int)c->k, a, m, tau, work, lwork, info);
             break;
         }
     }
