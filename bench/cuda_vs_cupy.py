@@ -9,6 +9,8 @@ The ratio is the peer's time / gpukit's: above 1 gpukit is faster.
   linalg   svd (full_matrices=False), qr, solve, eigh, cholesky, inv of an
            n x n float64 and float32 matrix (--n, 1024 by default) against
            cupy.linalg (target >= 1.0x for svd, qr, solve, eigh)
+  stacks   inv, solve, det, cholesky and eigh of 10000 8 x 8 float64
+           matrices against cupy.linalg (batched routines)
   fft      fft of 2^22 complex128 and rfft of 2^22 float64 against cuFFT
            called directly (cupy.cuda.cufft plans made once, executed into a
            preallocated output; target within 5%, a ratio >= 0.95), and
@@ -47,7 +49,7 @@ import numpy as np
 
 from benchlib import import_gpukit
 
-CASES = ("linalg", "fft", "copy", "argmax", "transfer", "half", "jit")
+CASES = ("linalg", "stacks", "fft", "copy", "argmax", "transfer", "half", "jit")
 
 
 class Bench:
@@ -110,6 +112,33 @@ def bench_linalg(b, n):
         check = np.abs(np.asarray(gk.linalg.svdvals(ga).copy_to_host())
                        - np.linalg.svd(a, compute_uv=False)).max()
         print(f"  svdvals largest difference from NumPy: {check:.2e}")
+
+
+def bench_stacks(b, count, n):
+    """Stacks of small matrices, where one call per matrix would be slow."""
+    gk, cp = b.gk, b.cp
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((count, n, n)) + n * np.eye(n)
+    s = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    rhs = rng.standard_normal((count, n, 1))
+    ga, gs, grhs = (gk.asarray(x, device=b.device) for x in (a, s, rhs))
+    ca, cs, crhs = (cp.asarray(x) for x in (a, s, rhs))
+    print(f"\n== linalg of a stack of {count} {n}x{n} float64, against cupy.linalg ==",
+          flush=True)
+    cases = (
+        ("inv", lambda: gk.linalg.inv(ga), lambda: cp.linalg.inv(ca)),
+        ("solve", lambda: gk.linalg.solve(ga, grhs), lambda: cp.linalg.solve(ca, crhs)),
+        ("det", lambda: gk.linalg.det(ga), lambda: cp.linalg.det(ca)),
+        ("cholesky", lambda: gk.linalg.cholesky(gs), lambda: cp.linalg.cholesky(cs)),
+        ("eigh", lambda: gk.linalg.eigh(gs), lambda: cp.linalg.eigh(cs)),
+    )
+    for name, mine, peer in cases:
+        try:
+            b.row(f"{name} stack", b.times(mine), b.times(peer), "cupy")
+        except Exception as error:
+            print(f"  {name} stack: FAILED: {type(error).__name__}: {error}", flush=True)
+    check = np.abs(gk.linalg.inv(ga).copy_to_host() - np.linalg.inv(a)).max()
+    print(f"  inv largest difference from NumPy: {check:.2e}")
 
 
 def bench_fft(b, points):
@@ -403,6 +432,7 @@ def main():
     shift = 8 if args.quick else 0
     runs = {
         "linalg": lambda: bench_linalg(b, args.n >> shift // 2),
+        "stacks": lambda: bench_stacks(b, 10000 >> shift, 8),
         "fft": lambda: bench_fft(b, 1 << (22 - shift)),
         "copy": lambda: bench_copy(b, 28 - shift),
         "argmax": lambda: bench_argmax(b, 4096 >> shift // 2, 16384 >> shift // 2),

@@ -21,6 +21,14 @@ static const gk_entry_point entry_points[] = {
     {"cublasGemmEx", 1, offsetof(gk_cublas, GemmEx)},
     {"cublasGemmStridedBatchedEx", 1, offsetof(gk_cublas, GemmStridedBatchedEx)},
     {"cublasGetStatusName", 0, offsetof(gk_cublas, GetStatusName)},
+    {"cublasSgetrfBatched", 0, offsetof(gk_cublas, getrfBatched[0])},
+    {"cublasDgetrfBatched", 0, offsetof(gk_cublas, getrfBatched[1])},
+    {"cublasCgetrfBatched", 0, offsetof(gk_cublas, getrfBatched[2])},
+    {"cublasZgetrfBatched", 0, offsetof(gk_cublas, getrfBatched[3])},
+    {"cublasSgetrsBatched", 0, offsetof(gk_cublas, getrsBatched[0])},
+    {"cublasDgetrsBatched", 0, offsetof(gk_cublas, getrsBatched[1])},
+    {"cublasCgetrsBatched", 0, offsetof(gk_cublas, getrsBatched[2])},
+    {"cublasZgetrsBatched", 0, offsetof(gk_cublas, getrsBatched[3])},
 };
 
 static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"};

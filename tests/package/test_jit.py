@@ -608,6 +608,34 @@ def test_cuda_array_interface_objects_in_place(py):
         out.stdout, out.stdout
 
 
+@pytest.mark.skipif(not any(str(d).startswith("cuda") for d in gpukit.devices()),
+                    reason="needs a CUDA GPU (the fake driver runs no kernels)")
+def test_cupy_and_torch_arrays_written_in_place():
+    """On a real GPU: CuPy arrays and PyTorch tensors are kernel arguments
+    as they are, zero-copy, written in place (their memory, their device)."""
+    makers = []
+    try:
+        import cupy
+        makers.append(lambda: cupy.arange(6, dtype=cupy.float64))
+    except ImportError:
+        pass
+    try:
+        import torch
+        makers.append(lambda: torch.arange(6, dtype=torch.float64, device="cuda"))
+    except ImportError:
+        pass
+    if not makers:
+        pytest.skip("neither CuPy nor PyTorch imports")
+    for make in makers:
+        x = make()
+        pointer = x.__cuda_array_interface__["data"][0]
+        k.double.forall(6)(x)
+        gpukit.synchronize()
+        assert x.__cuda_array_interface__["data"][0] == pointer
+        np.testing.assert_array_equal(np.asarray(gpukit.asarray(x).copy_to_host()),
+                                      [0, 2, 4, 6, 8, 10])
+
+
 def test_cuda_translation_compiles_with_nvrtc(py):
     if not FAKE_CUDA.exists():
         pytest.skip("the fake CUDA driver is not built")

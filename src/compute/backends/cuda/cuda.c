@@ -807,6 +807,27 @@ static gk_status cuda_stream_order(gk_device device, gk_gpu_stream *later, gk_gp
 
 /* --- cuBLAS --- */
 
+/* The device's cuBLAS handle, made on the first use on the device's
+ * stream; NULL when cuBLAS could not start (said once). Called with
+ * blas_lock held, inside enter(). */
+static cublasHandle_t blas_handle(cuda_device *d, gk_device device, const gk_cublas *blas)
+{
+    if (!d->blas && !d->blas_failed) {
+        cublasStatus_t made = blas->Create(&d->blas);
+        if (made == CUBLAS_STATUS_SUCCESS)
+            made = blas->SetStream(d->blas, d->stream);
+        if (made != CUBLAS_STATUS_SUCCESS) {
+            if (d->blas)
+                blas->Destroy(d->blas);
+            d->blas = NULL;
+            d->blas_failed = true;
+            fprintf(stderr, "gpukit: cuda:%d: cuBLAS could not start (%s); using gpukit's own "
+                    "matrix kernel\n", device.index, gk_cublas_status_name(made));
+        }
+    }
+    return d->blas;
+}
+
 static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
                                   int64_t n, int64_t k, const char *a, int64_t a_batch_stride,
                                   const char *b, int64_t b_batch_stride, char *c)
@@ -826,20 +847,7 @@ static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batc
     if (status != GK_OK)
         return status;
     pthread_mutex_lock(&d->blas_lock);
-    if (!d->blas && !d->blas_failed) {
-        cublasStatus_t made = blas->Create(&d->blas);
-        if (made == CUBLAS_STATUS_SUCCESS)
-            made = blas->SetStream(d->blas, d->stream);
-        if (made != CUBLAS_STATUS_SUCCESS) {
-            if (d->blas)
-                blas->Destroy(d->blas);
-            d->blas = NULL;
-            d->blas_failed = true;
-            fprintf(stderr, "gpukit: cuda:%d: cuBLAS could not start (%s); using gpukit's own "
-                    "matrix kernel\n", device.index, gk_cublas_status_name(made));
-        }
-    }
-    if (!d->blas) {
+    if (!blas_handle(d, device, blas)) {
         pthread_mutex_unlock(&d->blas_lock);
         leave();
         return gk_fail(GK_ERR_NOT_FOUND, "cuda:%d: cuBLAS could not start", device.index);
@@ -1112,6 +1120,72 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
     return r;
 }
 
+/* Stacks of matrices up to this order are factored (and solved with) by
+ * cuBLAS's batched LU, one call for the stack; larger matrices one cuSOLVER
+ * call each, where a matrix has work enough of its own. */
+#define BATCHED_LU_MAX 32
+
+/* LU or LU_SOLVE of a stack through cuBLAS's batched routines: the
+ * matrices' addresses are uploaded as the arrays of pointers they take.
+ * GK_ERR_NOT_FOUND, with no error set, when they do not apply (the caller
+ * then loops over the matrices). Inside enter(). */
+static gk_status batched_lu(cuda_device *d, gk_device device, const gk_solver_call *c)
+{
+    const gk_cublas *blas;
+    bool solve = c->op == GK_SOLVER_LU_SOLVE;
+    if ((c->op != GK_SOLVER_LU && !solve) || c->count < 2 || c->n > BATCHED_LU_MAX ||
+        c->count > INT_MAX || gk_cublas_open(&blas) != GK_OK)
+        return GK_ERR_NOT_FOUND;
+    int p = solver_precision(c->dtype), n = (int)c->n, count = (int)c->count;
+    if (!blas->getrfBatched[p] || !blas->getrsBatched[p])
+        return GK_ERR_NOT_FOUND;
+    size_t size = gk_dtype_size(c->dtype), tables = solve ? 2 : 1;
+    size_t table_bytes = sizeof(char *) * (size_t)count * tables;
+    /* the pointers, and for the solve zeros for the infos (getrs's info
+     * is a single host int) */
+    char **table = malloc(table_bytes + sizeof(int) * (size_t)count);
+    if (!table)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "linalg: out of host memory");
+    for (int i = 0; i < count; i++) {
+        table[i] = c->a + (size_t)i * (size_t)n * (size_t)n * size;
+        if (solve)
+            table[count + i] = c->b + (size_t)i * (size_t)n * (size_t)c->nrhs * size;
+    }
+    memset((char *)table + table_bytes, 0, sizeof(int) * (size_t)count);
+    void *device_table = NULL;
+    gk_status status = gk_gpu_alloc(device, table_bytes, &device_table);
+    if (status == GK_OK)
+        status = cuda_upload(device, device_table, table, table_bytes);
+    if (status == GK_OK && solve)
+        status = cuda_upload(device, c->info, (char *)table + table_bytes,
+                             sizeof(int) * (size_t)count);
+    free(table);
+    cublasStatus_t r = CUBLAS_STATUS_SUCCESS;
+    int argument = 0;
+    pthread_mutex_lock(&d->blas_lock);
+    cublasHandle_t h = status == GK_OK ? blas_handle(d, device, blas) : NULL;
+    void **pointers = device_table;
+    if (h && !solve)
+        r = blas->getrfBatched[p](h, n, pointers, n, (int *)(void *)c->pivots,
+                                  (int *)(void *)c->info, count);
+    else if (h)
+        r = blas->getrsBatched[p](h, c->flag ? CUBLAS_OP_T : CUBLAS_OP_N, n, (int)c->nrhs,
+                                  (const void *const *)pointers, n,
+                                  (const int *)(const void *)c->pivots, pointers + count, n,
+                                  &argument, count);
+    pthread_mutex_unlock(&d->blas_lock);
+    if (device_table) /* stream order: free for work queued after this */
+        gk_gpu_release(device, device_table, table_bytes);
+    if (status == GK_OK && !h)
+        return GK_ERR_NOT_FOUND;
+    if (status == GK_OK && (r != CUBLAS_STATUS_SUCCESS || argument != 0))
+        status = gk_fail(r == CUBLAS_STATUS_ALLOC_FAILED ? GK_ERR_OUT_OF_MEMORY : GK_ERR_DRIVER,
+                         "cuda:%d: cuBLAS's batched %s failed (%s, argument %d) on %d matrices "
+                         "of %d x %d", device.index, solve ? "getrs" : "getrf",
+                         gk_cublas_status_name(r), -argument, count, n, n);
+    return status;
+}
+
 static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
 {
     const gk_cusolver *so;
@@ -1126,6 +1200,12 @@ static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
     status = enter(device, &d);
     if (status != GK_OK)
         return status;
+    status = batched_lu(d, device, call);
+    if (status != GK_ERR_NOT_FOUND) {
+        leave();
+        return status;
+    }
+    status = GK_OK;
     pthread_mutex_lock(&d->solver_lock);
     if (!d->solver && !d->solver_failed) {
         cusolverStatus_t made = so->Create(&d->solver);
