@@ -18,8 +18,13 @@
 
 typedef int cusolverStatus_t;
 typedef struct cusolverDnContext *cusolverDnHandle_t;
+typedef struct syevjInfo *syevjInfo_t;
 
-enum { CUSOLVER_STATUS_SUCCESS = 0, CUSOLVER_STATUS_ALLOC_FAILED = 2 };
+enum {
+    CUSOLVER_STATUS_SUCCESS = 0,
+    CUSOLVER_STATUS_ALLOC_FAILED = 2,
+    CUSOLVER_STATUS_INVALID_VALUE = 3,
+};
 enum { GK_CUSOLVER_S, GK_CUSOLVER_D, GK_CUSOLVER_C, GK_CUSOLVER_Z, GK_CUSOLVER_PRECISIONS };
 /* cublasFillMode_t, cublasOperation_t, cusolverEigMode_t */
 enum { GK_CUBLAS_FILL_LOWER = 0, GK_CUBLAS_FILL_UPPER = 1 };
@@ -48,6 +53,10 @@ typedef struct gk_cusolver {
                                                          void *a, int lda, int *lwork);
     cusolverStatus_t GK_CUSOLVER_TABLE(potrf)(cusolverDnHandle_t h, int uplo, int n, void *a,
                                               int lda, void *work, int lwork, int *info);
+    /* Cholesky of a stack: an array in device memory of pointers to the
+     * matrices, infos one per matrix. Optional (NULL: one potrf each). */
+    cusolverStatus_t GK_CUSOLVER_TABLE(potrfBatched)(cusolverDnHandle_t h, int uplo, int n,
+                                                     void *a[], int lda, int *info, int batch);
     /* The symmetric / Hermitian eigenproblem (syevd; heevd for complex). */
     cusolverStatus_t GK_CUSOLVER_TABLE(syevd_bufferSize)(cusolverDnHandle_t h, int jobz,
                                                          int uplo, int n, const void *a,
@@ -69,6 +78,20 @@ typedef struct gk_cusolver {
     cusolverStatus_t GK_CUSOLVER_TABLE(orgqr)(cusolverDnHandle_t h, int m, int n, int k, void *a,
                                               int lda, const void *tau, void *work, int lwork,
                                               int *info);
+    /* The Jacobi eigensolver of a stack of small matrices (n <= 32, lda * n
+     * elements apart), eigenvalues ascending when SetSortEig says so, with
+     * its parameters object. Optional (NULL: one syevd each). */
+    cusolverStatus_t (*CreateSyevjInfo)(syevjInfo_t *info);
+    cusolverStatus_t (*XsyevjSetSortEig)(syevjInfo_t info, int sort_eig);
+    cusolverStatus_t GK_CUSOLVER_TABLE(syevjBatched_bufferSize)(cusolverDnHandle_t h, int jobz,
+                                                                int uplo, int n, const void *a,
+                                                                int lda, const void *w,
+                                                                int *lwork, syevjInfo_t params,
+                                                                int batch);
+    cusolverStatus_t GK_CUSOLVER_TABLE(syevjBatched)(cusolverDnHandle_t h, int jobz, int uplo,
+                                                     int n, void *a, int lda, void *w,
+                                                     void *work, int lwork, int *info,
+                                                     syevjInfo_t params, int batch);
     /* SVD (m >= n): jobu, jobvt 'A', 'S' or 'N'; rwork: min(m, n) - 1 reals. */
     cusolverStatus_t GK_CUSOLVER_TABLE(gesvd_bufferSize)(cusolverDnHandle_t h, int m, int n,
                                                          int *lwork);

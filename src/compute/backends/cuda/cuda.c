@@ -103,6 +103,7 @@ typedef struct cuda_device {
     pthread_mutex_t solver_lock;
     cusolverDnHandle_t solver;
     bool solver_failed;
+    syevjInfo_t syevj; /* batched eigh's parameters, made on first use */
 
     pthread_mutex_t fft_lock; /* the plans, and running one */
     fft_plan plans[FFT_PLANS];
@@ -1035,6 +1036,67 @@ static int solver_precision(gk_dtype dtype)
                                     : GK_CUSOLVER_D;
 }
 
+/* Stacks of matrices up to this order are factored (and solved with) by
+ * the batched routines, one call for the stack (cuBLAS's LU, cuSOLVER's
+ * Cholesky); larger matrices one cuSOLVER call each, where a matrix has
+ * work enough of its own. */
+#define BATCHED_MAX 32
+
+/* An array in device memory (from the pool, `*bytes` long) of the count
+ * addresses first, first + step, ...: what the batched routines take. */
+static gk_status upload_addresses(gk_device device, char *first, size_t step, int count,
+                                  void ***table, size_t *bytes)
+{
+    *table = NULL;
+    *bytes = sizeof(char *) * (size_t)count;
+    char **host = malloc(*bytes);
+    if (!host)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "linalg: out of host memory");
+    for (int i = 0; i < count; i++)
+        host[i] = first + (size_t)i * step;
+    void *made = NULL;
+    gk_status status = gk_gpu_alloc(device, *bytes, &made);
+    if (status == GK_OK)
+        status = cuda_upload(device, made, host, *bytes);
+    free(host);
+    if (status != GK_OK && made)
+        gk_gpu_release(device, made, *bytes);
+    *table = status == GK_OK ? made : NULL;
+    return status;
+}
+
+/* eigh of a stack of small matrices by the batched Jacobi solver, in one
+ * call: CUSOLVER_STATUS_INVALID_VALUE, with nothing run, when it does not
+ * apply (the caller then loops). `syevj` is the device's parameters slot
+ * (made here once, eigenvalues sorted ascending as syevd gives them). */
+static cusolverStatus_t batched_eigh(const gk_cusolver *so, cusolverDnHandle_t h,
+                                     syevjInfo_t *syevj, gk_device device,
+                                     const gk_solver_call *c, gk_status *status)
+{
+    int p = solver_precision(c->dtype), n = (int)c->n, lwork = 0;
+    if (c->op != GK_SOLVER_EIGH || c->count < 2 || c->count > INT_MAX || n > BATCHED_MAX ||
+        !so->syevjBatched[p] || !so->syevjBatched_bufferSize[p] || !so->CreateSyevjInfo ||
+        !so->XsyevjSetSortEig)
+        return CUSOLVER_STATUS_INVALID_VALUE;
+    cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
+    if (!*syevj && (r = so->CreateSyevjInfo(syevj)) == CUSOLVER_STATUS_SUCCESS)
+        r = so->XsyevjSetSortEig(*syevj, 1);
+    if (r != CUSOLVER_STATUS_SUCCESS)
+        return r;
+    int jobz = c->vectors ? GK_CUSOLVER_EIG_VECTOR : GK_CUSOLVER_EIG_NOVECTOR;
+    int uplo = c->flag ? GK_CUBLAS_FILL_UPPER : GK_CUBLAS_FILL_LOWER;
+    r = so->syevjBatched_bufferSize[p](h, jobz, uplo, n, c->a, n, c->w, &lwork, *syevj,
+                                       (int)c->count);
+    size_t bytes = (size_t)(lwork > 0 ? lwork : 1) * gk_dtype_size(c->dtype);
+    void *work = NULL;
+    if (r == CUSOLVER_STATUS_SUCCESS && (*status = gk_gpu_alloc(device, bytes, &work)) == GK_OK)
+        r = so->syevjBatched[p](h, jobz, uplo, n, c->a, n, c->w, work, lwork,
+                                (int *)(void *)c->info, *syevj, (int)c->count);
+    if (work) /* stream order: free for work queued after this */
+        gk_gpu_release(device, work, bytes);
+    return r;
+}
+
 /* The call's routine on each matrix, on the device's stream, with one
  * workspace (elements of the dtype, lwork of them) from the pool for all;
  * the infos stay on the device for the caller to read once. */
@@ -1047,6 +1109,22 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
     int jobz = c->vectors ? GK_CUSOLVER_EIG_VECTOR : GK_CUSOLVER_EIG_NOVECTOR;
     cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
     int m = (int)c->m, k = m < n ? m : n;
+    /* a stack of small matrices: one potrfBatched (cuSOLVER refuses some
+     * fill modes in some versions: a refusal falls back to the loop) */
+    if (c->op == GK_SOLVER_CHOLESKY && c->count >= 2 && c->count <= INT_MAX &&
+        n <= BATCHED_MAX && so->potrfBatched[p]) {
+        void **table = NULL;
+        size_t bytes = 0;
+        *status = upload_addresses(device, c->a, (size_t)n * (size_t)n * size, (int)c->count,
+                                   &table, &bytes);
+        if (*status == GK_OK)
+            r = so->potrfBatched[p](h, uplo, n, table, n, (int *)(void *)c->info, (int)c->count);
+        if (table)
+            gk_gpu_release(device, table, bytes);
+        if (*status != GK_OK || r != CUSOLVER_STATUS_INVALID_VALUE)
+            return r;
+        r = CUSOLVER_STATUS_SUCCESS;
+    }
     if (c->op == GK_SOLVER_LU)
         r = so->getrf_bufferSize[p](h, n, n, c->a, n, &lwork);
     else if (c->op == GK_SOLVER_SVD)
@@ -1120,11 +1198,6 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
     return r;
 }
 
-/* Stacks of matrices up to this order are factored (and solved with) by
- * cuBLAS's batched LU, one call for the stack; larger matrices one cuSOLVER
- * call each, where a matrix has work enough of its own. */
-#define BATCHED_LU_MAX 32
-
 /* LU or LU_SOLVE of a stack through cuBLAS's batched routines: the
  * matrices' addresses are uploaded as the arrays of pointers they take.
  * GK_ERR_NOT_FOUND, with no error set, when they do not apply (the caller
@@ -1133,49 +1206,43 @@ static gk_status batched_lu(cuda_device *d, gk_device device, const gk_solver_ca
 {
     const gk_cublas *blas;
     bool solve = c->op == GK_SOLVER_LU_SOLVE;
-    if ((c->op != GK_SOLVER_LU && !solve) || c->count < 2 || c->n > BATCHED_LU_MAX ||
+    if ((c->op != GK_SOLVER_LU && !solve) || c->count < 2 || c->n > BATCHED_MAX ||
         c->count > INT_MAX || gk_cublas_open(&blas) != GK_OK)
         return GK_ERR_NOT_FOUND;
     int p = solver_precision(c->dtype), n = (int)c->n, count = (int)c->count;
     if (!blas->getrfBatched[p] || !blas->getrsBatched[p])
         return GK_ERR_NOT_FOUND;
-    size_t size = gk_dtype_size(c->dtype), tables = solve ? 2 : 1;
-    size_t table_bytes = sizeof(char *) * (size_t)count * tables;
-    /* the pointers, and for the solve zeros for the infos (getrs's info
-     * is a single host int) */
-    char **table = malloc(table_bytes + sizeof(int) * (size_t)count);
-    if (!table)
-        return gk_fail(GK_ERR_OUT_OF_MEMORY, "linalg: out of host memory");
-    for (int i = 0; i < count; i++) {
-        table[i] = c->a + (size_t)i * (size_t)n * (size_t)n * size;
-        if (solve)
-            table[count + i] = c->b + (size_t)i * (size_t)n * (size_t)c->nrhs * size;
-    }
-    memset((char *)table + table_bytes, 0, sizeof(int) * (size_t)count);
-    void *device_table = NULL;
-    gk_status status = gk_gpu_alloc(device, table_bytes, &device_table);
-    if (status == GK_OK)
-        status = cuda_upload(device, device_table, table, table_bytes);
+    size_t size = gk_dtype_size(c->dtype), a_bytes = 0, b_bytes = 0;
+    void **a = NULL, **b = NULL;
+    gk_status status = upload_addresses(device, c->a, (size_t)n * (size_t)n * size, count, &a,
+                                        &a_bytes);
     if (status == GK_OK && solve)
-        status = cuda_upload(device, c->info, (char *)table + table_bytes,
-                             sizeof(int) * (size_t)count);
-    free(table);
+        status = upload_addresses(device, c->b, (size_t)n * (size_t)c->nrhs * size, count, &b,
+                                  &b_bytes);
+    /* getrs's info is a single host int: the infos read back are zeros */
+    int *zeros = solve && status == GK_OK ? calloc((size_t)count, sizeof(int)) : NULL;
+    if (solve && status == GK_OK && !zeros)
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "linalg: out of host memory");
+    if (zeros)
+        status = cuda_upload(device, c->info, zeros, sizeof(int) * (size_t)count);
+    free(zeros);
     cublasStatus_t r = CUBLAS_STATUS_SUCCESS;
     int argument = 0;
     pthread_mutex_lock(&d->blas_lock);
     cublasHandle_t h = status == GK_OK ? blas_handle(d, device, blas) : NULL;
-    void **pointers = device_table;
     if (h && !solve)
-        r = blas->getrfBatched[p](h, n, pointers, n, (int *)(void *)c->pivots,
-                                  (int *)(void *)c->info, count);
+        r = blas->getrfBatched[p](h, n, a, n, (int *)(void *)c->pivots, (int *)(void *)c->info,
+                                  count);
     else if (h)
         r = blas->getrsBatched[p](h, c->flag ? CUBLAS_OP_T : CUBLAS_OP_N, n, (int)c->nrhs,
-                                  (const void *const *)pointers, n,
-                                  (const int *)(const void *)c->pivots, pointers + count, n,
-                                  &argument, count);
+                                  (const void *const *)a, n, (const int *)(const void *)c->pivots,
+                                  b, n, &argument, count);
     pthread_mutex_unlock(&d->blas_lock);
-    if (device_table) /* stream order: free for work queued after this */
-        gk_gpu_release(device, device_table, table_bytes);
+    /* stream order: the tables are free for work queued after this */
+    if (a)
+        gk_gpu_release(device, a, a_bytes);
+    if (b)
+        gk_gpu_release(device, b, b_bytes);
     if (status == GK_OK && !h)
         return GK_ERR_NOT_FOUND;
     if (status == GK_OK && (r != CUBLAS_STATUS_SUCCESS || argument != 0))
@@ -1221,7 +1288,8 @@ static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
     cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
     if (!d->solver)
         status = gk_fail(GK_ERR_NOT_FOUND, "cuda:%d: cuSOLVER could not start", device.index);
-    else
+    else if ((r = batched_eigh(so, d->solver, &d->syevj, device, call, &status)) ==
+             CUSOLVER_STATUS_INVALID_VALUE)
         r = solve_each(so, d->solver, device, call, &status);
     pthread_mutex_unlock(&d->solver_lock);
     leave();
