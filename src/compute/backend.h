@@ -38,7 +38,8 @@ typedef enum gk_fft_pass {
 typedef enum gk_solver_op {
     GK_SOLVER_LU,       /* a = P L U in place, pivots (int32, n per matrix) */
     GK_SOLVER_LU_SOLVE, /* b (n x nrhs per matrix) = op(a)^-1 b from LU's a and pivots;
-                         * op is a^T when `flag` */
+                         * op is a^T when `flag`; the infos may be left unwritten (they
+                         * could only report a bad argument, and are not read) */
     GK_SOLVER_CHOLESKY, /* a's triangle (the upper one when `flag`) = its factor */
     GK_SOLVER_EIGH,     /* w (real, n per matrix) = the eigenvalues from a's triangle
                          * (upper when `flag`), and a = the vectors when `vectors` */

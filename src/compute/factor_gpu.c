@@ -140,7 +140,7 @@ gk_status factor_device_solve(const gk_array *wide_a, const gk_array *wide_b, gk
         call.nrhs = nrhs;
         call.flag = true;
         call.b = gk_array_data(b);
-        status = run_solver(&s, &call, "getrs", NULL, "");
+        status = run_solver(&s, &call, NULL, NULL, NULL); /* getrs: only bad arguments */
     }
     if (status == GK_OK && nrhs > 1)
         status = gk_matrix_transpose(b, &solved);
@@ -176,7 +176,7 @@ gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
         call.op = GK_SOLVER_LU_SOLVE;
         call.nrhs = n;
         call.b = gk_array_data(*out);
-        status = run_solver(&s, &call, "getrs", NULL, "");
+        status = run_solver(&s, &call, NULL, NULL, NULL); /* getrs: only bad arguments */
         if (status != GK_OK) {
             gk_array_free(*out);
             *out = NULL;
@@ -322,9 +322,10 @@ gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
         status = gk_empty(s->device, GK_INT32, 1, &pivot_count, &pivots);
     gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = s->dtype, .count = s->count, .n = n,
                            .a = lu ? gk_array_data(lu) : NULL, .pivots = pivots ? gk_array_data(pivots) : NULL};
-    /* info > 0 is an exactly singular U: det 0, not an error */
+    /* info > 0 is an exactly singular U: det 0, not an error; the infos
+     * are not read (only a bad argument would be) */
     if (status == GK_OK)
-        status = run_solver(s, &call, "getrf", NULL, NULL);
+        status = run_solver(s, &call, NULL, NULL, NULL);
     if (status == GK_OK && pivot_count > 0) {
         size_t bytes = (size_t)gk_array_size(lu) * s->size;
         factors = malloc(bytes);

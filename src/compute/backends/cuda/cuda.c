@@ -1219,13 +1219,8 @@ static gk_status batched_lu(cuda_device *d, gk_device device, const gk_solver_ca
     if (status == GK_OK && solve)
         status = upload_addresses(device, c->b, (size_t)n * (size_t)c->nrhs * size, count, &b,
                                   &b_bytes);
-    /* getrs's info is a single host int: the infos read back are zeros */
-    int *zeros = solve && status == GK_OK ? calloc((size_t)count, sizeof(int)) : NULL;
-    if (solve && status == GK_OK && !zeros)
-        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "linalg: out of host memory");
-    if (zeros)
-        status = cuda_upload(device, c->info, zeros, sizeof(int) * (size_t)count);
-    free(zeros);
+    /* getrs's info is a single host int (a bad argument); the infos on
+     * the device are left as they are: nobody reads a solve's */
     cublasStatus_t r = CUBLAS_STATUS_SUCCESS;
     int argument = 0;
     pthread_mutex_lock(&d->blas_lock);
