@@ -755,6 +755,7 @@ void factor_set_nan(const stack *s, int64_t i, result *sign, result *logabs, res
 {
     store_determinant(s, i, (double complex[3]){NAN, NAN, NAN}, sign, logabs, det);
 }
+
 /* sign, log |det| and det (each optional) of every matrix of a: on the
  * device through its solver, else on the host through LAPACK. */
 static gk_status lu_determinants(const gk_array *a, const char *function, result *sign,

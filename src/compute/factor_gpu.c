@@ -356,7 +356,6 @@ gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
     return status;
 }
 
-
 /* qr on the device. a's transpose, copied as it lies, is a in column-major
  * order (lda m), in a buffer of `width` columns per matrix: n, or m when a
  * complete Q is wider than a (the columns past n then the identity's, as

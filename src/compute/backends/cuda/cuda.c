@@ -1038,8 +1038,8 @@ static int solver_precision(gk_dtype dtype)
 
 /* Stacks of matrices up to this order are factored (and solved with) by
  * the batched routines, one call for the stack (cuBLAS's LU, cuSOLVER's
- * Cholesky); larger matrices one cuSOLVER call each, where a matrix has
- * work enough of its own. */
+ * Cholesky and Jacobi eigh); larger matrices one cuSOLVER call each, where
+ * a matrix has work enough of its own. */
 #define BATCHED_MAX 32
 
 /* An array in device memory (from the pool, `*bytes` long) of the count
@@ -1065,33 +1065,47 @@ static gk_status upload_addresses(gk_device device, char *first, size_t step, in
     return status;
 }
 
-/* eigh of a stack of small matrices by the batched Jacobi solver, in one
- * call: CUSOLVER_STATUS_INVALID_VALUE, with nothing run, when it does not
- * apply (the caller then loops). `syevj` is the device's parameters slot
+/* eigh (the Jacobi solver, syevjBatched) or cholesky (potrfBatched) of a
+ * stack of small matrices in one call: CUSOLVER_STATUS_INVALID_VALUE, with
+ * nothing run, when no batched routine applies (or cuSOLVER refuses the
+ * arguments, as some versions do some fill modes of potrfBatched): the
+ * caller then loops. `syevj` is the device's parameters slot for eigh
  * (made here once, eigenvalues sorted ascending as syevd gives them). */
-static cusolverStatus_t batched_eigh(const gk_cusolver *so, cusolverDnHandle_t h,
-                                     syevjInfo_t *syevj, gk_device device,
-                                     const gk_solver_call *c, gk_status *status)
+static cusolverStatus_t solve_batched(const gk_cusolver *so, cusolverDnHandle_t h,
+                                      syevjInfo_t *syevj, gk_device device,
+                                      const gk_solver_call *c, gk_status *status)
 {
-    int p = solver_precision(c->dtype), n = (int)c->n, lwork = 0;
-    if (c->op != GK_SOLVER_EIGH || c->count < 2 || c->count > INT_MAX || n > BATCHED_MAX ||
-        !so->syevjBatched[p] || !so->syevjBatched_bufferSize[p] || !so->CreateSyevjInfo ||
-        !so->XsyevjSetSortEig)
-        return CUSOLVER_STATUS_INVALID_VALUE;
-    cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
-    if (!*syevj && (r = so->CreateSyevjInfo(syevj)) == CUSOLVER_STATUS_SUCCESS)
-        r = so->XsyevjSetSortEig(*syevj, 1);
-    if (r != CUSOLVER_STATUS_SUCCESS)
-        return r;
+    int p = solver_precision(c->dtype), n = (int)c->n, count = (int)c->count, lwork = 0;
     int jobz = c->vectors ? GK_CUSOLVER_EIG_VECTOR : GK_CUSOLVER_EIG_NOVECTOR;
     int uplo = c->flag ? GK_CUBLAS_FILL_UPPER : GK_CUBLAS_FILL_LOWER;
-    r = so->syevjBatched_bufferSize[p](h, jobz, uplo, n, c->a, n, c->w, &lwork, *syevj,
-                                       (int)c->count);
-    size_t bytes = (size_t)(lwork > 0 ? lwork : 1) * gk_dtype_size(c->dtype);
+    size_t size = gk_dtype_size(c->dtype);
+    bool eigh = c->op == GK_SOLVER_EIGH && so->syevjBatched[p] &&
+                so->syevjBatched_bufferSize[p] && so->CreateSyevjInfo && so->XsyevjSetSortEig;
+    bool cholesky = c->op == GK_SOLVER_CHOLESKY && so->potrfBatched[p];
+    if ((!eigh && !cholesky) || c->count < 2 || c->count > INT_MAX || n > BATCHED_MAX)
+        return CUSOLVER_STATUS_INVALID_VALUE;
+    cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
     void *work = NULL;
-    if (r == CUSOLVER_STATUS_SUCCESS && (*status = gk_gpu_alloc(device, bytes, &work)) == GK_OK)
-        r = so->syevjBatched[p](h, jobz, uplo, n, c->a, n, c->w, work, lwork,
-                                (int *)(void *)c->info, *syevj, (int)c->count);
+    size_t bytes = 0;
+    if (cholesky) {
+        void **table = NULL;
+        *status = upload_addresses(device, c->a, (size_t)n * (size_t)n * size, count, &table,
+                                   &bytes);
+        if (*status == GK_OK)
+            r = so->potrfBatched[p](h, uplo, n, table, n, (int *)(void *)c->info, count);
+        work = table;
+    } else {
+        if (!*syevj && (r = so->CreateSyevjInfo(syevj)) == CUSOLVER_STATUS_SUCCESS)
+            r = so->XsyevjSetSortEig(*syevj, 1);
+        if (r == CUSOLVER_STATUS_SUCCESS)
+            r = so->syevjBatched_bufferSize[p](h, jobz, uplo, n, c->a, n, c->w, &lwork, *syevj,
+                                               count);
+        bytes = (size_t)(lwork > 0 ? lwork : 1) * size;
+        if (r == CUSOLVER_STATUS_SUCCESS &&
+            (*status = gk_gpu_alloc(device, bytes, &work)) == GK_OK)
+            r = so->syevjBatched[p](h, jobz, uplo, n, c->a, n, c->w, work, lwork,
+                                    (int *)(void *)c->info, *syevj, count);
+    }
     if (work) /* stream order: free for work queued after this */
         gk_gpu_release(device, work, bytes);
     return r;
@@ -1109,22 +1123,6 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
     int jobz = c->vectors ? GK_CUSOLVER_EIG_VECTOR : GK_CUSOLVER_EIG_NOVECTOR;
     cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
     int m = (int)c->m, k = m < n ? m : n;
-    /* a stack of small matrices: one potrfBatched (cuSOLVER refuses some
-     * fill modes in some versions: a refusal falls back to the loop) */
-    if (c->op == GK_SOLVER_CHOLESKY && c->count >= 2 && c->count <= INT_MAX &&
-        n <= BATCHED_MAX && so->potrfBatched[p]) {
-        void **table = NULL;
-        size_t bytes = 0;
-        *status = upload_addresses(device, c->a, (size_t)n * (size_t)n * size, (int)c->count,
-                                   &table, &bytes);
-        if (*status == GK_OK)
-            r = so->potrfBatched[p](h, uplo, n, table, n, (int *)(void *)c->info, (int)c->count);
-        if (table)
-            gk_gpu_release(device, table, bytes);
-        if (*status != GK_OK || r != CUSOLVER_STATUS_INVALID_VALUE)
-            return r;
-        r = CUSOLVER_STATUS_SUCCESS;
-    }
     if (c->op == GK_SOLVER_LU)
         r = so->getrf_bufferSize[p](h, n, n, c->a, n, &lwork);
     else if (c->op == GK_SOLVER_SVD)
@@ -1200,8 +1198,8 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
 
 /* LU or LU_SOLVE of a stack through cuBLAS's batched routines: the
  * matrices' addresses are uploaded as the arrays of pointers they take.
- * GK_ERR_NOT_FOUND, with no error set, when they do not apply (the caller
- * then loops over the matrices). Inside enter(). */
+ * GK_ERR_NOT_FOUND when they do not apply (the caller then loops over the
+ * matrices, and its status replaces this one). Inside enter(). */
 static gk_status batched_lu(cuda_device *d, gk_device device, const gk_solver_call *c)
 {
     const gk_cublas *blas;
@@ -1283,7 +1281,7 @@ static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
     cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
     if (!d->solver)
         status = gk_fail(GK_ERR_NOT_FOUND, "cuda:%d: cuSOLVER could not start", device.index);
-    else if ((r = batched_eigh(so, d->solver, &d->syevj, device, call, &status)) ==
+    else if ((r = solve_batched(so, d->solver, &d->syevj, device, call, &status)) ==
              CUSOLVER_STATUS_INVALID_VALUE)
         r = solve_each(so, d->solver, device, call, &status);
     pthread_mutex_unlock(&d->solver_lock);
