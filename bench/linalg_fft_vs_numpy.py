@@ -7,6 +7,10 @@ The linalg cases factor one n x n float64 matrix (n = 1024 by default):
   solve      solve(a, b), b an n x n matrix
   eigh       eigh(s), s symmetric
   inv, det, cholesky (of a positive-definite matrix), eig
+The stack cases (inv-stack and so on) run the same functions on a stack
+of many small matrices (--stack COUNTxN, 10000x8 by default), where each
+LAPACK call is tiny: NumPy loops over them on one core, gpukit shares
+them out among its threads.
 The fft cases transform 2^22 points (--points):
   fft, ifft  of complex128; fft64: of complex64
   rfft       of float64; irfft: back
@@ -21,8 +25,8 @@ FFT is its own pocketfft, gpukit's FFTW (threaded). It asserts nothing; it
 prints numbers.
 
     .venv/bin/python bench/linalg_fft_vs_numpy.py [--build build-rel]
-        [--device cpu] [--n 1024] [--points 4194304] [--repeat 5]
-        [--only svd,fft]
+        [--device cpu] [--n 1024] [--points 4194304] [--stack 10000x8]
+        [--repeat 5] [--only svd,fft]
 Run it with the cores quiet; the load average is printed before and after.
 """
 import argparse
@@ -35,7 +39,7 @@ import numpy as np
 from benchlib import import_gpukit, times
 
 
-def cases(gk, device, n, points):
+def cases(gk, device, n, points, stack):
     """(name, gpukit run, NumPy run) for each case."""
     rng = np.random.default_rng(16)
     a = rng.standard_normal((n, n))
@@ -53,7 +57,26 @@ def cases(gk, device, n, points):
         ("det", lambda: la.det(ga), lambda: np.linalg.det(a)),
         ("cholesky", lambda: la.cholesky(gp), lambda: np.linalg.cholesky(p)),
         ("eig", lambda: la.eig(ga), lambda: np.linalg.eig(a)),
-    ] + fft_cases(gk, device, points, rng)
+    ] + stack_cases(gk, device, stack, rng) + fft_cases(gk, device, points, rng)
+
+
+def stack_cases(gk, device, stack, rng):
+    count, n = (int(x) for x in stack.split("x"))
+    a = rng.standard_normal((count, n, n)) + n * np.eye(n)
+    p = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    b = rng.standard_normal((count, n, 1))
+    ga, gp, gb = (gk.asarray(x, device=device) for x in (a, p, b))
+    la = gk.linalg
+    return [
+        ("svd-stack", lambda: la.svd(ga), lambda: np.linalg.svd(a)),
+        ("qr-stack", lambda: la.qr(ga), lambda: np.linalg.qr(a)),
+        ("solve-stack", lambda: la.solve(ga, gb), lambda: np.linalg.solve(a, b)),
+        ("eigh-stack", lambda: la.eigh(gp), lambda: np.linalg.eigh(p)),
+        ("inv-stack", lambda: la.inv(ga), lambda: np.linalg.inv(a)),
+        ("det-stack", lambda: la.det(ga), lambda: np.linalg.det(a)),
+        ("cholesky-stack", lambda: la.cholesky(gp), lambda: np.linalg.cholesky(p)),
+        ("eig-stack", lambda: la.eig(ga), lambda: np.linalg.eig(a)),
+    ]
 
 
 def fft_cases(gk, device, points, rng):
@@ -80,6 +103,7 @@ def main():
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--n", type=int, default=1024)
     parser.add_argument("--points", type=int, default=1 << 22)
+    parser.add_argument("--stack", default="10000x8", help="COUNTxN: the stack cases' shape")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", help="comma-separated case names")
     args = parser.parse_args()
@@ -87,16 +111,17 @@ def main():
     only = set(args.only.split(",")) if args.only else None
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"linalg: {args.n} x {args.n} float64; fft: {args.points} points; gpukit on "
-          f"{args.device} vs NumPy {np.__version__}, median of {args.repeat}")
-    print(f"{'case':10} {'gpukit ms':>10} {'numpy ms':>10} {'ratio':>7}  spread")
-    for name, ours, theirs in cases(gk, args.device, args.n, args.points):
+          f"{args.device} vs NumPy {np.__version__}, median of {args.repeat}; stacks: "
+          f"{args.stack}")
+    print(f"{'case':14} {'gpukit ms':>10} {'numpy ms':>10} {'ratio':>7}  spread")
+    for name, ours, theirs in cases(gk, args.device, args.n, args.points, args.stack):
         if only and name not in only:
             continue
         mine = times(ours, args.repeat, warmup=1)
         peer = times(theirs, args.repeat, warmup=1)
         ratio = statistics.median(peer) / statistics.median(mine)
         low, high = min(peer) / max(mine), max(peer) / min(mine)
-        print(f"{name:10} {statistics.median(mine) * 1e3:10.1f} "
+        print(f"{name:14} {statistics.median(mine) * 1e3:10.1f} "
               f"{statistics.median(peer) * 1e3:10.1f} {ratio:6.2f}x  {low:.2f}-{high:.2f}x")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

@@ -49,12 +49,8 @@ static gk_status run_solver(const stack *s, gk_solver_call *call, const char *ro
         status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
     if (status == GK_OK)
         status = gk_to_host(info, infos, sizeof *infos * (size_t)count);
-    char name[16];
     for (int64_t i = 0; i < count && status == GK_OK; i++)
-        if (why || infos[i] < 0)
-            status = factor_lapack_status(s, i, infos[i],
-                                   factor_routine_name(s, routine, complex_routine, name, sizeof name),
-                                   why);
+        status = factor_lapack_status(s, i, infos[i], routine, complex_routine, why);
     free(infos);
     gk_array_free(info);
     return status;

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "ext/loader.h"
 
+#include <pthread.h>
 #include <stddef.h>
 
 static const gk_entry_point cblas_entry_points[] = {
@@ -40,6 +41,9 @@ static const gk_entry_point lapacke_entry_points[] = {
     {"LAPACKE_cgeev", 1, offsetof(gk_lapacke, geev_complex[0])},
     {"LAPACKE_zgeev", 1, offsetof(gk_lapacke, geev_complex[1])},
     {"LAPACKE_set_nancheck", 0, offsetof(gk_lapacke, set_nancheck)},
+    /* OpenBLAS's, found through LAPACKE's dependencies where it is one */
+    {"openblas_get_num_threads", 0, offsetof(gk_lapacke, openblas_get_num_threads)},
+    {"openblas_set_num_threads", 0, offsetof(gk_lapacke, openblas_set_num_threads)},
 };
 
 /* The reference BLAS of Debian and Fedora carries the CBLAS functions
@@ -88,4 +92,30 @@ gk_status gk_lapacke_open(const char *op, const gk_lapacke **lapacke)
     gk_status status = gk_library_open(&lapacke_library, op);
     *lapacke = status == GK_OK ? &lapacke_table : NULL;
     return status;
+}
+
+/* The pauses in force, and OpenBLAS's thread count before the first. */
+static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pauses, threads_before_pause;
+
+void gk_lapacke_pause_threads(const gk_lapacke *lapacke)
+{
+    if (!lapacke->openblas_get_num_threads || !lapacke->openblas_set_num_threads)
+        return;
+    pthread_mutex_lock(&pause_lock);
+    if (pauses++ == 0) {
+        threads_before_pause = lapacke->openblas_get_num_threads();
+        lapacke->openblas_set_num_threads(1);
+    }
+    pthread_mutex_unlock(&pause_lock);
+}
+
+void gk_lapacke_resume_threads(const gk_lapacke *lapacke)
+{
+    if (!lapacke->openblas_get_num_threads || !lapacke->openblas_set_num_threads)
+        return;
+    pthread_mutex_lock(&pause_lock);
+    if (--pauses == 0)
+        lapacke->openblas_set_num_threads(threads_before_pause);
+    pthread_mutex_unlock(&pause_lock);
 }

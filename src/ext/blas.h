@@ -105,6 +105,9 @@ typedef struct gk_lapacke {
     /* Optional: turns LAPACKE's own NaN check of the inputs off, so that
      * NaN meets LAPACK as it does in NumPy (which calls LAPACK directly). */
     void (*set_nancheck)(int flag);
+    /* Optional: OpenBLAS's thread count, where LAPACKE runs on it. */
+    int (*openblas_get_num_threads)(void);
+    void (*openblas_set_num_threads)(int threads);
 } gk_lapacke;
 
 /* The CBLAS, loaded on the first call; GK_ERR_NOT_FOUND (the same answer
@@ -113,5 +116,14 @@ gk_status gk_cblas_open(const char *op, const gk_cblas **cblas);
 
 /* LAPACKE, the same way. */
 gk_status gk_lapacke_open(const char *op, const gk_lapacke **lapacke);
+
+/* OpenBLAS to one thread per call, from the first pause to the last
+ * resume (pauses nest and may come from several threads; the last resume
+ * restores the count the first pause found): for loops that share out
+ * many small LAPACK calls among gpukit's own threads, where OpenBLAS's
+ * pool, asked for by several callers at once, only spins. No-ops where
+ * LAPACKE does not run on OpenBLAS. */
+void gk_lapacke_pause_threads(const gk_lapacke *lapacke);
+void gk_lapacke_resume_threads(const gk_lapacke *lapacke);
 
 #endif

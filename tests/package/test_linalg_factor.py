@@ -284,6 +284,51 @@ def test_empty_stacks(device):
     assert linalg.eigh(on(np.zeros((0, 0)), device, "float32")).eigenvalues.shape == (0,)
 
 
+def test_large_stacks_of_small_matrices(device):
+    # Enough small matrices that the CPU's threads share them out (and a
+    # GPU takes its batched routines): every result is NumPy's, whichever
+    # thread made it, and a failure names the first bad matrix.
+    count, n = 600, 6
+    a = random((count, n, n), "float64") + n * np.eye(n)
+    p = spd((count,), n, "float64")
+    b = random((count, n, 2), "float64")
+    ga, gp = on(a, device), on(p, device)
+    t = tolerance("float64")
+    np.testing.assert_allclose(host(linalg.inv(ga)), np.linalg.inv(a), rtol=t, atol=t)
+    np.testing.assert_allclose(host(linalg.solve(ga, on(b, device))), np.linalg.solve(a, b),
+                               rtol=t, atol=t)
+    np.testing.assert_allclose(host(linalg.det(ga)), np.linalg.det(a), rtol=t)
+    np.testing.assert_allclose(host(linalg.cholesky(gp)), np.linalg.cholesky(p), rtol=t, atol=t)
+    np.testing.assert_allclose(host(linalg.eigvalsh(gp)), np.linalg.eigvalsh(p), rtol=t, atol=t)
+    np.testing.assert_allclose(host(linalg.svdvals(ga)), np.linalg.svd(a, compute_uv=False),
+                               rtol=t, atol=t)
+    q, r = linalg.qr(ga)
+    np.testing.assert_allclose(host(q) @ host(r), a, rtol=t, atol=t)
+    w = np.sort_complex(host(linalg.eigvals(ga)))
+    np.testing.assert_allclose(w, np.sort_complex(np.linalg.eigvals(a)), rtol=1e-8, atol=1e-8)
+    # singular matrices at 217 and 480: det is 0 there, inv names 217
+    a[217] = a[480] = np.ones((n, n))
+    ga = on(a, device)
+    dets = host(linalg.det(ga))
+    assert dets[217] == 0 and dets[480] == 0
+    np.testing.assert_allclose(np.delete(dets, [217, 480]),
+                               np.delete(np.linalg.det(a), [217, 480]), rtol=t)
+    with pytest.raises(linalg.LinAlgError, match=r"singular \(matrix \[217\] of the stack\)"):
+        linalg.inv(ga)
+    p[300] = -np.eye(n)
+    with pytest.raises(linalg.LinAlgError, match=r"definite \(matrix \[300\] of the stack\)"):
+        linalg.cholesky(on(p, device))
+
+
+def test_openblas_threads_restored_after_a_stack():
+    # The CPU's threads share a stack of small matrices out with OpenBLAS
+    # held to one thread meanwhile; its thread count is restored after.
+    import ctypes
+    openblas = ctypes.CDLL("libopenblas.so.0")
+    before = openblas.openblas_get_num_threads()
+    linalg.inv(gk.asarray(random((64, 4, 4), "float64") + 4 * np.eye(4)))
+    assert openblas.openblas_get_num_threads() == before
+
 def test_result_types():
     x = gk.asarray(np.eye(2))
     assert isinstance(linalg.slogdet(x), linalg.SlogdetResult)
