@@ -46,6 +46,12 @@ typedef enum gk_solver_op {
     GK_SOLVER_SVD,      /* a is m x n (m >= n; a stride of m * n): w (real, n per matrix)
                          * = the singular values; with `vectors`, b = U (m x m when
                          * `flag`, else m x n) and c = V^H (n x n) */
+    GK_SOLVER_SVD_JACOBI, /* a is m x n (a stride of m * n), of any shape the device's
+                           * batched Jacobi SVD takes: w (real, min(m, n) per matrix) =
+                           * the singular values, descending; b = U (m x m) and c = V
+                           * (n x n, not V^H), written with `vectors` but given always.
+                           * A call of count 0 fails with GK_ERR_NOT_FOUND when the
+                           * device has no such routine for m x n: use GK_SOLVER_SVD */
     GK_SOLVER_QR,       /* a is m x n column-major (lda m), matrices `stride` elements
                          * apart: R above its diagonal, the k = min(m, n) reflectors
                          * below, b = their scalars (tau, k per matrix) */

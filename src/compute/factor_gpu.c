@@ -235,8 +235,75 @@ gk_status factor_device_eigh(const gk_array *a, gk_dtype dtype, gk_array **value
 }
 
 
-/* svd on the device. cuSOLVER's gesvd takes m >= n. In column-major
- * order the C-order a (m x n) is a^T (n x m) = conj(V) S U^T: when n >= m
+/* Whether s's matrices go to the device's batched Jacobi SVD: a stack of
+ * them, of a shape it takes. */
+static bool has_jacobi_svd(const stack *s)
+{
+    gk_solver_call probe = {.op = GK_SOLVER_SVD_JACOBI, .dtype = s->dtype, .m = s->cols,
+                            .n = s->rows};
+    return s->count > 1 &&
+           gk_backend_of(s->device.kind)->solver(s->device, &probe) == GK_OK;
+}
+
+/* svd of a stack of small matrices in one call (GK_SOLVER_SVD_JACOBI). The
+ * C-order a (m x n) read column-major is a^T (n x m) = conj(V) S conj(U)^H,
+ * factored as it lies: its U' = conj(V), read back in C order, is V^H =
+ * vt; its V' = conj(U), read in C order, is U^H, whose conjugate transpose
+ * is u. The reduced bases are the first k rows of those. */
+static gk_status device_svd_jacobi(const gk_array *a, const stack *s, bool full, gk_array **u,
+                                   gk_array **sv, gk_array **vt)
+{
+    int64_t m = s->rows, n = s->cols, k = m < n ? m : n;
+    int nb = s->batch_ndim;
+    gk_array *work = NULL, *left = NULL, *right = NULL, *rows = NULL, *turned = NULL;
+    int64_t shape[GK_MAX_DIMS];
+    memcpy(shape, s->batch, sizeof(int64_t) * (size_t)nb);
+    shape[nb] = k;
+    gk_status status = gk_copy_as(a, s->dtype, &work);
+    if (status == GK_OK)
+        status = gk_empty(s->device, factor_real_dtype(s), nb + 1, shape, sv);
+    /* U' (n x n) and V' (m x m): cuSOLVER wants them even for values only */
+    shape[nb] = shape[nb + 1] = n;
+    if (status == GK_OK)
+        status = gk_empty(s->device, s->dtype, nb + 2, shape, &left);
+    shape[nb] = shape[nb + 1] = m;
+    if (status == GK_OK)
+        status = gk_empty(s->device, s->dtype, nb + 2, shape, &right);
+    gk_solver_call call = {.op = GK_SOLVER_SVD_JACOBI, .dtype = s->dtype, .count = s->count,
+                           .m = n, .n = m, .vectors = u != NULL,
+                           .a = work ? gk_array_data(work) : NULL,
+                           .b = left ? gk_array_data(left) : NULL,
+                           .c = right ? gk_array_data(right) : NULL,
+                           .w = *sv ? gk_array_data(*sv) : NULL};
+    if (status == GK_OK)
+        status = run_solver(s, &call, "gesvdjBatched", NULL, "the SVD did not converge");
+    if (status == GK_OK && u && full) {
+        *vt = left, left = NULL;
+    } else if (status == GK_OK && u) {
+        status = gk_slice(left, nb, 0, k, 1, &rows);
+        if (status == GK_OK)
+            status = gk_copy(rows, vt);
+        gk_array_free(rows);
+        rows = NULL;
+    }
+    if (status == GK_OK && u)
+        status = full ? gk_array_view(right, &rows) : gk_slice(right, nb, 0, k, 1, &rows);
+    if (status == GK_OK && u)
+        status = gk_matrix_transpose(rows, &turned);
+    if (status == GK_OK && u)
+        status = factor_is_complex(s) ? gk_unary(GK_CONJ, turned, u) : gk_copy(turned, u);
+    gk_array *all[] = {work, left, right, rows, turned};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+    if (status != GK_OK)
+        factor_drop_svd(u, sv, vt);
+    return status;
+}
+
+/* svd on the device: a stack of small matrices through the batched Jacobi
+ * SVD where the device has one, else one gesvd per matrix. gesvd takes m
+ * >= n. In column-major order the C-order a (m x n) is a^T (n x m) =
+ * conj(V) S U^T: when n >= m
  * that is gesvd's shape as it lies, and its U read back in C order is vt,
  * its V^H is u (the host's identity). When m > n, a is first copied into
  * column-major order (a transposing copy) and factored as it is; its U and
@@ -262,6 +329,8 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
                              s.function, factor_which_matrix(&s, i, where, sizeof where));
         }
     free(bad);
+    if (status == GK_OK && has_jacobi_svd(&s))
+        return device_svd_jacobi(a, &s, full, u, sv, vt);
     if (status == GK_OK)
         status = as_is ? gk_copy_as(a, dtype, &work) : gk_matrix_transpose(a, &moved);
     if (status == GK_OK && !as_is)

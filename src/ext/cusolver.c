@@ -7,12 +7,15 @@
 #include <stddef.h>
 
 /* The four precisions of a routine, "cusolverDnSgetrf" ... into
- * field[GK_CUSOLVER_S..Z]. */
-#define FOUR(s, d, c, z, field)                                                                    \
-    {"cusolverDn" s, 1, offsetof(gk_cusolver, field[GK_CUSOLVER_S])},                              \
-        {"cusolverDn" d, 1, offsetof(gk_cusolver, field[GK_CUSOLVER_D])},                          \
-        {"cusolverDn" c, 1, offsetof(gk_cusolver, field[GK_CUSOLVER_C])},                          \
-        {"cusolverDn" z, 1, offsetof(gk_cusolver, field[GK_CUSOLVER_Z])}
+ * field[GK_CUSOLVER_S..Z], required or not. */
+#define PRECISIONS(s, d, c, z, field, required)                                                    \
+    {"cusolverDn" s, required, offsetof(gk_cusolver, field[GK_CUSOLVER_S])},                       \
+        {"cusolverDn" d, required, offsetof(gk_cusolver, field[GK_CUSOLVER_D])},                   \
+        {"cusolverDn" c, required, offsetof(gk_cusolver, field[GK_CUSOLVER_C])},                   \
+        {"cusolverDn" z, required, offsetof(gk_cusolver, field[GK_CUSOLVER_Z])}
+#define FOUR(s, d, c, z, field) PRECISIONS(s, d, c, z, field, 1)
+/* The batched routines, which older cuSOLVERs lack. */
+#define OPTIONAL_FOUR(s, d, c, z, field) PRECISIONS(s, d, c, z, field, 0)
 
 static const gk_entry_point entry_points[] = {
     {"cusolverDnCreate", 1, offsetof(gk_cusolver, Create)},
@@ -25,10 +28,8 @@ static const gk_entry_point entry_points[] = {
     FOUR("Spotrf_bufferSize", "Dpotrf_bufferSize", "Cpotrf_bufferSize", "Zpotrf_bufferSize",
          potrf_bufferSize),
     FOUR("Spotrf", "Dpotrf", "Cpotrf", "Zpotrf", potrf),
-    {"cusolverDnSpotrfBatched", 0, offsetof(gk_cusolver, potrfBatched[GK_CUSOLVER_S])},
-    {"cusolverDnDpotrfBatched", 0, offsetof(gk_cusolver, potrfBatched[GK_CUSOLVER_D])},
-    {"cusolverDnCpotrfBatched", 0, offsetof(gk_cusolver, potrfBatched[GK_CUSOLVER_C])},
-    {"cusolverDnZpotrfBatched", 0, offsetof(gk_cusolver, potrfBatched[GK_CUSOLVER_Z])},
+    OPTIONAL_FOUR("SpotrfBatched", "DpotrfBatched", "CpotrfBatched", "ZpotrfBatched",
+                  potrfBatched),
     FOUR("Ssyevd_bufferSize", "Dsyevd_bufferSize", "Cheevd_bufferSize", "Zheevd_bufferSize",
          syevd_bufferSize),
     FOUR("Ssyevd", "Dsyevd", "Cheevd", "Zheevd", syevd),
@@ -40,18 +41,18 @@ static const gk_entry_point entry_points[] = {
     FOUR("Sorgqr", "Dorgqr", "Cungqr", "Zungqr", orgqr),
     {"cusolverDnCreateSyevjInfo", 0, offsetof(gk_cusolver, CreateSyevjInfo)},
     {"cusolverDnXsyevjSetSortEig", 0, offsetof(gk_cusolver, XsyevjSetSortEig)},
-    {"cusolverDnSsyevjBatched_bufferSize", 0,
-     offsetof(gk_cusolver, syevjBatched_bufferSize[GK_CUSOLVER_S])},
-    {"cusolverDnDsyevjBatched_bufferSize", 0,
-     offsetof(gk_cusolver, syevjBatched_bufferSize[GK_CUSOLVER_D])},
-    {"cusolverDnCheevjBatched_bufferSize", 0,
-     offsetof(gk_cusolver, syevjBatched_bufferSize[GK_CUSOLVER_C])},
-    {"cusolverDnZheevjBatched_bufferSize", 0,
-     offsetof(gk_cusolver, syevjBatched_bufferSize[GK_CUSOLVER_Z])},
-    {"cusolverDnSsyevjBatched", 0, offsetof(gk_cusolver, syevjBatched[GK_CUSOLVER_S])},
-    {"cusolverDnDsyevjBatched", 0, offsetof(gk_cusolver, syevjBatched[GK_CUSOLVER_D])},
-    {"cusolverDnCheevjBatched", 0, offsetof(gk_cusolver, syevjBatched[GK_CUSOLVER_C])},
-    {"cusolverDnZheevjBatched", 0, offsetof(gk_cusolver, syevjBatched[GK_CUSOLVER_Z])},
+    OPTIONAL_FOUR("SsyevjBatched_bufferSize", "DsyevjBatched_bufferSize",
+                  "CheevjBatched_bufferSize", "ZheevjBatched_bufferSize",
+                  syevjBatched_bufferSize),
+    OPTIONAL_FOUR("SsyevjBatched", "DsyevjBatched", "CheevjBatched", "ZheevjBatched",
+                  syevjBatched),
+    {"cusolverDnCreateGesvdjInfo", 0, offsetof(gk_cusolver, CreateGesvdjInfo)},
+    {"cusolverDnXgesvdjSetSortEig", 0, offsetof(gk_cusolver, XgesvdjSetSortEig)},
+    OPTIONAL_FOUR("SgesvdjBatched_bufferSize", "DgesvdjBatched_bufferSize",
+                  "CgesvdjBatched_bufferSize", "ZgesvdjBatched_bufferSize",
+                  gesvdjBatched_bufferSize),
+    OPTIONAL_FOUR("SgesvdjBatched", "DgesvdjBatched", "CgesvdjBatched", "ZgesvdjBatched",
+                  gesvdjBatched),
     FOUR("Sgesvd_bufferSize", "Dgesvd_bufferSize", "Cgesvd_bufferSize", "Zgesvd_bufferSize",
          gesvd_bufferSize),
     FOUR("Sgesvd", "Dgesvd", "Cgesvd", "Zgesvd", gesvd),

@@ -19,6 +19,7 @@
 typedef int cusolverStatus_t;
 typedef struct cusolverDnContext *cusolverDnHandle_t;
 typedef struct syevjInfo *syevjInfo_t;
+typedef struct gesvdjInfo *gesvdjInfo_t;
 
 enum {
     CUSOLVER_STATUS_SUCCESS = 0,
@@ -92,6 +93,21 @@ typedef struct gk_cusolver {
                                                      int n, void *a, int lda, void *w,
                                                      void *work, int lwork, int *info,
                                                      syevjInfo_t params, int batch);
+    /* The Jacobi SVD of a stack of small matrices (m, n <= 32, lda * n
+     * elements apart; U m x m and V (not V^H) n x n, always whole),
+     * singular values descending unless SetSortEig says not. Optional
+     * (NULL: one gesvd each). */
+    cusolverStatus_t (*CreateGesvdjInfo)(gesvdjInfo_t *info);
+    cusolverStatus_t (*XgesvdjSetSortEig)(gesvdjInfo_t info, int sort_svd);
+    cusolverStatus_t GK_CUSOLVER_TABLE(gesvdjBatched_bufferSize)(
+        cusolverDnHandle_t h, int jobz, int m, int n, const void *a, int lda, const void *s,
+        const void *u, int ldu, const void *v, int ldv, int *lwork, gesvdjInfo_t params,
+        int batch);
+    cusolverStatus_t GK_CUSOLVER_TABLE(gesvdjBatched)(cusolverDnHandle_t h, int jobz, int m,
+                                                      int n, void *a, int lda, void *s, void *u,
+                                                      int ldu, void *v, int ldv, void *work,
+                                                      int lwork, int *info, gesvdjInfo_t params,
+                                                      int batch);
     /* SVD (m >= n): jobu, jobvt 'A', 'S' or 'N'; rwork: min(m, n) - 1 reals. */
     cusolverStatus_t GK_CUSOLVER_TABLE(gesvd_bufferSize)(cusolverDnHandle_t h, int m, int n,
                                                          int *lwork);

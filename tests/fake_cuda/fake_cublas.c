@@ -3,10 +3,12 @@
  * device memory is host memory. Each GEMM first waits for its handle's
  * stream through the fake driver (so the copies queued before it are done,
  * as on a GPU), then runs the host's CBLAS in column-major order on that
- * memory; the strided-batched ones loop over the batch.
+ * memory; the strided-batched ones loop over the batch. The batched LU
+ * and solve with it (getrfBatched, getrsBatched: arrays of pointers to the
+ * matrices, in the fake's device memory) loop over the host's LAPACKE.
  *
- * fake_cublas_calls() counts the GEMMs run (a batch counts once), so a
- * test can tell cuBLAS's path from gpukit's own kernel. */
+ * fake_cublas_calls() counts the GEMMs and LU routines run (a batch counts
+ * once), so a test can tell cuBLAS's path from gpukit's own kernel. */
 #define _GNU_SOURCE
 #include "fake_library.h"
 
@@ -14,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { SUCCESS = 0, NOT_INITIALIZED = 1, INTERNAL_ERROR = 14 };
+enum { SUCCESS = 0, NOT_INITIALIZED = 1, INVALID_VALUE = 7, INTERNAL_ERROR = 14 };
 enum { COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
 
 FAKE_CALLS(fake_cublas_calls)
@@ -177,3 +179,38 @@ REAL_GEMM(S, s, float)
 REAL_GEMM(D, d, double)
 COMPLEX_GEMM(C, c, float)
 COMPLEX_GEMM(Z, z, double)
+
+/* The batched LU of a precision: P cuBLAS's letter, p LAPACKE's. Infos:
+ * getrf's one per matrix in device memory; getrs's one host int. */
+#define BATCHED_LU(P, p)                                                                           \
+    EXPORT int cublas##P##getrfBatched(fake_handle *h, int n, void *const a[], int lda,            \
+                                       int *pivots, int *info, int batch)                          \
+    {                                                                                              \
+        int (*f)(int, int, int, void *, int, int *) = lapacke("LAPACKE_" #p "getrf");              \
+        if (!f || !pivots)                                                                         \
+            return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
+        fake_begin(h->stream);                                                                     \
+        for (int i = 0; i < batch; i++)                                                            \
+            info[i] = f(COL_MAJOR, n, n, a[i], lda, pivots + (long)i * n);                         \
+        return SUCCESS;                                                                            \
+    }                                                                                              \
+    EXPORT int cublas##P##getrsBatched(fake_handle *h, int trans, int n, int nrhs,                 \
+                                       const void *const a[], int lda, const int *pivots,          \
+                                       void *const b[], int ldb, int *info, int batch)             \
+    {                                                                                              \
+        int (*f)(int, char, int, int, const void *, int, const int *, void *, int) =               \
+            lapacke("LAPACKE_" #p "getrs");                                                        \
+        if (!f)                                                                                    \
+            return INTERNAL_ERROR;                                                                 \
+        fake_begin(h->stream);                                                                     \
+        *info = 0;                                                                                 \
+        for (int i = 0; i < batch && *info == 0; i++)                                              \
+            *info = f(COL_MAJOR, "NTC"[trans], n, nrhs, a[i], lda, pivots + (long)i * n, b[i],    \
+                      ldb);                                                                        \
+        return SUCCESS;                                                                            \
+    }
+
+BATCHED_LU(S, s)
+BATCHED_LU(D, d)
+BATCHED_LU(C, c)
+BATCHED_LU(Z, z)

@@ -13,7 +13,9 @@
  * something waits (cuStreamSynchronize, cuEventSynchronize, a stream
  * waiting for an event on it, cuStreamDestroy), like a slow GPU would. So
  * a caller that reuses a staging buffer, or reads results, before waiting
- * gets wrong data, and the tests see it.
+ * gets wrong data, and the tests see it. Kernel launches, and the fake
+ * libraries' routines, queue a mark that does nothing, so that a wait
+ * after them is one that blocks: fake_cuda_host_waits() counts those.
  *
  * cuModuleLoadData(Ex) takes PTX text only if it has .version and .target
  * lines (and, with FAKE_CUDA_MAX_PTX="X.Y", a .version no newer than that)
@@ -70,6 +72,7 @@ static unsigned long long allocated;
 static long live_allocations, live_pinned;
 static int misuses;
 static int default_stream_waits; /* cuStreamSynchronize of handle 1 or 2 */
+static int host_waits;           /* waits that had queued work to finish */
 static char last_misuse[256];
 
 static void misuse(const char *what)
@@ -136,7 +139,8 @@ static void run_until(struct CUstream_st *s, unsigned long long mark)
 {
     while (s->done < s->count && s->base + s->done < mark) {
         op *o = &s->ops[s->done++];
-        memcpy(o->to, o->from, o->bytes);
+        if (o->bytes) /* 0: a kernel's or a library routine's mark */
+            memcpy(o->to, o->from, o->bytes);
     }
     if (s->done == s->count) {
         s->base += s->count;
@@ -552,6 +556,26 @@ EXPORT CUresult cuStreamDestroy_v2(struct CUstream_st *stream)
     return SUCCESS;
 }
 
+/* Whether `s` has queued work not done yet. */
+static int busy(const struct CUstream_st *s)
+{
+    return s->done < s->count;
+}
+
+/* For the fake libraries' routines, which run on the host at once: does
+ * everything queued on `stream` before (no wait of the caller's), then
+ * queues the routine's mark, which a wait after it finds. */
+EXPORT void fake_cuda_run_on(struct CUstream_st *stream)
+{
+    pthread_mutex_lock(&lock);
+    for (struct CUstream_st *s = streams; s; s = s->next)
+        if (s == stream) {
+            run_until(s, ~0ull);
+            enqueue(s, NULL, NULL, 0);
+        }
+    pthread_mutex_unlock(&lock);
+}
+
 EXPORT CUresult cuStreamSynchronize(struct CUstream_st *stream)
 {
     NEED_CONTEXT();
@@ -562,10 +586,13 @@ EXPORT CUresult cuStreamSynchronize(struct CUstream_st *stream)
         /* The legacy and per-thread default streams (CUDA array interface
          * producers name them): the fake queues nothing on them, so finish
          * everything, as a wait on a blocking stream could. */
-        for (struct CUstream_st *s = streams; s; s = s->next)
+        for (struct CUstream_st *s = streams; s; s = s->next) {
+            host_waits += busy(s);
             run_until(s, ~0ull);
+        }
         default_stream_waits++;
     } else {
+        host_waits += busy(stream);
         run_until(stream, ~0ull);
     }
     pthread_mutex_unlock(&lock);
@@ -599,19 +626,25 @@ EXPORT CUresult cuEventRecord(struct CUevent_st *event, struct CUstream_st *stre
     return SUCCESS;
 }
 
-static void complete_event(struct CUevent_st *event)
+/* Does the work queued before `event`; returns whether there was any. */
+static int complete_event(struct CUevent_st *event)
 {
     pthread_mutex_lock(&lock);
     struct CUstream_st *s = find_stream(event->stream_id);
+    int waited = s && busy(s) && s->base + s->done < event->mark;
     if (s)
         run_until(s, event->mark);
     pthread_mutex_unlock(&lock);
+    return waited;
 }
 
 EXPORT CUresult cuEventSynchronize(struct CUevent_st *event)
 {
     NEED_CONTEXT();
-    complete_event(event);
+    int waited = complete_event(event);
+    pthread_mutex_lock(&lock);
+    host_waits += waited;
+    pthread_mutex_unlock(&lock);
     return SUCCESS;
 }
 
@@ -801,6 +834,9 @@ EXPORT CUresult cuLaunchKernel(entry *function, unsigned gx, unsigned gy, unsign
     unsigned dims[6] = {gx, gy, gz, bx, by, bz};
     memcpy(launch_dims, dims, sizeof dims);
     launch_stream = stream;
+    for (struct CUstream_st *s = streams; s; s = s->next)
+        if (s == stream)
+            enqueue(s, NULL, NULL, 0);
     launch_params_size = 0;
     for (int i = 0; i < function->params; i++) {
         size_t size = function->sizes[i];
@@ -825,6 +861,16 @@ EXPORT int fake_cuda_context_depth(void)
 EXPORT int fake_cuda_default_stream_waits(void)
 {
     return default_stream_waits;
+}
+
+/* How often the host waited for queued work (cuStreamSynchronize and
+ * cuEventSynchronize that found some): a round trip each on a real GPU. */
+EXPORT int fake_cuda_host_waits(void)
+{
+    pthread_mutex_lock(&lock);
+    int waits = host_waits;
+    pthread_mutex_unlock(&lock);
+    return waits;
 }
 
 EXPORT long fake_cuda_live_allocations(void)

@@ -7,6 +7,11 @@
  * workspace sizes it reports are small but real: gpukit must allocate
  * them (the pointers it passes are checked to be non-NULL).
  *
+ * The batched routines (potrfBatched; syevjBatched and gesvdjBatched, whose
+ * parameter objects it makes and ignores) loop over LAPACKE the same way:
+ * syevd for the Jacobi eigensolver, gesvd for the Jacobi SVD, whose V
+ * (not V^H) it writes as cuSOLVER does.
+ *
  * Built with FAKE_CUSOLVER_WITHOUT_ZHEEVD, it lacks cusolverDnZheevd, like
  * a broken install: gpukit must then compute on the host.
  *
@@ -15,26 +20,12 @@
 #define _GNU_SOURCE
 #include "fake_library.h"
 
+#include <string.h>
+
 enum { SUCCESS = 0, NOT_INITIALIZED = 1, INVALID_VALUE = 3, INTERNAL_ERROR = 7 };
 enum { COL_MAJOR = 102 };
 
 FAKE_CALLS(fake_cusolver_calls)
-
-/* LAPACKE's function `name` (NULL when there is no LAPACKE). */
-static void *lapacke(const char *name)
-{
-    static void *library;
-    pthread_mutex_lock(&fake_lock);
-    if (!library && (library = dlopen("liblapacke.so.3", RTLD_NOW | RTLD_LOCAL))) {
-        /* NaN goes to LAPACK as on a GPU, not refused by LAPACKE */
-        void (*nancheck)(int) = (void (*)(int))dlsym(library, "LAPACKE_set_nancheck");
-        if (nancheck)
-            nancheck(0);
-    }
-    pthread_mutex_unlock(&fake_lock);
-    return library ? dlsym(library, name) : NULL;
-}
-
 
 FAKE_HANDLE_API(cusolverDnCreate, cusolverDnDestroy, cusolverDnSetStream)
 
@@ -161,3 +152,121 @@ EIGEN(C, c, heevd)
 #ifndef FAKE_CUSOLVER_WITHOUT_ZHEEVD
 EIGEN(Z, z, heevd)
 #endif
+
+/* --- the batched routines --- */
+
+/* A parameters object (syevjInfo_t, gesvdjInfo_t): made, sorted, freed. */
+typedef struct fake_params {
+    int sort;
+} fake_params;
+
+#define PARAMS_API(kind, set_sort)                                                                 \
+    EXPORT int cusolverDnCreate##kind##Info(fake_params **p)                                      \
+    {                                                                                              \
+        *p = calloc(1, sizeof **p);                                                                \
+        return *p ? SUCCESS : INTERNAL_ERROR;                                                      \
+    }                                                                                              \
+    EXPORT int cusolverDnDestroy##kind##Info(fake_params *p)                                      \
+    {                                                                                              \
+        free(p);                                                                                   \
+        return SUCCESS;                                                                            \
+    }                                                                                              \
+    EXPORT int set_sort(fake_params *p, int sort)                                                  \
+    {                                                                                              \
+        p->sort = sort;                                                                            \
+        return SUCCESS;                                                                            \
+    }
+
+PARAMS_API(Syevj, cusolverDnXsyevjSetSortEig)
+PARAMS_API(Gesvdj, cusolverDnXgesvdjSetSortEig)
+
+/* v (n x n, leading dimension ldv) = vt^H (n x n, leading dimension n):
+ * elements of `size` bytes, complex ones (pairs) conjugated. */
+static void conjugate_transpose(char *v, int ldv, const char *vt, int n, size_t size,
+                                int complex)
+{
+    for (int row = 0; row < n; row++)
+        for (int col = 0; col < n; col++) {
+            char *to = v + ((size_t)col * (size_t)ldv + (size_t)row) * size;
+            memcpy(to, vt + ((size_t)row * (size_t)n + (size_t)col) * size, size);
+            if (complex && size == 8)
+                ((float *)to)[1] = -((float *)to)[1];
+            else if (complex)
+                ((double *)to)[1] = -((double *)to)[1];
+        }
+}
+
+/* The batched routines of a precision: P cuSOLVER's letter, p LAPACKE's,
+ * EIG the eigensolver's name (syevd or heevd), T an element's type (real
+ * part's for complex) and C whether complex. */
+#define BATCHED(P, p, EIG, J, T, C)                                                                \
+    EXPORT int cusolverDn##P##potrfBatched(fake_handle *h, int uplo, int n, void *a[], int lda,    \
+                                           int *info, int batch)                                   \
+    {                                                                                              \
+        int (*f)(int, char, int, void *, int) = lapacke("LAPACKE_" #p "potrf");                    \
+        if (!f)                                                                                    \
+            return INTERNAL_ERROR;                                                                 \
+        fake_begin(h->stream);                                                                     \
+        for (int i = 0; i < batch; i++)                                                            \
+            info[i] = f(COL_MAJOR, uplo_of(uplo), n, a[i], lda);                                   \
+        return SUCCESS;                                                                            \
+    }                                                                                              \
+    EXPORT int cusolverDn##P##J##Batched_bufferSize(fake_handle *h, int jobz, int uplo, int n,     \
+                                                    const void *a, int lda, const void *w,         \
+                                                    int *lwork, fake_params *params, int batch)    \
+    {                                                                                              \
+        *lwork = 16;                                                                               \
+        return SUCCESS;                                                                            \
+    }                                                                                              \
+    EXPORT int cusolverDn##P##J##Batched(fake_handle *h, int jobz, int uplo, int n, T *a, int lda, \
+                                         T *w, void *work, int lwork, int *info,                   \
+                                         fake_params *params, int batch)                           \
+    {                                                                                              \
+        int (*f)(int, char, char, int, void *, int, void *) = lapacke("LAPACKE_" #p #EIG);         \
+        if (!f || !work || lwork < 16 || !params)                                                  \
+            return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
+        fake_begin(h->stream);                                                                     \
+        for (int i = 0; i < batch; i++)                                                            \
+            info[i] = f(COL_MAJOR, jobz ? 'V' : 'N', uplo_of(uplo), n,                             \
+                        a + (1 + C) * (long)i * lda * n, lda, w + (long)i * n);                    \
+        return SUCCESS;                                                                            \
+    }                                                                                              \
+    EXPORT int cusolverDn##P##gesvdjBatched_bufferSize(                                            \
+        fake_handle *h, int jobz, int m, int n, const void *a, int lda, const void *s,             \
+        const void *u, int ldu, const void *v, int ldv, int *lwork, fake_params *params,           \
+        int batch)                                                                                 \
+    {                                                                                              \
+        *lwork = 16;                                                                               \
+        return SUCCESS;                                                                            \
+    }                                                                                              \
+    EXPORT int cusolverDn##P##gesvdjBatched(fake_handle *h, int jobz, int m, int n, T *a, int lda, \
+                                            T *s, T *u, int ldu, T *v, int ldv, void *work,        \
+                                            int lwork, int *info, fake_params *params, int batch)  \
+    {                                                                                              \
+        int (*f)(int, char, char, int, int, void *, int, void *, void *, int, void *, int,         \
+                 void *) = lapacke("LAPACKE_" #p "gesvd");                                         \
+        int k = m < n ? m : n;                                                                     \
+        size_t size = (1 + C) * sizeof(T);                                                         \
+        T *vt = malloc(size * (size_t)(n * n + 1)), *superb = malloc(sizeof(T) * (size_t)(k + 1)); \
+        int ok = f && work && lwork >= 16 && params && m <= 32 && n <= 32 && vt && superb &&      \
+                 (!jobz || (u && v && ldu >= m && ldv >= n));                                      \
+        if (ok)                                                                                    \
+            fake_begin(h->stream);                                                                 \
+        for (int i = 0; ok && i < batch; i++) {                                                    \
+            char job = jobz ? 'A' : 'N';                                                           \
+            info[i] = f(COL_MAJOR, job, job, m, n, a + (1 + C) * (long)i * lda * n, lda,           \
+                        s + (long)i * k, jobz ? u + (1 + C) * (long)i * ldu * m : NULL,            \
+                        jobz ? ldu : 1, vt, jobz ? n : 1, superb);                                 \
+            if (jobz)                                                                              \
+                conjugate_transpose((char *)(v + (1 + C) * (long)i * ldv * n), ldv, (char *)vt,   \
+                                    n, size, C);                                                   \
+        }                                                                                          \
+        free(vt);                                                                                  \
+        free(superb);                                                                              \
+        return ok ? SUCCESS : f ? INVALID_VALUE : INTERNAL_ERROR;                                  \
+    }
+
+BATCHED(S, s, syevd, syevj, float, 0)
+BATCHED(D, d, syevd, syevj, double, 0)
+BATCHED(C, c, heevd, heevj, float, 1)
+BATCHED(Z, z, heevd, heevj, double, 1)

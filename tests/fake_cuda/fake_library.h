@@ -18,20 +18,37 @@ typedef struct fake_handle {
 static int fake_calls;
 static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Waits for `stream` in the fake driver (GPUKIT_CUDA_LIBRARY); counts the
- * call. */
+/* Does the work queued on `stream` in the fake driver (GPUKIT_CUDA_LIBRARY),
+ * as a GPU would before the routine's own, and queues the routine's mark
+ * there; counts the call. */
 static inline void fake_begin(void *stream)
 {
     const char *path = getenv("GPUKIT_CUDA_LIBRARY");
     void *driver = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    int (*sync)(void *) = driver ? (int (*)(void *))dlsym(driver, "cuStreamSynchronize") : NULL;
-    if (sync)
-        sync(stream);
+    void (*run_on)(void *) =
+        driver ? (void (*)(void *))dlsym(driver, "fake_cuda_run_on") : NULL;
+    if (run_on)
+        run_on(stream);
     if (driver)
         dlclose(driver);
     pthread_mutex_lock(&fake_lock);
     fake_calls++;
     pthread_mutex_unlock(&fake_lock);
+}
+
+/* LAPACKE's function `name` (NULL when there is no LAPACKE), with its own
+ * NaN check off: NaN goes to LAPACK as on a GPU. */
+static inline void *lapacke(const char *name)
+{
+    static void *library;
+    pthread_mutex_lock(&fake_lock);
+    if (!library && (library = dlopen("liblapacke.so.3", RTLD_NOW | RTLD_LOCAL))) {
+        void (*nancheck)(int) = (void (*)(int))dlsym(library, "LAPACKE_set_nancheck");
+        if (nancheck)
+            nancheck(0);
+    }
+    pthread_mutex_unlock(&fake_lock);
+    return library ? dlsym(library, name) : NULL;
 }
 
 /* The calls run so far, exported as `name` for the tests. */

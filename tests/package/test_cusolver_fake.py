@@ -1,24 +1,32 @@
-"""Factorizations of CUDA arrays through cuSOLVER, against the fake CUDA
-driver and a fake cuSOLVER (tests/fake_cuda/fake_cusolver.c: the host's
-LAPACKE on the fake driver's device memory, which is host memory, after
-waiting for the handle's stream). The fake driver runs no kernels, so the
-cases are ones where cuSOLVER and the driver's copies are the whole of the
-work: solve of a vector, eigvalsh and eigh of real stacks, and the errors
-(a singular matrix, one not positive definite) read from the infos on the
-device. inv (whose identities a kernel makes), det, slogdet and svd (whose
-input a kernel checks for NaN first) and qr (whose factors kernels read
-out) need a real GPU. A cuSOLVER that is missing or lacks a function sends
-the work to the host (LAPACK) with the same results. Every call is checked
-on a real GPU by the package suite on cuda:0 (GPUKIT_TEST_DEVICES)."""
+"""Factorizations of CUDA arrays through cuSOLVER and cuBLAS, against the
+fake CUDA driver, a fake cuSOLVER and a fake cuBLAS
+(tests/fake_cuda/fake_cusolver.c, fake_cublas.c: the host's LAPACKE on
+the fake driver's device memory, which is host memory, after the handle's
+stream is done). The fake driver runs no kernels, so the cases are ones
+where the libraries and the driver's copies are the whole of the work:
+solve of a vector and of a stack, eigvalsh and eigh of real stacks, and
+the errors (a singular matrix, one not positive definite) read from the
+infos on the device. inv (whose identities a kernel makes), det, slogdet
+and svd (whose input a kernel checks for NaN first) and qr (whose factors
+kernels read out) need a real GPU.
+
+Stacks of small matrices go to the batched routines in one call (cuBLAS's
+getrfBatched and getrsBatched, cuSOLVER's syevjBatched and potrfBatched),
+larger ones to one call per matrix; either way the host waits for the
+device once per factorization, to read all the infos, never once per
+matrix. A cuSOLVER that is missing or lacks a function sends the work to
+the host (LAPACK) with the same results. Every call is checked on a real
+GPU by the package suite on cuda:0 (GPUKIT_TEST_DEVICES)."""
 import pytest
 
 from conftest import BUILD, FAKE_CUDA
 
 FAKE_CUSOLVER = BUILD / "tests" / "fake_cusolver" / "libcusolver.so.12"
 BROKEN_CUSOLVER = BUILD / "tests" / "fake_cusolver_broken" / "libcusolver.so.12"
+FAKE_CUBLAS = BUILD / "tests" / "fake_cublas" / "libcublas.so.13"
 
 CASES = """
-import ctypes, os
+import ctypes, os, re
 import numpy as np
 import gpukit
 from gpukit import linalg
@@ -40,12 +48,15 @@ def fetch(x):
 x = linalg.solve(on(a), on(b))
 assert x.device == "cuda:0" and x.shape == (4,)
 np.testing.assert_allclose(np.asarray(x), np.linalg.solve(a, b), rtol=1e-12)
-s = rng.standard_normal((3, 5, 5))
-s = s + np.swapaxes(s, -1, -2)
-np.testing.assert_allclose(np.asarray(linalg.eigvalsh(on(s))), np.linalg.eigvalsh(s), atol=1e-12)
-w, v = linalg.eigh(on(s))
-vectors = fetch(v)
-np.testing.assert_allclose(s @ vectors, vectors * np.asarray(w)[..., None, :], atol=1e-10)
+# a stack of 3 small symmetric matrices (batched) and 2 of 40 x 40 (each)
+for n, count in [(5, 3), (40, 2)]:
+    s = rng.standard_normal((count, n, n))
+    s = s + np.swapaxes(s, -1, -2)
+    np.testing.assert_allclose(np.asarray(linalg.eigvalsh(on(s))), np.linalg.eigvalsh(s),
+                               atol=1e-10)
+    w, v = linalg.eigh(on(s))
+    vectors = fetch(v)
+    np.testing.assert_allclose(s @ vectors, vectors * np.asarray(w)[..., None, :], atol=1e-9)
 for call, why in [(lambda: linalg.solve(on([[1.0, 2.0], [2.0, 4.0]]), on([1.0, 1.0])),
                    "singular"),
                   (lambda: linalg.cholesky(on(np.stack([np.eye(2), -np.eye(2)]))),
@@ -53,7 +64,6 @@ for call, why in [(lambda: linalg.solve(on([[1.0, 2.0], [2.0, 4.0]]), on([1.0, 1
     try:
         call()
     except linalg.LinAlgError as e:
-        import re
         assert re.search(why, str(e)), str(e)
     else:
         raise AssertionError("no LinAlgError")
@@ -67,12 +77,56 @@ def run(py, solver):
 
 
 def test_cuda_factorizations_run_on_cusolver(py):
-    # solve: getrf, getrs; eigvalsh and eigh: 3 syevd each; the errors:
-    # getrf, and potrf of both matrices
-    assert run(py, FAKE_CUSOLVER) == 2 + 3 + 3 + 1 + 2
+    # solve: getrf, getrs; eigvalsh and eigh: one syevjBatched each for the
+    # small stack, two syevd each for the large one; the errors: getrf, and
+    # potrfBatched of both matrices
+    assert run(py, FAKE_CUSOLVER) == 2 + 2 + 4 + 1 + 1
 
 
 @pytest.mark.parametrize("library", ["missing", "broken"])
 def test_without_cusolver_the_host_computes(py, tmp_path, library):
     solver = tmp_path / "libcusolver.so.12" if library == "missing" else BROKEN_CUSOLVER
     assert run(py, solver) == 0
+
+
+def test_stacks_wait_for_the_device_once(py):
+    # A stack of 50 matrices: the batched routines where they apply (n <=
+    # 32), one call per matrix beyond; the infos of all of them come back
+    # in one copy, so each factorization waits for the device once.
+    out = py("""
+import ctypes, os
+import numpy as np
+import gpukit
+from gpukit import linalg
+driver = ctypes.CDLL(os.environ["GPUKIT_CUDA_LIBRARY"])
+solver = ctypes.CDLL(os.environ["GPUKIT_CUSOLVER_LIBRARY"]).fake_cusolver_calls
+blas = ctypes.CDLL(os.environ["GPUKIT_CUBLAS_LIBRARY"]).fake_cublas_calls
+rng = np.random.default_rng(3)
+for n in (6, 40):
+    a = rng.standard_normal((50, n, n)) + n * np.eye(n)
+    s = a @ np.swapaxes(a, -1, -2)
+    b = rng.standard_normal((50, n, 1))
+    ga, gs, gb = (gpukit.asarray(x, device="cuda:0") for x in (a, s, b))
+    gpukit.synchronize("cuda:0")
+    for name, run in [("solve", lambda: linalg.solve(ga, gb)),
+                      ("eigvalsh", lambda: linalg.eigvalsh(gs)),
+                      ("cholesky", lambda: linalg.cholesky(gs))]:
+        waits, routines = driver.fake_cuda_host_waits(), solver() + blas()
+        got = run()
+        print(n, name, driver.fake_cuda_host_waits() - waits, solver() + blas() - routines)
+        if name == "solve":
+            np.testing.assert_allclose(np.asarray(got), np.linalg.solve(a, b), rtol=1e-10)
+        if name == "eigvalsh":
+            np.testing.assert_allclose(np.asarray(got), np.linalg.eigvalsh(s), rtol=1e-10)
+""", GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUSOLVER_LIBRARY=FAKE_CUSOLVER,
+             GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS).stdout
+    seen = {(int(n), name): (int(waits), int(routines))
+            for n, name, waits, routines in (line.split() for line in out.splitlines())}
+    # small: getrfBatched + getrsBatched, syevjBatched, potrfBatched
+    assert seen[6, "solve"] == (1, 2)
+    assert seen[6, "eigvalsh"] == (1, 1)
+    assert seen[6, "cholesky"] == (1, 1)
+    # large: a getrf and a getrs, a syevd, a potrf per matrix
+    assert seen[40, "solve"] == (1, 100)
+    assert seen[40, "eigvalsh"] == (1, 50)
+    assert seen[40, "cholesky"] == (1, 50)

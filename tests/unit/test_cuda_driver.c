@@ -2,7 +2,8 @@
  * fake libcuda.so.1 of tests/fake_cuda: a missing driver, a driver too old,
  * a failing cuInit, and a working fake GPU (devices, memory round trips,
  * streams, loading and launching kernels, every built-in PTX program, and
- * NVRTC builds when the toolkit is there).
+ * NVRTC builds when the toolkit is there), and the backend's batched
+ * Jacobi SVD call against the fake cuSOLVER.
  *
  * The driver is loaded once per process, so each scenario runs in a child
  * process: this program re-executes itself with the scenario's name and
@@ -11,6 +12,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 
+#include "compute/backend.h"
 #include "compute/gpu/gpu.h"
 #include "core/embedded.h"
 #include "ext/nvrtc.h"
@@ -655,6 +657,75 @@ static int scenario_no_toolkit(void)
     CHECK_DONE();
 }
 
+/* The backend's GK_SOLVER_SVD_JACOBI (gesvdjBatched) on the fake cuSOLVER,
+ * which gpukit's svd reaches only after a kernel has checked the input
+ * (the fake runs none): the arguments it passes, checked by the results. */
+static int scenario_batched_svd(void)
+{
+    /* the fake cuSOLVER beside the fake driver */
+    char solver[PATH_MAX];
+    snprintf(solver, sizeof solver, "%s", getenv("GPUKIT_CUDA_LIBRARY"));
+    char *slash = strrchr(solver, '/');
+    *slash = '\0';
+    slash = strrchr(solver, '/');
+    snprintf(slash, sizeof solver - (size_t)(slash - solver), "/fake_cusolver/libcusolver.so.12");
+    setenv("GPUKIT_CUSOLVER_LIBRARY", solver, 1);
+    const gk_backend *backend = gk_backend_of(GK_DEVICE_CUDA);
+    gk_solver_call probe = {.op = GK_SOLVER_SVD_JACOBI, .dtype = GK_FLOAT64, .m = 4, .n = 3};
+    CHECK(backend->solver(cuda0, &probe) == GK_OK, "4 x 3 is batched: %s", gk_last_error());
+    probe.m = 40;
+    CHECK(backend->solver(cuda0, &probe) == GK_ERR_NOT_FOUND, "40 x 3 is not");
+    /* three 4 x 3 matrices, column-major */
+    enum { COUNT = 3, M = 4, N = 3, K = 3 };
+    double a[COUNT][N][M], s[COUNT][K], u[COUNT][M][M], v[COUNT][N][N];
+    int32_t info[COUNT];
+    for (int i = 0; i < COUNT; i++)
+        for (int col = 0; col < N; col++)
+            for (int row = 0; row < M; row++)
+                a[i][col][row] = (double)((row * 7 + col * 3 + i * 5) % 11) - 4.5 + (row == col);
+    gk_array *da = NULL, *ds = NULL, *du = NULL, *dv = NULL, *dinfo = NULL;
+    int64_t shape[1] = {COUNT * M * N};
+    CHECK(gk_from_host(cuda0, GK_FLOAT64, 1, shape, a, &da) == GK_OK, "the matrices: %s",
+          gk_last_error());
+    shape[0] = COUNT * K;
+    gk_empty(cuda0, GK_FLOAT64, 1, shape, &ds);
+    shape[0] = COUNT * M * M;
+    gk_empty(cuda0, GK_FLOAT64, 1, shape, &du);
+    shape[0] = COUNT * N * N;
+    gk_empty(cuda0, GK_FLOAT64, 1, shape, &dv);
+    shape[0] = COUNT;
+    gk_empty(cuda0, GK_INT32, 1, shape, &dinfo);
+    gk_solver_call call = {.op = GK_SOLVER_SVD_JACOBI, .dtype = GK_FLOAT64, .count = COUNT,
+                           .m = M, .n = N, .vectors = true, .a = gk_array_data(da),
+                           .b = gk_array_data(du), .c = gk_array_data(dv),
+                           .w = gk_array_data(ds), .info = gk_array_data(dinfo)};
+    double original[COUNT][N][M];
+    memcpy(original, a, sizeof a);
+    CHECK(backend->solver(cuda0, &call) == GK_OK, "gesvdjBatched: %s", gk_last_error());
+    CHECK(gk_to_host(ds, s, sizeof s) == GK_OK && gk_to_host(du, u, sizeof u) == GK_OK &&
+              gk_to_host(dv, v, sizeof v) == GK_OK && gk_to_host(dinfo, info, sizeof info) == GK_OK,
+          "the results: %s", gk_last_error());
+    /* A = U[:, :K] S V^T, matrix by matrix (u[i][col][row], v[i][col][row]) */
+    double worst = 0;
+    for (int i = 0; i < COUNT; i++) {
+        CHECK(info[i] == 0 && s[i][0] >= s[i][1] && s[i][1] >= s[i][2], "matrix %d: info %d", i,
+              info[i]);
+        for (int row = 0; row < M; row++)
+            for (int col = 0; col < N; col++) {
+                double sum = 0;
+                for (int j = 0; j < K; j++)
+                    sum += u[i][j][row] * s[i][j] * v[i][j][col];
+                double error = sum - original[i][col][row];
+                worst = error > worst ? error : -error > worst ? -error : worst;
+            }
+    }
+    CHECK(worst < 1e-12, "U S V^T is A (worst %g)", worst);
+    gk_array *all[] = {da, ds, du, dv, dinfo};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+    CHECK_DONE();
+}
+
 /* ------------------------------------------------------------------ */
 
 typedef struct scenario {
@@ -677,6 +748,7 @@ static const scenario scenarios[] = {
      {"FAKE_CUDA_MODE=ok", "GPUKIT_CUBLAS_LIBRARY=/nonexistent/libcublas.so", NULL}},
     {"newer_gpu", scenario_newer_gpu, "fake", {"FAKE_CUDA_CC=9.9", NULL}},
     {"old_driver_ptx", scenario_old_driver_ptx, "fake", {"FAKE_CUDA_MAX_PTX=8.0", NULL}},
+    {"batched_svd", scenario_batched_svd, "fake", {NULL}},
     {"no_toolkit", scenario_no_toolkit, "fake",
      {"GPUKIT_NVRTC_LIBRARY=/nonexistent/libnvrtc.so",
       "GPUKIT_CUBLAS_LIBRARY=/nonexistent/libcublas.so", NULL}},

@@ -103,7 +103,8 @@ typedef struct cuda_device {
     pthread_mutex_t solver_lock;
     cusolverDnHandle_t solver;
     bool solver_failed;
-    syevjInfo_t syevj; /* batched eigh's parameters, made on first use */
+    syevjInfo_t syevj;   /* batched eigh's parameters, made on first use */
+    gesvdjInfo_t gesvdj; /* batched svd's, the same */
 
     pthread_mutex_t fft_lock; /* the plans, and running one */
     fft_plan plans[FFT_PLANS];
@@ -1111,6 +1112,40 @@ static cusolverStatus_t solve_batched(const gk_cusolver *so, cusolverDnHandle_t 
     return r;
 }
 
+/* Whether gesvdjBatched takes the call's m x n matrices in its precision. */
+static bool has_jacobi_svd(const gk_cusolver *so, const gk_solver_call *c)
+{
+    int p = solver_precision(c->dtype);
+    return so->gesvdjBatched[p] && so->gesvdjBatched_bufferSize[p] && so->CreateGesvdjInfo &&
+           so->XgesvdjSetSortEig && c->m <= BATCHED_MAX && c->n <= BATCHED_MAX &&
+           c->count <= INT_MAX;
+}
+
+/* GK_SOLVER_SVD_JACOBI (see has_jacobi_svd): the whole stack in one
+ * gesvdjBatched call, singular values sorted descending as gesvd gives
+ * them; `gesvdj` is the device's parameters slot (made here once). */
+static cusolverStatus_t solve_jacobi_svd(const gk_cusolver *so, cusolverDnHandle_t h,
+                                         gesvdjInfo_t *gesvdj, gk_device device,
+                                         const gk_solver_call *c, gk_status *status)
+{
+    int p = solver_precision(c->dtype), m = (int)c->m, n = (int)c->n, lwork = 0;
+    int jobz = c->vectors ? GK_CUSOLVER_EIG_VECTOR : GK_CUSOLVER_EIG_NOVECTOR;
+    cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
+    if (!*gesvdj && (r = so->CreateGesvdjInfo(gesvdj)) == CUSOLVER_STATUS_SUCCESS)
+        r = so->XgesvdjSetSortEig(*gesvdj, 1);
+    if (r == CUSOLVER_STATUS_SUCCESS)
+        r = so->gesvdjBatched_bufferSize[p](h, jobz, m, n, c->a, m, c->w, c->b, m, c->c, n,
+                                            &lwork, *gesvdj, (int)c->count);
+    size_t bytes = (size_t)(lwork > 0 ? lwork : 1) * gk_dtype_size(c->dtype);
+    void *work = NULL;
+    if (r == CUSOLVER_STATUS_SUCCESS && (*status = gk_gpu_alloc(device, bytes, &work)) == GK_OK)
+        r = so->gesvdjBatched[p](h, jobz, m, n, c->a, m, c->w, c->b, m, c->c, n, work, lwork,
+                                 (int *)(void *)c->info, *gesvdj, (int)c->count);
+    if (work) /* stream order: free for work queued after this */
+        gk_gpu_release(device, work, bytes);
+    return r;
+}
+
 /* The call's routine on each matrix, on the device's stream, with one
  * workspace (elements of the dtype, lwork of them) from the pool for all;
  * the infos stay on the device for the caller to read once. */
@@ -1187,6 +1222,9 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
         case GK_SOLVER_QR_Q:
             r = so->orgqr[p](h, m, n, (int)c->k, a, m, tau, work, lwork, info);
             break;
+        case GK_SOLVER_SVD_JACOBI: /* solve_jacobi_svd's, the whole stack at once */
+            r = CUSOLVER_STATUS_INVALID_VALUE;
+            break;
         }
     }
     if (work)
@@ -1254,6 +1292,9 @@ static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
         return status;
     if (call->n > INT_MAX || call->nrhs > INT_MAX || call->m > INT_MAX)
         return gk_fail(GK_ERR_NOT_FOUND, "matrices too large for cuSOLVER's 32-bit sizes");
+    if (call->op == GK_SOLVER_SVD_JACOBI && !has_jacobi_svd(so, call))
+        return gk_fail(GK_ERR_NOT_FOUND, "cuSOLVER has no gesvdjBatched for %lld x %lld",
+                       (long long)call->m, (long long)call->n);
     if (call->count <= 0 || call->n <= 0)
         return GK_OK;
     cuda_device *d;
@@ -1281,6 +1322,8 @@ static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
     cusolverStatus_t r = CUSOLVER_STATUS_SUCCESS;
     if (!d->solver)
         status = gk_fail(GK_ERR_NOT_FOUND, "cuda:%d: cuSOLVER could not start", device.index);
+    else if (call->op == GK_SOLVER_SVD_JACOBI)
+        r = solve_jacobi_svd(so, d->solver, &d->gesvdj, device, call, &status);
     else if ((r = solve_batched(so, d->solver, &d->syevj, device, call, &status)) ==
              CUSOLVER_STATUS_INVALID_VALUE)
         r = solve_each(so, d->solver, device, call, &status);
@@ -1289,8 +1332,8 @@ static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
     if (status == GK_OK && r != CUSOLVER_STATUS_SUCCESS)
         status = gk_fail(r == CUSOLVER_STATUS_ALLOC_FAILED ? GK_ERR_OUT_OF_MEMORY : GK_ERR_DRIVER,
                          "cuda:%d: cuSOLVER failed (status %d) on %lld matrices of %lld x %lld",
-                         device.index, (int)r, (long long)call->count, (long long)call->n,
-                         (long long)call->n);
+                         device.index, (int)r, (long long)call->count,
+                         (long long)(call->m ? call->m : call->n), (long long)call->n);
     return status;
 }
 
