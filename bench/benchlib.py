@@ -34,6 +34,24 @@ def import_gpukit(build):
     return gpukit
 
 
+def times_interleaved(first, second, repeat, warmup=1):
+    """Seconds each of `repeat` calls of first() and of second() takes,
+    run by run, alternating which goes first: each side then follows the
+    other as often, so neither pays alone for what the other leaves behind
+    (OpenBLAS's threads spin for a while after a call, on both sides)."""
+    for _ in range(warmup):
+        first()
+        second()
+    samples = ([], [])
+    runs = (first, second)
+    for r in range(repeat):
+        for side in ((0, 1) if r % 2 == 0 else (1, 0)):
+            start = time.perf_counter()
+            runs[side]()
+            samples[side].append(time.perf_counter() - start)
+    return samples
+
+
 def times(run, repeat, warmup=2):
     """Seconds each of `repeat` calls of run() takes, after `warmup` calls."""
     for _ in range(warmup):

@@ -18,8 +18,10 @@ The fft cases transform 2^22 points (--points):
 each through both Python APIs, a fresh result each time. The ratio is
 NumPy's time / gpukit's: above 1 gpukit is faster (the target is >= 1.0x
 for svd, qr, solve, eigh, fft and rfft on the CPU). Each row is the median
-of --repeat runs after a warm-up run, with the spread (min to max ratio)
-shown. Both sides call LAPACK through OpenBLAS: NumPy its wheel's own,
+of --repeat runs after a warm-up run, the two sides' runs interleaved
+(OpenBLAS's threads, NumPy's and gpukit's, spin for a while after a call:
+run back to back, one side would pay for the other's), with the spread
+(min to max ratio) shown. Both sides call LAPACK through OpenBLAS: NumPy its wheel's own,
 gpukit the system's (Debian's libopenblas0 through liblapacke); NumPy's
 FFT is its own pocketfft, gpukit's FFTW (threaded). It asserts nothing; it
 prints numbers.
@@ -34,9 +36,14 @@ import os
 import statistics
 from pathlib import Path
 
-import numpy as np
+# Both sides' OpenBLAS threads go to sleep right after a call instead of
+# spinning for a while (read when each library loads): spinning, one
+# side's threads would take the cores from the other's next run.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-from benchlib import import_gpukit, times
+import numpy as np  # noqa: E402
+
+from benchlib import import_gpukit, times_interleaved  # noqa: E402
 
 
 def cases(gk, device, n, points, stack):
@@ -117,8 +124,7 @@ def main():
     for name, ours, theirs in cases(gk, args.device, args.n, args.points, args.stack):
         if only and name not in only:
             continue
-        mine = times(ours, args.repeat, warmup=1)
-        peer = times(theirs, args.repeat, warmup=1)
+        mine, peer = times_interleaved(ours, theirs, args.repeat)
         ratio = statistics.median(peer) / statistics.median(mine)
         low, high = min(peer) / max(mine), max(peer) / min(mine)
         print(f"{name:14} {statistics.median(mine) * 1e3:10.1f} "
