@@ -141,6 +141,19 @@ gk_status factor_lapack_status(const stack *s, int64_t matrix, lapack_int info,
 
 /* --- the work on each matrix of a stack --- */
 
+/* A routine a factorization runs on each matrix: its name and what its
+ * info > 0 means (see factor_lapack_status). */
+typedef struct factor_routine {
+    const char *name, *complex_name, *why;
+} factor_routine;
+
+/* The work on matrix i of s: returns the info of the routine that ended
+ * it (0: all done), and sets *which to that routine's index in the
+ * factorization's table. `scratch` is the calling thread's own. It runs
+ * on any thread, so it must not call gk_fail. */
+typedef lapack_int (*matrix_work)(const stack *s, int64_t i, void *context, char *scratch,
+                                  int *which);
+
 /* Whether the matrices of s are shared out whole among the CPU's threads
  * (OpenBLAS then runs one thread per call), rather than factored one after
  * another with each call threaded by OpenBLAS: when there are enough of
@@ -185,8 +198,11 @@ static void each_range(void *data, int64_t first, int64_t end)
     free(scratch);
 }
 
-gk_status factor_each_matrix(const stack *s, matrix_work work, void *context,
-                             size_t scratch_bytes, const factor_routine *routines)
+/* Runs `work` on every matrix of s (see share_out; each range of matrices
+ * with a scratch buffer of scratch_bytes), then reports the first matrix
+ * whose info is a failure of routines[which]. */
+static gk_status factor_each_matrix(const stack *s, matrix_work work, void *context,
+                                    size_t scratch_bytes, const factor_routine *routines)
 {
     if (s->count == 0)
         return GK_OK;

@@ -48,22 +48,6 @@ const char *factor_which_matrix(const stack *s, int64_t i, char *buf, size_t siz
 gk_status factor_lapack_status(const stack *s, int64_t matrix, lapack_int info,
                                const char *base, const char *complex_base, const char *why);
 
-/* A routine a factorization runs on each matrix: its name and what its
- * info > 0 means (see factor_lapack_status). */
-typedef struct factor_routine {
-    const char *name, *complex_name, *why;
-} factor_routine;
-/* The work on matrix i of s: returns the info of the routine that ended
- * it (0: all done), and sets *which to that routine's index in the
- * factorization's table. `scratch` is the calling thread's own. It runs
- * on any thread, so it must not call gk_fail. */
-typedef lapack_int (*matrix_work)(const stack *s, int64_t i, void *context, char *scratch,
-                                  int *which);
-/* Runs `work` on every matrix of s (small ones on the CPU's threads, each
- * range of them with a scratch buffer of scratch_bytes), then reports the
- * first matrix whose info is a failure of routines[which]. */
-gk_status factor_each_matrix(const stack *s, matrix_work work, void *context,
-                             size_t scratch_bytes, const factor_routine *routines);
 /* A zeroed CPU result of `dtype` with a block of `tail` per matrix of s;
  * the block of matrix i; the result moved to s's device as *out. */
 gk_status factor_result_init(result *r, const stack *s, gk_dtype dtype, int tail_ndim,
