@@ -7,10 +7,13 @@ or a stack of matrices (the last two axes; the axes before them are the
 batch) of float32, float64, complex64 or complex128 (integers and bool
 compute in float64, as NumPy; float16 and bfloat16 are a TypeError). They
 return arrays on the input's device. solve, inv, det, slogdet,
-cholesky, eigh, eigvalsh, svd and svdvals of CUDA arrays run on the GPU
-through cuSOLVER when the toolkit
-has it; everything else is computed by LAPACK on the host: the stack is
-copied there and the results back.
+cholesky, eigh, eigvalsh, qr, svd and svdvals of CUDA arrays run on the
+GPU through cuSOLVER and cuBLAS when the toolkit has them (a stack of
+matrices up to 32 x 32 in one batched call); everything else is computed
+by LAPACK on the host: the stack is copied there and the results back. On
+the host, a stack of small matrices (or of at least one per CPU thread)
+is shared out among the CPU's threads, a matrix each, where NumPy's loop
+runs on one core; larger ones go one at a time, each threaded by OpenBLAS.
 matmul, tensordot, vecdot, diagonal, trace, outer, cross, vector_norm and
 the other matrix norms run on the device itself.
 
