@@ -855,18 +855,35 @@ void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64
                            const lapack_int *pivots, result *sign, result *logabs, result *det)
 {
     int64_t n = s->rows;
-    double complex unit = 1, product = 1;
+    bool odd = false, zero = false, real = !factor_is_complex(s);
     double log_sum = 0;
-    bool odd = false, zero = false;
+    /* real matrices in real arithmetic, and the logarithms only when
+     * asked: for a stack of small matrices this loop costs as much as
+     * their LU otherwise */
+    double real_unit = 1, real_product = 1;
+    double complex unit = 1, product = 1;
     for (int64_t j = 0; j < n; j++) {
-        double complex d = element(s, d_start, j * step);
-        double magnitude = cabs(d);
         odd ^= pivots[j] != j + 1; /* a row swap (pivots count from 1) */
-        zero = zero || magnitude == 0;
-        product *= d;
-        unit *= zero ? 1 : d / magnitude;
-        log_sum += log(magnitude);
+        double magnitude;
+        if (real) {
+            double d = s->precision == GK_LAPACK_S ? ((const float *)d_start)[j * step]
+                                                   : ((const double *)d_start)[j * step];
+            magnitude = fabs(d);
+            zero = zero || magnitude == 0;
+            real_product *= d;
+            real_unit *= zero ? 1 : d / magnitude;
+        } else {
+            double complex d = element(s, d_start, j * step);
+            magnitude = cabs(d);
+            zero = zero || magnitude == 0;
+            product *= d;
+            unit *= zero ? 1 : d / magnitude;
+        }
+        if (logabs)
+            log_sum += log(magnitude);
     }
+    if (real)
+        unit = real_unit, product = real_product;
     /* a singular matrix: exactly 0 (never -0), and log 0 = -inf */
     unit = zero ? 0 : odd ? -unit : unit;
     product = zero ? 0 : odd ? -product : product;
