@@ -9,7 +9,7 @@ The ratio is the peer's time / gpukit's: above 1 gpukit is faster.
   linalg   svd (full_matrices=False), qr, solve, eigh, cholesky, inv of an
            n x n float64 and float32 matrix (--n, 1024 by default) against
            cupy.linalg (target >= 1.0x for svd, qr, solve, eigh)
-  stacks   inv, solve, det, cholesky and eigh of 10000 8 x 8 float64
+  stacks   inv, solve, det, cholesky, eigh and svd of 10000 8 x 8 float64
            matrices against cupy.linalg (batched routines)
   fft      fft of 2^22 complex128 and rfft of 2^22 float64 against cuFFT
            called directly (cupy.cuda.cufft plans made once, executed into a
@@ -131,6 +131,7 @@ def bench_stacks(b, count, n):
         ("det", lambda: gk.linalg.det(ga), lambda: cp.linalg.det(ca)),
         ("cholesky", lambda: gk.linalg.cholesky(gs), lambda: cp.linalg.cholesky(cs)),
         ("eigh", lambda: gk.linalg.eigh(gs), lambda: cp.linalg.eigh(cs)),
+        ("svd", lambda: gk.linalg.svd(ga), lambda: cp.linalg.svd(ca)),
     )
     for name, mine, peer in cases:
         try:
@@ -139,6 +140,10 @@ def bench_stacks(b, count, n):
             print(f"  {name} stack: FAILED: {type(error).__name__}: {error}", flush=True)
     check = np.abs(gk.linalg.inv(ga).copy_to_host() - np.linalg.inv(a)).max()
     print(f"  inv largest difference from NumPy: {check:.2e}")
+    u, sv, vt = (x.copy_to_host() for x in gk.linalg.svd(ga))
+    check = max(np.abs(sv - np.linalg.svd(a, compute_uv=False)).max(),
+                np.abs((u * sv[..., None, :]) @ vt - a).max())
+    print(f"  svd largest difference from NumPy (values, reconstruction): {check:.2e}")
 
 
 def bench_fft(b, points):

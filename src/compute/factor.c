@@ -154,20 +154,26 @@ typedef struct factor_routine {
 typedef lapack_int (*matrix_work)(const stack *s, int64_t i, void *context, char *scratch,
                                   int *which);
 
-/* Whether the matrices of s are shared out whole among the CPU's threads
- * (OpenBLAS then runs one thread per call), rather than factored one after
- * another with each call threaded by OpenBLAS: when there are enough of
- * them to give every thread one, or when they are so small (up to
- * SMALL_MATRIX_ELEMENTS) that OpenBLAS would hardly thread a call anyway.
- * Whole matrices in parallel share nothing, where OpenBLAS's threads
- * meet after every panel of one matrix: on two cores, 200 matrices of 64 x
- * 64 invert 1.4x faster this way (NumPy's loop runs on one core). */
-#define SMALL_MATRIX_ELEMENTS (64 * 64)
+/* Whether the matrices of s are shared out whole among the CPU's threads,
+ * rather than factored one after another with each call threaded by
+ * OpenBLAS: when there are enough of them to give every thread one, or
+ * when they are `small` (up to SMALL_MATRIX_ELEMENTS, 256 x 256), where
+ * OpenBLAS's own threads cost more than they give (on two cores a lone
+ * 128 x 128 eigh took 0.41x NumPy's speed threaded, 1.42x on one thread;
+ * from about 1024 x 1024 they pay). Whole matrices in parallel share
+ * nothing, where OpenBLAS's threads meet after every panel of one matrix.
+ * A stack whose whole work (about count * n^3) is below SHARE_OUT_MIN_WORK
+ * stays on the calling thread: waking the others would cost more than it
+ * saves. */
+#define SMALL_MATRIX_ELEMENTS (256 * 256)
+#define SHARE_OUT_MIN_WORK (1 << 20)
 
-static bool share_out(const stack *s)
+static bool share_out(const stack *s, bool small)
 {
-    return s->count > 1 &&
-           (s->rows * s->cols <= SMALL_MATRIX_ELEMENTS || s->count >= cpu_threads());
+    int64_t n = s->rows > s->cols ? s->rows : s->cols;
+    double work = (double)s->count * (double)(s->rows * s->cols) * (double)n;
+    return s->count > 1 && work >= (double)SHARE_OUT_MIN_WORK &&
+           (small || s->count >= cpu_threads());
 }
 
 typedef struct outcome {
@@ -210,11 +216,16 @@ static gk_status factor_each_matrix(const stack *s, matrix_work work, void *cont
                       malloc(sizeof(outcome) * (size_t)s->count)};
     if (!loop.outcomes)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
-    bool shared_out = share_out(s);
-    if (shared_out)
+    bool small = s->rows * s->cols <= SMALL_MATRIX_ELEMENTS;
+    bool shared_out = share_out(s, small);
+    /* OpenBLAS's own threads only cost time on a small matrix (39
+     * inverses of 8 x 8 took 20x NumPy's time, waking them for each
+     * call), and spin when several of gpukit's threads call at once */
+    bool one_blas_thread = small || shared_out;
+    if (one_blas_thread)
         gk_lapacke_pause_threads(s->lapacke);
     cpu_parallel(s->count, shared_out, each_range, &loop);
-    if (shared_out)
+    if (one_blas_thread)
         gk_lapacke_resume_threads(s->lapacke);
     /* the first matrix that failed, as NumPy (which does them all too) */
     gk_status status = GK_OK;

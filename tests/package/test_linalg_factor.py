@@ -285,10 +285,11 @@ def test_empty_stacks(device):
 
 
 def test_large_stacks_of_small_matrices(device):
-    # Enough small matrices that the CPU's threads share them out (and a
-    # GPU takes its batched routines): every result is NumPy's, whichever
-    # thread made it, and a failure names the first bad matrix.
-    count, n = 600, 6
+    # Enough small matrices that the CPU's threads share them out (work
+    # count * n^3 >= 2^20; and a GPU takes its batched routines): every
+    # result is NumPy's, whichever thread made it, and a failure names the
+    # first bad matrix.
+    count, n = 2100, 8
     a = random((count, n, n), "float64") + n * np.eye(n)
     p = spd((count,), n, "float64")
     b = random((count, n, 2), "float64")
@@ -306,17 +307,17 @@ def test_large_stacks_of_small_matrices(device):
     np.testing.assert_allclose(host(q) @ host(r), a, rtol=t, atol=t)
     w = np.sort_complex(host(linalg.eigvals(ga)))
     np.testing.assert_allclose(w, np.sort_complex(np.linalg.eigvals(a)), rtol=1e-8, atol=1e-8)
-    # singular matrices at 217 and 480: det is 0 there, inv names 217
-    a[217] = a[480] = np.ones((n, n))
+    # singular matrices at 217 and 1480: det is 0 there, inv names 217
+    a[217] = a[1480] = np.ones((n, n))
     ga = on(a, device)
     dets = host(linalg.det(ga))
-    assert dets[217] == 0 and dets[480] == 0
-    np.testing.assert_allclose(np.delete(dets, [217, 480]),
-                               np.delete(np.linalg.det(a), [217, 480]), rtol=t)
+    assert dets[217] == 0 and dets[1480] == 0
+    np.testing.assert_allclose(np.delete(dets, [217, 1480]),
+                               np.delete(np.linalg.det(a), [217, 1480]), rtol=t)
     with pytest.raises(linalg.LinAlgError, match=r"singular \(matrix \[217\] of the stack\)"):
         linalg.inv(ga)
-    p[300] = -np.eye(n)
-    with pytest.raises(linalg.LinAlgError, match=r"definite \(matrix \[300\] of the stack\)"):
+    p[1300] = -np.eye(n)
+    with pytest.raises(linalg.LinAlgError, match=r"definite \(matrix \[1300\] of the stack\)"):
         linalg.cholesky(on(p, device))
 
 
@@ -326,7 +327,7 @@ def test_openblas_threads_restored_after_a_stack():
     import ctypes
     openblas = ctypes.CDLL("libopenblas.so.0")
     before = openblas.openblas_get_num_threads()
-    linalg.inv(gk.asarray(random((64, 4, 4), "float64") + 4 * np.eye(4)))
+    linalg.inv(gk.asarray(random((20000, 4, 4), "float64") + 4 * np.eye(4)))
     assert openblas.openblas_get_num_threads() == before
 
 def test_result_types():
