@@ -5,6 +5,7 @@
 #include "ext/loader.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 static const gk_entry_point cblas_entry_points[] = {
@@ -44,6 +45,7 @@ static const gk_entry_point lapacke_entry_points[] = {
     /* OpenBLAS's, found through LAPACKE's dependencies where it is one */
     {"openblas_get_num_threads", 0, offsetof(gk_lapacke, openblas_get_num_threads)},
     {"openblas_set_num_threads", 0, offsetof(gk_lapacke, openblas_set_num_threads)},
+    {"openblas_get_parallel", 0, offsetof(gk_lapacke, openblas_get_parallel)},
 };
 
 /* The reference BLAS of Debian and Fedora carries the CBLAS functions
@@ -98,9 +100,20 @@ gk_status gk_lapacke_open(const char *op, const gk_lapacke **lapacke)
 static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
 static int pauses, threads_before_pause;
 
+/* Whether pausing applies: an OpenBLAS with its own thread pool
+ * (openblas_get_parallel 1). An OpenMP build (2) sets the calling
+ * thread's OpenMP thread count instead, which is gpukit's own team size,
+ * and already runs one thread per call inside a parallel region; a
+ * sequential one (0) has nothing to pause. */
+static bool pausable(const gk_lapacke *lapacke)
+{
+    return lapacke->openblas_get_num_threads && lapacke->openblas_set_num_threads &&
+           lapacke->openblas_get_parallel && lapacke->openblas_get_parallel() == 1;
+}
+
 void gk_lapacke_pause_threads(const gk_lapacke *lapacke)
 {
-    if (!lapacke->openblas_get_num_threads || !lapacke->openblas_set_num_threads)
+    if (!pausable(lapacke))
         return;
     pthread_mutex_lock(&pause_lock);
     if (pauses++ == 0) {
@@ -112,7 +125,7 @@ void gk_lapacke_pause_threads(const gk_lapacke *lapacke)
 
 void gk_lapacke_resume_threads(const gk_lapacke *lapacke)
 {
-    if (!lapacke->openblas_get_num_threads || !lapacke->openblas_set_num_threads)
+    if (!pausable(lapacke))
         return;
     pthread_mutex_lock(&pause_lock);
     if (--pauses == 0)

@@ -105,9 +105,11 @@ typedef struct gk_lapacke {
     /* Optional: turns LAPACKE's own NaN check of the inputs off, so that
      * NaN meets LAPACK as it does in NumPy (which calls LAPACK directly). */
     void (*set_nancheck)(int flag);
-    /* Optional: OpenBLAS's thread count, where LAPACKE runs on it. */
+    /* Optional: OpenBLAS's thread count, where LAPACKE runs on it, and
+     * its threading (0 sequential, 1 its own pthreads, 2 OpenMP). */
     int (*openblas_get_num_threads)(void);
     void (*openblas_set_num_threads)(int threads);
+    int (*openblas_get_parallel)(void);
 } gk_lapacke;
 
 /* The CBLAS, loaded on the first call; GK_ERR_NOT_FOUND (the same answer
@@ -122,7 +124,8 @@ gk_status gk_lapacke_open(const char *op, const gk_lapacke **lapacke);
  * restores the count the first pause found): for loops that share out
  * many small LAPACK calls among gpukit's own threads, where OpenBLAS's
  * pool, asked for by several callers at once, only spins. No-ops where
- * LAPACKE does not run on OpenBLAS. */
+ * LAPACKE does not run on an OpenBLAS with its own thread pool (an OpenMP
+ * build already runs one thread per call inside gpukit's parallel loops). */
 void gk_lapacke_pause_threads(const gk_lapacke *lapacke);
 void gk_lapacke_resume_threads(const gk_lapacke *lapacke);
 
