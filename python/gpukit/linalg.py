@@ -94,7 +94,11 @@ def inv(x, /):
 
 
 def det(x, /):
-    """The determinant of each square matrix of x (0 for a singular one)."""
+    """The determinant of each square matrix of x.
+
+    0 for a singular matrix, NaN for one holding NaN; one too large for the
+    dtype is infinite, with NumPy's signs.
+    """
     return _gpukit._linalg_det(x)
 
 
@@ -104,6 +108,7 @@ def slogdet(x, /):
     SlogdetResult(sign, logabsdet): sign is 1, -1 or 0 (a complex number of
     modulus 1 for complex x) in x's dtype, logabsdet real (-inf for a
     singular matrix); det = sign * exp(logabsdet) without overflowing.
+    A matrix holding NaN gives NaN for both.
     """
     return SlogdetResult(*_gpukit._linalg_slogdet(x))
 

@@ -857,32 +857,35 @@ static void store_determinant(const stack *s, int64_t i, const double complex va
     }
 }
 
-/* Matrix i's sign (a unit complex number; 0 when singular), log |det| and
- * det into the results given, from its LU factors: U's diagonal d (n
- * elements of s's dtype, `step` elements apart) and the pivots. det is
- * the product of the diagonal, negated once per row swap (the plain
- * product keeps more precision than sign * exp(log |det|)). */
-void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
-                           const lapack_int *pivots, result *sign, result *logabs, result *det)
+/* What a determinant is made of, from an LU's diagonal and pivots. */
+typedef struct lu_determinant {
+    double complex unit;    /* the product of d / |d| and the row swaps' signs */
+    double complex product; /* the plain product of d, signed by the swaps */
+    double log_sum;         /* sum of log |d|: only when asked */
+    bool zero;              /* an exactly zero d: a singular matrix */
+} lu_determinant;
+
+/* The determinant of U's diagonal d (n elements of s's dtype, `step`
+ * elements apart) and the pivots, taking the logarithms only when
+ * `logs`: for a stack of small matrices they cost as much as the LU.
+ * Real matrices in real arithmetic, where the sign of d is d < 0 (d / |d|
+ * would make an infinite d's sign NaN); a NaN d makes it NaN. */
+static lu_determinant determinant_from_lu(const stack *s, const char *d_start, int64_t step,
+                                          const lapack_int *pivots, bool logs)
 {
-    int64_t n = s->rows;
     bool odd = false, zero = false, real = !factor_is_complex(s);
-    double log_sum = 0;
-    /* real matrices in real arithmetic, and the logarithms only when
-     * asked: for a stack of small matrices this loop costs as much as
-     * their LU otherwise */
-    double real_unit = 1, real_product = 1;
+    double log_sum = 0, real_unit = 1, real_product = 1;
     double complex unit = 1, product = 1;
-    for (int64_t j = 0; j < n; j++) {
+    for (int64_t j = 0; j < s->rows; j++) {
         odd ^= pivots[j] != j + 1; /* a row swap (pivots count from 1) */
         double magnitude;
         if (real) {
             double d = s->precision == GK_LAPACK_S ? ((const float *)d_start)[j * step]
                                                    : ((const double *)d_start)[j * step];
             magnitude = fabs(d);
-            zero = zero || magnitude == 0;
+            zero = zero || d == 0;
             real_product *= d;
-            real_unit *= zero ? 1 : d / magnitude;
+            real_unit *= d < 0 ? -1 : d >= 0 ? 1 : NAN;
         } else {
             double complex d = element(s, d_start, j * step);
             magnitude = cabs(d);
@@ -890,22 +893,51 @@ void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64
             product *= d;
             unit *= zero ? 1 : d / magnitude;
         }
-        if (logabs)
+        if (logs)
             log_sum += log(magnitude);
     }
     if (real)
         unit = real_unit, product = real_product;
-    /* a singular matrix: exactly 0 (never -0), and log 0 = -inf */
-    unit = zero ? 0 : odd ? -unit : unit;
-    product = zero ? 0 : odd ? -product : product;
-    store_determinant(s, i, (double complex[3]){unit, log_sum, product}, sign, logabs, det);
+    /* a singular matrix: exactly 0 (never -0), and log 0 = -inf, as
+     * NumPy gives whatever else the diagonal holds */
+    return (lu_determinant){zero ? 0 : odd ? -unit : unit, zero ? 0 : odd ? -product : product,
+                            zero ? -INFINITY : log_sum, zero};
 }
 
-/* NaN for sign, log |det| and det of matrix i: what LU gives a matrix
- * holding NaN. */
+/* sign * e^log_sum, multiplied out in real arithmetic as NumPy does, so
+ * that an overflowing determinant has NumPy's infinities (C's complex
+ * multiply would recover other ones). */
+static double complex determinant_from_logs(double complex sign, double log_sum)
+{
+    double e = exp(log_sum);
+    return make_complex(creal(sign) * e - cimag(sign) * 0.0, creal(sign) * 0.0 + cimag(sign) * e);
+}
+
+/* Matrix i's sign (a unit complex number; 0 when singular), log |det| and
+ * det into the results given, from its LU factors: U's diagonal d (n
+ * elements of s's dtype, `step` elements apart) and the pivots. det is
+ * the product of the diagonal, negated once per row swap (it keeps more
+ * precision than sign * exp(log |det|)); where that product overflows
+ * or is NaN, det is NumPy's sign * exp(log |det|). */
+void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
+                           const lapack_int *pivots, result *sign, result *logabs, result *det)
+{
+    lu_determinant lu = determinant_from_lu(s, d_start, step, pivots, logabs != NULL);
+    double complex product = lu.product;
+    if (det && !(isfinite(creal(product)) && isfinite(cimag(product)))) {
+        if (!logabs)
+            lu = determinant_from_lu(s, d_start, step, pivots, true);
+        product = determinant_from_logs(lu.unit, lu.log_sum);
+    }
+    store_determinant(s, i, (double complex[3]){lu.unit, lu.log_sum, product}, sign, logabs, det);
+}
+
+/* NaN for sign, log |det| and det of matrix i: a matrix holding NaN's, on
+ * every device. */
 void factor_set_nan(const stack *s, int64_t i, result *sign, result *logabs, result *det)
 {
-    store_determinant(s, i, (double complex[3]){NAN, NAN, NAN}, sign, logabs, det);
+    double complex nan = make_complex(NAN, NAN); /* NAN alone has imaginary part 0 */
+    store_determinant(s, i, (double complex[3]){nan, NAN, nan}, sign, logabs, det);
 }
 
 /* The results a determinant fills (each optional). */
@@ -916,13 +948,31 @@ typedef struct determinant_work {
 /* info > 0 is an exactly singular U: det 0, not an error */
 static const factor_routine determinant_routines[] = {{"getrf", NULL, NULL}};
 
-/* Matrix i's determinant from its LU; scratch: the pivots. */
+/* Whether matrix i holds a NaN. */
+static bool matrix_has_nan(const stack *s, int64_t i)
+{
+    int64_t parts = s->rows * s->cols * (factor_is_complex(s) ? 2 : 1);
+    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
+    const char *m = matrix_at(s, i);
+    for (int64_t j = 0; j < parts; j++)
+        if (single ? isnan(((const float *)m)[j]) : isnan(((const double *)m)[j]))
+            return true;
+    return false;
+}
+
+/* Matrix i's determinant from its LU; scratch: the pivots. A matrix
+ * holding NaN has NaN for all three, as on the GPU (LAPACKs differ on
+ * whether a NaN pivot is singular: NumPy's says det 0 for some). */
 static lapack_int determinant_matrix(const stack *s, int64_t i, void *context, char *scratch,
                                      int *which)
 {
     (void)which;
     const determinant_work *c = context;
     lapack_int *pivots = (lapack_int *)(void *)scratch, info = 0;
+    if (matrix_has_nan(s, i)) {
+        factor_set_nan(s, i, c->sign, c->logabs, c->det);
+        return 0;
+    }
     if (s->rows > 0 && (info = lu_matrix(s, i, pivots)) < 0)
         return info;
     factor_determinant_of(s, i, matrix_at(s, i), s->rows + 1, pivots, c->sign, c->logabs,

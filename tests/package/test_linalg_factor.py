@@ -173,12 +173,38 @@ def test_det_special_cases(device):
     assert host(sign) == 0.0 and host(logabs) == -np.inf
     # the empty matrix's determinant is 1, as NumPy's
     assert host(linalg.det(on(np.zeros((2, 0, 0)), device, "float32"))).tolist() == [1.0, 1.0]
-    # NaN propagates (no error), as in NumPy
-    assert np.isnan(host(linalg.det(on([[np.nan, 1.0], [1.0, 1.0]], device, "float64"))))
+    # a matrix holding NaN gives NaN (no error) on every device, whatever
+    # its LU makes of the NaN (NumPy's LAPACK calls some of these singular)
+    for dtype in DTYPES:
+        for x in ([[np.nan, 1.0], [1.0, 1.0]], [[0.0, np.nan], [0.0, 1.0]]):
+            a = on(x, device, dtype)
+            sign, logabs = linalg.slogdet(a)
+            assert np.isnan(host(linalg.det(a))).all() and np.isnan(host(sign)).all()
+            assert np.isnan(host(logabs))
+    # an infinity has a sign: +-1 for a real matrix, as NumPy's
+    for x, expected in (([[np.inf, 1.0], [1.0, 1.0]], 1.0), ([[-np.inf, 1.0], [1.0, 2.0]], -1.0)):
+        sign, logabs = linalg.slogdet(on(x, device, "float64"))
+        assert (host(sign), host(logabs)) == (expected, np.inf)
+        assert host(linalg.det(on(x, device, "float64"))) == expected * np.inf
+    # an exactly zero pivot: singular, whatever else the matrix holds
+    sign, logabs = linalg.slogdet(on([[0.0, np.inf], [0.0, 1.0]], device, "float64"))
+    assert (host(sign), host(logabs)) == (0.0, -np.inf)
     # a permutation: the sign of the row swaps
     assert host(linalg.det(on([[0.0, 1.0], [1.0, 0.0]], device, "float64"))) == -1.0
     big = on(np.eye(3) * 1e200, device, "float64")  # det overflows, slogdet does not
     assert host(linalg.slogdet(big).logabsdet) == pytest.approx(3 * np.log(1e200))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_det_overflow_has_numpys_infinities(device, dtype):
+    # the infinite parts' signs are NumPy's sign * exp(log |det|)
+    x = random((3, 40, 40), dtype) * 1e10
+    if dtype.startswith("complex"):
+        x[1] = np.diag(np.full(40, 1e10 + 0j, dtype=dtype))  # sign 1 + 0j: (inf, nan)
+    with np.errstate(all="ignore"):
+        expected = np.linalg.det(x)
+    assert not np.isfinite(expected).any()
+    np.testing.assert_array_equal(host(linalg.det(on(x, device))), expected)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
