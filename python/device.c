@@ -214,16 +214,59 @@ static PyObject *device_mem_get_info(PyObject *self, PyObject *unused)
     return Py_BuildValue("(KK)", (unsigned long long)free_bytes, (unsigned long long)total_bytes);
 }
 
-static PyObject *device_synchronize(PyObject *self, PyObject *unused)
+/* fn on the device, without the GIL (it may wait for the device). */
+static PyObject *on_self(PyObject *self, gk_status (*fn)(gk_device))
 {
-    (void)unused;
     gk_status status;
     Py_BEGIN_ALLOW_THREADS
-    status = gk_device_synchronize(device_of(self));
+    status = fn(device_of(self));
     Py_END_ALLOW_THREADS
     if (status != GK_OK)
         return gkpy_raise(gkpy_state_of_type(Py_TYPE(self)), status);
     Py_RETURN_NONE;
+}
+
+static PyObject *device_synchronize(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return on_self(self, gk_device_synchronize);
+}
+
+/* memory_stats(reset_peak): the figures as a dict of ints. */
+static PyObject *memory_stats_of(PyObject *self, bool reset_peak)
+{
+    gk_memory_stats stats;
+    gk_status status = gk_device_memory_stats(device_of(self), reset_peak, &stats);
+    if (status != GK_OK)
+        return gkpy_raise(gkpy_state_of_type(Py_TYPE(self)), status);
+    return Py_BuildValue("{sKsKsKsKsK}", "in_use_bytes", (unsigned long long)stats.in_use_bytes,
+                         "peak_in_use_bytes", (unsigned long long)stats.peak_in_use_bytes,
+                         "cached_bytes", (unsigned long long)stats.cached_bytes,
+                         "reserved_bytes",
+                         (unsigned long long)(stats.in_use_bytes + stats.cached_bytes),
+                         "driver_allocations", (unsigned long long)stats.driver_allocations);
+}
+
+static PyObject *device_memory_stats(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return memory_stats_of(self, false);
+}
+
+static PyObject *device_reset_peak_memory_stats(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *stats = memory_stats_of(self, true);
+    if (!stats)
+        return NULL;
+    Py_DECREF(stats);
+    Py_RETURN_NONE;
+}
+
+static PyObject *device_empty_cache(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return on_self(self, gk_device_empty_cache);
 }
 
 static PyObject *device_enter(PyObject *self, PyObject *unused)
@@ -298,6 +341,22 @@ static PyMethodDef device_methods[] = {
      "and total RAM)."},
     {"synchronize", device_synchronize, METH_NOARGS,
      "synchronize($self, /)\n--\n\nWaits until all work queued on the device has finished."},
+    {"memory_stats", device_memory_stats, METH_NOARGS,
+     "memory_stats($self, /)\n--\n\nWhat gpukit's arrays take of the device's memory, in a "
+     "dict:\nin_use_bytes (arrays, and temporaries of queued work), peak_in_use_bytes (the "
+     "most\nin use at once since the start or reset_peak_memory_stats()), cached_bytes "
+     "(freed,\nkept by the device's pool for reuse), reserved_bytes (in use + cached: what "
+     "nvidia-smi\nshows gpukit holding) and driver_allocations (memory asked of the driver so "
+     "far).\nPyTorch's torch.cuda.memory_allocated/max_memory_allocated/memory_reserved. A GPU "
+     "\nthis process never used reads 0s; the CPU caches nothing (cached_bytes 0)."},
+    {"reset_peak_memory_stats", device_reset_peak_memory_stats, METH_NOARGS,
+     "reset_peak_memory_stats($self, /)\n--\n\nRestarts peak_in_use_bytes from what is in use "
+     "now, to measure one step's peak."},
+    {"empty_cache", device_empty_cache, METH_NOARGS,
+     "empty_cache($self, /)\n--\n\nGives the freed memory the device's pool keeps back to the "
+     "driver, after the\nwork queued there, so other processes and libraries (PyTorch, CuPy) can "
+     "have it\n(torch.cuda.empty_cache(), CuPy's free_all_blocks()). Arrays keep theirs. On the "
+     "CPU,\nmalloc gives the free memory it can back to the system."},
     {"__enter__", device_enter, METH_NOARGS,
      "__enter__($self, /)\n--\n\nMakes the device the default one until the `with` block "
      "ends."},
@@ -398,13 +457,16 @@ PyDoc_STRVAR(synchronize_doc,
 "Kernel launches and array ops on GPUs return before they finish; reading a\n"
 "result waits by itself, so this is for timing and for other libraries.");
 
-static PyObject *py_synchronize(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
+/* name(device=None): `one` on the device given, else `all` (every device
+ * this process has used), without the GIL. */
+static PyObject *on_device_or_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames, const char *name,
+                                  gk_status (*one)(gk_device), gk_status (*all)(void))
 {
     gkpy_state *state = gkpy_state_of_module(module);
     static const char *const names[] = {"device", NULL};
     PyObject *values[1] = {NULL};
-    if (gkpy_parse_args("synchronize", args, nargs, kwnames, names, 1, 0, 1, 0, values) < 0)
+    if (gkpy_parse_args(name, args, nargs, kwnames, names, 1, 0, 1, 0, values) < 0)
         return NULL;
     gk_device device;
     int given = gkpy_optional_device(state, values[0], &device);
@@ -412,14 +474,35 @@ static PyObject *py_synchronize(PyObject *module, PyObject *const *args, Py_ssiz
         return NULL;
     gk_status status;
     Py_BEGIN_ALLOW_THREADS
-    status = given ? gk_device_synchronize(device) : gk_device_synchronize_all();
+    status = given ? one(device) : all();
     Py_END_ALLOW_THREADS
     if (status != GK_OK)
         return gkpy_raise(state, status);
     Py_RETURN_NONE;
 }
 
+static PyObject *py_synchronize(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    return on_device_or_all(module, args, nargs, kwnames, "synchronize", gk_device_synchronize,
+                            gk_device_synchronize_all);
+}
+
+PyDoc_STRVAR(empty_cache_doc,
+"empty_cache(device=None)\n--\n\n"
+"Gives the freed memory gpukit's pool keeps on `device` back to its driver;\n"
+"with None, on every device this process has used (device.empty_cache()).");
+
+static PyObject *py_empty_cache(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    return on_device_or_all(module, args, nargs, kwnames, "empty_cache", gk_device_empty_cache,
+                            gk_device_empty_cache_all);
+}
+
 static PyMethodDef device_functions[] = {
+    {"empty_cache", (PyCFunction)(void (*)(void))py_empty_cache, METH_FASTCALL | METH_KEYWORDS,
+     empty_cache_doc},
     {"synchronize", (PyCFunction)(void (*)(void))py_synchronize, METH_FASTCALL | METH_KEYWORDS,
      synchronize_doc},
     {"devices", py_devices, METH_NOARGS, devices_doc},

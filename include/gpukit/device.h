@@ -75,6 +75,30 @@ gk_status gk_device_describe(gk_device device, char *buf, size_t size);
 /* Memory of the device in bytes (the CPU: available and total RAM). */
 gk_status gk_device_memory(gk_device device, uint64_t *free_bytes, uint64_t *total_bytes);
 
+/* What gpukit's arrays take of a device's memory. GPU devices keep freed
+ * memory in a pool and reuse it (as PyTorch's caching allocator does), so
+ * nvidia-smi shows in use + cached; the CPU keeps none (malloc's). */
+typedef struct gk_memory_stats {
+    uint64_t in_use_bytes;       /* arrays, and temporaries of queued work */
+    uint64_t peak_in_use_bytes;  /* the most in use at once, since the start or a reset */
+    uint64_t cached_bytes;       /* freed, kept for reuse: the device's, not in use */
+    uint64_t driver_allocations; /* allocations asked of the driver (or malloc) so far */
+} gk_memory_stats;
+
+/* The device's figures; a GPU this process never used reads all 0 (it is
+ * not started for this). With reset_peak, the peak then restarts from
+ * what is in use now (torch.cuda.reset_peak_memory_stats). */
+gk_status gk_device_memory_stats(gk_device device, bool reset_peak, gk_memory_stats *stats);
+
+/* Gives the memory the device's pool caches back to the driver (which
+ * waits for queued work that may still use it), so that other processes
+ * and libraries (PyTorch, CuPy) in this one can have it
+ * (torch.cuda.empty_cache). Arrays in use keep theirs. On the CPU, malloc
+ * returns the free memory it can to the system (glibc's malloc_trim). */
+gk_status gk_device_empty_cache(gk_device device);
+/* gk_device_empty_cache of the CPU and every device this process has used. */
+gk_status gk_device_empty_cache_all(void);
+
 /* Waits until all work queued on the device is done. Ops on arrays may run
  * asynchronously on GPU devices; reading results back to the host
  * synchronises by itself. */

@@ -8,6 +8,11 @@ They never load the CUDA driver (libcuda), so calling them creates no CUDA
 context, takes no GPU memory, and leaves CUDA_VISIBLE_DEVICES free to be set
 afterwards (by ``gpukit.reserve()``) before anything initialises CUDA.
 
+``memory_allocated()``, ``max_memory_allocated()``, ``memory_reserved()``,
+``reset_peak_memory_stats()`` and ``empty_cache()`` are torch.cuda's names for
+what gpukit's own arrays hold of a GPU (``gpukit.device.memory_stats()``);
+they start no GPU either (one never used holds nothing).
+
 A device is an int N, "cuda:N", "cuda" or a ``gpukit.device``; None means
 cuda:0. A number this process cannot see raises ``gpukit.GPUError`` (a
 RuntimeError, as torch raises for an invalid device id).
@@ -17,9 +22,20 @@ from ._gpukit import (
     _cuda_get_device_name,
     _cuda_is_available,
     _cuda_mem_get_info,
+    device as _device,
 )
 
-__all__ = ["is_available", "device_count", "get_device_name", "mem_get_info"]
+__all__ = [
+    "is_available",
+    "device_count",
+    "get_device_name",
+    "mem_get_info",
+    "memory_allocated",
+    "max_memory_allocated",
+    "memory_reserved",
+    "reset_peak_memory_stats",
+    "empty_cache",
+]
 
 
 def is_available():
@@ -48,3 +64,48 @@ def mem_get_info(device=None):
     """(free, total) memory of a CUDA device in bytes, as the driver counts
     it now (what torch.cuda.mem_get_info returns, without a CUDA context)."""
     return _cuda_mem_get_info(device)
+
+
+def _cuda_device(device):
+    """The gpukit.device a torch.cuda-style argument names."""
+    if device is None:
+        return _device("cuda", 0)
+    if isinstance(device, int) and not isinstance(device, bool):
+        return _device("cuda", device)
+    found = _device(device)
+    if found.type != "cuda":
+        raise ValueError(f"{found} is not a CUDA device")
+    return found
+
+
+def memory_allocated(device=None):
+    """Bytes gpukit's arrays hold on the GPU now (torch.cuda.memory_allocated)."""
+    return _cuda_device(device).memory_stats()["in_use_bytes"]
+
+
+def max_memory_allocated(device=None):
+    """The most bytes gpukit's arrays held at once, since the start or
+    reset_peak_memory_stats() (torch.cuda.max_memory_allocated)."""
+    return _cuda_device(device).memory_stats()["peak_in_use_bytes"]
+
+
+def memory_reserved(device=None):
+    """Bytes gpukit holds from the driver: in use plus its pool's cache
+    (torch.cuda.memory_reserved; nvidia-smi counts these)."""
+    return _cuda_device(device).memory_stats()["reserved_bytes"]
+
+
+def reset_peak_memory_stats(device=None):
+    """Restarts max_memory_allocated() from what is in use now."""
+    _cuda_device(device).reset_peak_memory_stats()
+
+
+def empty_cache(device=None):
+    """Gives the freed memory gpukit's pool keeps back to the driver, so
+    PyTorch, CuPy and other processes can have it (torch.cuda.empty_cache);
+    None: every CUDA device this process has used."""
+    if device is None:
+        for index in range(device_count()):  # the ones never used have nothing
+            _device("cuda", index).empty_cache()
+    else:
+        _cuda_device(device).empty_cache()

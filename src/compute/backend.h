@@ -87,6 +87,9 @@ typedef struct gk_backend {
     gk_status (*upload)(gk_device device, void *data, const void *host, size_t bytes);
     gk_status (*download)(gk_device device, void *host, const void *data, size_t bytes);
     gk_status (*synchronize)(gk_device device);
+    /* gk_device_memory_stats and gk_device_empty_cache (device.h). */
+    gk_status (*memory_stats)(gk_device device, bool reset_peak, gk_memory_stats *stats);
+    gk_status (*empty_cache)(gk_device device);
 
     /* --- elementwise --- */
     /* out = in, converted to out's dtype (the same dtype: a strided copy). */

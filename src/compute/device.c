@@ -171,6 +171,38 @@ gk_status gk_device_synchronize(gk_device device)
     return status == GK_OK ? gk_backend_of(device.kind)->synchronize(device) : status;
 }
 
+/* The backend of a device that memory_stats and empty_cache may ask
+ * without gk_device_check, which would start a GPU (its context takes
+ * memory): they answer for a device never used without starting it. */
+static gk_status backend_without_starting(gk_device device, const gk_backend **backend)
+{
+    *backend = gk_backend_of(device.kind);
+    if (!*backend)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "not a device kind: %d", (int)device.kind);
+    return device.kind == GK_DEVICE_CPU ? gk_device_check(device) : GK_OK;
+}
+
+gk_status gk_device_memory_stats(gk_device device, bool reset_peak, gk_memory_stats *stats)
+{
+    *stats = (gk_memory_stats){0};
+    const gk_backend *backend;
+    gk_status status = backend_without_starting(device, &backend);
+    return status == GK_OK ? backend->memory_stats(device, reset_peak, stats) : status;
+}
+
+gk_status gk_device_empty_cache(gk_device device)
+{
+    const gk_backend *backend;
+    gk_status status = backend_without_starting(device, &backend);
+    return status == GK_OK ? backend->empty_cache(device) : status;
+}
+
+gk_status gk_device_empty_cache_all(void)
+{
+    gk_status status = gk_device_empty_cache(gk_device_cpu());
+    return status == GK_OK ? gk_gpu_empty_cache_used() : status;
+}
+
 gk_status gk_device_synchronize_all(void)
 {
     /* The cpu's work is done when its ops return; the GPU layer knows

@@ -107,7 +107,7 @@ static gk_pool *new_pool(fake *f)
 static gk_pool_stats stats_of(gk_pool *pool)
 {
     gk_pool_stats s;
-    gk_pool_stats_of(pool, &s);
+    gk_pool_stats_of(pool, false, &s);
     return s;
 }
 
@@ -540,6 +540,27 @@ static void test_stats_and_trim(void)
     CHECK(f.frees == 3 && f.live_count == 0, "destroy kept a chunk");
 }
 
+/* The peak is the most in use at once, and restarts from what is in use
+ * when reset. */
+static void test_peak(void)
+{
+    fake f;
+    fake_init(&f, 0);
+    gk_pool *pool = new_pool(&f);
+    uintptr_t p = get(pool, 3 * MIB), q = get(pool, 1000);
+    put(pool, p);
+    gk_pool_stats s;
+    gk_pool_stats_of(pool, true, &s); /* read, then reset */
+    CHECK(s.peak_in_use_bytes == 3 * MIB + 1024, "peak %llu, expected 3 MiB + 1024",
+          (unsigned long long)s.peak_in_use_bytes);
+    CHECK(stats_of(pool).peak_in_use_bytes == 1024, "the reset peak is not what is in use");
+    put(pool, get(pool, 2 * MIB));
+    CHECK(stats_of(pool).peak_in_use_bytes == 2 * MIB + 1024, "the peak after a reset");
+    put(pool, q);
+    CHECK(stats_of(pool).peak_in_use_bytes == 2 * MIB + 1024, "a release lowered the peak");
+    gk_pool_destroy(pool);
+}
+
 static void test_destroy(void)
 {
     fake f;
@@ -771,6 +792,7 @@ int main(void)
     test_out_of_memory();
     test_driver_error();
     test_stats_and_trim();
+    test_peak();
     test_destroy();
     test_zero_bytes();
     test_bad_release();

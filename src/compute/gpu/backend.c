@@ -74,7 +74,9 @@ static gk_status gpu_synchronize(gk_device device)
         .kind = KIND, .name = NAME, .count = COUNT, .check = gpu_check,                  \
         .describe = gpu_describe, .memory = gpu_memory, .has_dtype = gpu_has_dtype,      \
         .alloc = gk_gpu_alloc, .release = gk_gpu_release, .upload = gpu_upload,         \
-        .download = gpu_download, .synchronize = gpu_synchronize, .convert = gpu_convert, \
+        .download = gpu_download, .synchronize = gpu_synchronize,                        \
+        .memory_stats = gk_gpu_memory_stats, .empty_cache = gk_gpu_empty_cache,          \
+        .convert = gpu_convert,                                                          \
         .fill = gpu_fill, .sequence = gpu_sequence, .elementwise = gpu_elementwise,      \
         .where = gpu_where, .reduce = gpu_reduce, .scan = gpu_scan, .sort = gpu_sort,    \
         .random = gpu_random, .gather = gpu_gather, .scatter = gpu_scatter,              \

@@ -142,6 +142,51 @@ gk_status gk_gpu_host_device(gk_device *out)
                    count, count == 1 ? "" : "s");
 }
 
+/* The state of a device this process has used, else NULL (starts nothing). */
+static struct gk_gpu_device *used_state(gk_device device)
+{
+    struct gk_gpu_device *found = NULL;
+    pthread_mutex_lock(&devices_lock);
+    for (int i = 0; i < device_count && !found; i++)
+        if (gk_device_equal(devices[i]->device, device))
+            found = devices[i];
+    pthread_mutex_unlock(&devices_lock);
+    return found;
+}
+
+gk_status gk_gpu_memory_stats(gk_device device, bool reset_peak, gk_memory_stats *stats)
+{
+    *stats = (gk_memory_stats){0};
+    struct gk_gpu_device *state = used_state(device);
+    if (!state)
+        return GK_OK;
+    gk_pool_stats pool;
+    gk_pool_stats_of(state->pool, reset_peak, &pool);
+    *stats = (gk_memory_stats){pool.in_use_bytes, pool.peak_in_use_bytes, pool.cached_bytes,
+                               pool.driver_allocations};
+    return GK_OK;
+}
+
+/* The driver's free waits for the queued work that may still use the
+ * memory (freed blocks are reused at once: pool.h), so nothing is lost. */
+gk_status gk_gpu_empty_cache(gk_device device)
+{
+    struct gk_gpu_device *state = used_state(device);
+    if (state)
+        gk_pool_trim(state->pool);
+    return GK_OK;
+}
+
+gk_status gk_gpu_empty_cache_used(void)
+{
+    pthread_mutex_lock(&devices_lock);
+    int count = device_count;
+    pthread_mutex_unlock(&devices_lock);
+    for (int i = 0; i < count; i++)
+        gk_pool_trim(devices[i]->pool);
+    return GK_OK;
+}
+
 gk_status gk_gpu_synchronize_used(void)
 {
     /* Entries are never removed, so the count read under the lock covers

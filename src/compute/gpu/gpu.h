@@ -59,6 +59,14 @@ gk_status gk_gpu_info_of(gk_device device, const gk_gpu_info **info);
 gk_status gk_gpu_host_device(gk_device *out);
 /* Synchronizes every CUDA and OpenCL device this process has started. */
 gk_status gk_gpu_synchronize_used(void);
+/* The memory pool's figures (gk_memory_stats); 0s for a device this
+ * process never used, which is not started for them. */
+gk_status gk_gpu_memory_stats(gk_device device, bool reset_peak, gk_memory_stats *stats);
+/* The pool gives its wholly free chunks back to the driver; nothing to
+ * do on a device never used. */
+gk_status gk_gpu_empty_cache(gk_device device);
+/* gk_gpu_empty_cache of every device used. */
+gk_status gk_gpu_empty_cache_used(void);
 
 /* --- programs --- */
 /* The full source of a built-in program: dialect.h, types.h and the

@@ -338,6 +338,8 @@ static pool_block *take_best_fit(gk_pool *pool, size_t size)
     in_use_insert(pool, block);
     pool->stats.cached_bytes -= block->size;
     pool->stats.in_use_bytes += block->size;
+    if (pool->stats.in_use_bytes > pool->stats.peak_in_use_bytes)
+        pool->stats.peak_in_use_bytes = pool->stats.in_use_bytes;
     return block;
 }
 
@@ -459,10 +461,12 @@ void gk_pool_trim(gk_pool *pool)
     pthread_mutex_unlock(&pool->lock);
 }
 
-void gk_pool_stats_of(gk_pool *pool, gk_pool_stats *stats)
+void gk_pool_stats_of(gk_pool *pool, bool reset_peak, gk_pool_stats *stats)
 {
     pthread_mutex_lock(&pool->lock);
     *stats = pool->stats;
+    if (reset_peak)
+        pool->stats.peak_in_use_bytes = pool->stats.in_use_bytes;
     pthread_mutex_unlock(&pool->lock);
 }
 

@@ -17,6 +17,7 @@
 
 #include <gpukit/status.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,7 @@ typedef void (*gk_pool_free_fn)(void *context, char *address);
 
 typedef struct gk_pool_stats {
     uint64_t in_use_bytes;   /* handed out, rounded sizes */
+    uint64_t peak_in_use_bytes; /* the most in use at once since creation or a reset */
     uint64_t cached_bytes;   /* held from the driver but free */
     uint64_t chunks;         /* driver allocations held now */
     uint64_t driver_allocations; /* calls to the allocator so far */
@@ -43,7 +45,9 @@ gk_status gk_pool_allocate(gk_pool *pool, size_t bytes, char **address);
 void gk_pool_release(gk_pool *pool, char *address);
 /* Gives every wholly free chunk back to the driver. */
 void gk_pool_trim(gk_pool *pool);
-void gk_pool_stats_of(gk_pool *pool, gk_pool_stats *stats);
+/* The counts now; with reset_peak, the peak then restarts from what is in
+ * use now. */
+void gk_pool_stats_of(gk_pool *pool, bool reset_peak, gk_pool_stats *stats);
 /* Frees every chunk (blocks still in use included). */
 void gk_pool_destroy(gk_pool *pool);
 

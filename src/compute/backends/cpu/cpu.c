@@ -6,6 +6,8 @@
 #include "core/error.h"
 #include "probe/backend.h"
 
+#include <malloc.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +70,38 @@ enum { HUGE_PAGE = 2 << 20, HUGE_MIN = 4 << 20 };
  * call, which made small ops spend most of their time in malloc. */
 enum { SMALL_ALIGNMENT = 64 };
 
+/* The bytes CPU arrays hold, counted as malloc was asked (gk_memory_stats). */
+static _Atomic uint64_t in_use_bytes, peak_in_use_bytes, allocations;
+
+static void count_allocation(size_t bytes)
+{
+    uint64_t now = atomic_fetch_add(&in_use_bytes, bytes) + bytes;
+    uint64_t peak = atomic_load(&peak_in_use_bytes);
+    while (now > peak && !atomic_compare_exchange_weak(&peak_in_use_bytes, &peak, now))
+        ;
+    atomic_fetch_add(&allocations, 1);
+}
+
+static gk_status cpu_memory_stats(gk_device device, bool reset_peak, gk_memory_stats *stats)
+{
+    (void)device;
+    *stats = (gk_memory_stats){atomic_load(&in_use_bytes), atomic_load(&peak_in_use_bytes), 0,
+                               atomic_load(&allocations)};
+    if (reset_peak)
+        atomic_store(&peak_in_use_bytes, atomic_load(&in_use_bytes));
+    return GK_OK;
+}
+
+/* The CPU caches nothing of its own; malloc may hold freed memory. */
+static gk_status cpu_empty_cache(gk_device device)
+{
+    (void)device;
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+    return GK_OK;
+}
+
 static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
 {
     (void)device;
@@ -97,12 +131,14 @@ static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes on the "
                                              "CPU",
                        bytes);
+    count_allocation(bytes);
     return GK_OK;
 }
 
 static void cpu_release(gk_device device, void *data, size_t bytes)
 {
     (void)device;
+    atomic_fetch_sub(&in_use_bytes, bytes);
     if (bytes >= HUGE_MIN) {
         free(data);
         return;
@@ -136,6 +172,8 @@ const gk_backend gk_cpu_backend = {
     .has_dtype = cpu_has_dtype,
     .alloc = cpu_alloc,
     .release = cpu_release,
+    .memory_stats = cpu_memory_stats,
+    .empty_cache = cpu_empty_cache,
     .upload = cpu_copy,
     .download = cpu_copy,
     .synchronize = cpu_synchronize,

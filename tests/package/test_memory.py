@@ -1,0 +1,101 @@
+"""What gpukit's arrays take of each device's memory: device.memory_stats(),
+reset_peak_memory_stats() and empty_cache(), gpukit.empty_cache(), and
+torch.cuda's names in gpukit.cuda. On every device (a GPU's pool keeps
+freed memory until empty_cache gives it back), and on the fake CUDA
+driver, whose cuMemGetInfo shows what reaches the driver and which flags
+memory freed while queued copies still use it."""
+import pytest
+
+import gpukit
+from conftest import FAKE_CUDA
+
+MIB = 1 << 20
+KEYS = {"in_use_bytes", "peak_in_use_bytes", "cached_bytes", "reserved_bytes",
+        "driver_allocations"}
+
+
+def test_stats_follow_arrays_and_empty_cache_gives_memory_back(device):
+    d = gpukit.device(device)
+    d.empty_cache()
+    base = d.memory_stats()
+    assert set(base) == KEYS
+    assert base["reserved_bytes"] == base["in_use_bytes"] + base["cached_bytes"]
+    # larger than any free block the pool keeps, so it takes memory of its own
+    size = base["cached_bytes"] + 24 * MIB
+    x = gpukit.zeros(size // 4, dtype=gpukit.float32, device=d)
+    held = d.memory_stats()
+    assert held["in_use_bytes"] >= base["in_use_bytes"] + size
+    assert held["peak_in_use_bytes"] >= held["in_use_bytes"]
+    assert held["driver_allocations"] > base["driver_allocations"]
+    del x
+    freed = d.memory_stats()
+    assert freed["in_use_bytes"] == base["in_use_bytes"]
+    if d.type == "cpu":
+        assert freed["cached_bytes"] == 0  # malloc's memory: nothing kept
+    else:
+        assert freed["reserved_bytes"] == held["reserved_bytes"]  # the pool keeps it
+    d.empty_cache()
+    assert d.memory_stats()["reserved_bytes"] == base["reserved_bytes"]
+
+
+def test_peak_and_its_reset(device):
+    d = gpukit.device(device)
+    x = gpukit.ones(MIB, dtype=gpukit.float32, device=d)
+    d.reset_peak_memory_stats()
+    stats = d.memory_stats()
+    assert stats["peak_in_use_bytes"] == stats["in_use_bytes"]
+    y = gpukit.ones(2 * MIB, dtype=gpukit.float32, device=d)
+    del y
+    stats = d.memory_stats()
+    assert stats["peak_in_use_bytes"] >= stats["in_use_bytes"] + 8 * MIB
+    del x
+
+
+def test_module_level_empty_cache(device):
+    x = gpukit.ones(3 * MIB, dtype=gpukit.float32, device=device)
+    del x
+    gpukit.empty_cache(device)
+    gpukit.empty_cache()  # every device used
+    d = gpukit.device(device)
+    assert d.memory_stats()["reserved_bytes"] == d.memory_stats()["in_use_bytes"] + \
+        d.memory_stats()["cached_bytes"]
+    with pytest.raises(ValueError):
+        gpukit.empty_cache("nonsense:7")
+
+
+def test_cuda_names_refuse_other_devices():
+    with pytest.raises(ValueError, match="not a CUDA device"):
+        gpukit.cuda.memory_allocated("cpu")
+
+
+def test_the_pool_gives_memory_back_to_the_cuda_driver(py):
+    out = py("""
+import ctypes, os
+import numpy as np
+import gpukit
+driver = ctypes.CDLL(os.environ["GPUKIT_CUDA_LIBRARY"])
+d = gpukit.device("cuda:0")
+# a GPU never used reads 0s, and asking does not start it
+assert d.memory_stats()["driver_allocations"] == 0
+assert gpukit.cuda.memory_reserved(0) == 0
+gpukit.cuda.empty_cache()
+gpukit.empty_cache()
+free0, total = d.mem_get_info()
+x = gpukit.asarray(np.ones(16 << 20, dtype=np.float32), device=d)  # 64 MiB, copies queued
+assert gpukit.cuda.memory_allocated(0) >= 64 << 20
+del x
+free1, _ = d.mem_get_info()
+assert free1 <= free0 - (64 << 20), "the pool kept nothing"
+assert gpukit.cuda.memory_allocated("cuda:0") == 0
+assert gpukit.cuda.memory_reserved(0) >= 64 << 20
+assert gpukit.cuda.max_memory_allocated(0) >= 64 << 20
+gpukit.cuda.reset_peak_memory_stats(d)
+assert gpukit.cuda.max_memory_allocated(0) == 0
+gpukit.cuda.empty_cache(0)  # waits for the queued copies, then frees
+free2, _ = d.mem_get_info()
+assert free2 == free0, (free0, free2)
+assert gpukit.cuda.memory_reserved(0) == 0
+buf = ctypes.create_string_buffer(256)
+print("misuses", driver.fake_cuda_misuses(buf, 256), buf.value.decode())
+""", GPUKIT_CUDA_LIBRARY=FAKE_CUDA).stdout
+    assert out.split() == ["misuses", "0"], out
