@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +14,33 @@ static const gk_openmp *loaded; /* &table once every entry point was found */
 static char failure[600];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* After a parallel loop libgomp's threads spin 300000 times (about 10 ms
+ * here) before they sleep. That takes the cores from whatever runs next:
+ * OpenBLAS's threads (a 384 x 384 inverse ran 2.7x slower after one of
+ * our loops), NumPy, and the other users of a shared machine. Unless the
+ * user chose (OMP_WAIT_POLICY, GOMP_SPINCOUNT), they spin 1000 times, the
+ * count libgomp itself falls back to when cores are oversubscribed: back-
+ * to-back ops from Python still find them awake. libgomp reads its
+ * environment when it is loaded, so the variable is set around the load
+ * only, and child processes see the user's own environment. A libgomp
+ * that another library loaded first keeps its settings. */
+static void *load_with_short_spin(const char *name)
+{
+    bool choose = !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT");
+    if (choose)
+        setenv("GOMP_SPINCOUNT", "1000", 0);
+    void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (choose)
+        unsetenv("GOMP_SPINCOUNT");
+    return handle;
+}
+
 static void load(void)
 {
     /* The override is for tests and odd installs (another libgomp build). */
     const char *override = getenv("GPUKIT_OPENMP_LIBRARY");
     const char *name = override && *override ? override : "libgomp.so.1";
-    void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    void *handle = load_with_short_spin(name);
     if (!handle) {
         const char *error = dlerror();
         snprintf(failure, sizeof failure, "%s", error ? error : name);

@@ -5,11 +5,12 @@ OpenMP's runtime until a loop is big enough for threads (src/ext/openmp.c);
 and a machine without BLAS gets an error naming the package to install.
 Also the default device that GPUKIT_DEFAULT_DEVICE sets at import."""
 import json
+import re
 
 import pytest
 
 import gpukit
-from conftest import DEVICES
+from conftest import DEVICES, child_env, run_python
 
 # Every file name a CBLAS or LAPACKE (and the LAPACK under it) has, and
 # OpenMP's runtime.
@@ -98,6 +99,32 @@ def test_without_openmp_the_cpu_computes_on_one_thread(py, tmp_path):
     assert "1 thread (no OpenMP runtime: " + missing in out[1], out[1]
     assert "apt install libgomp1" in out[1]
     assert out[2] == "False"
+
+
+def test_openmp_threads_spin_briefly_unless_the_user_chose(tmp_path):
+    # libgomp's own default, 300000 spins after each loop, kept the cores
+    # from OpenBLAS's threads and other programs; gpukit asks for 1000 when
+    # the user chose nothing, as libgomp's own display shows, and leaves
+    # the environment as it found it
+    code = """
+        import ctypes, gpukit
+        (gpukit.ones(1 << 20, device="cpu") + 1).tolist()  # loads libgomp
+        libc = ctypes.CDLL(None)
+        libc.getenv.restype = ctypes.c_char_p
+        print(libc.getenv(b"GOMP_SPINCOUNT"))
+    """
+
+    def spin(**chosen):
+        env = child_env(tmp_path)
+        env.pop("OMP_WAIT_POLICY", None)  # ctest's, for the other tests
+        env.pop("GOMP_SPINCOUNT", None)
+        env.update(OMP_DISPLAY_ENV="verbose", OMP_NUM_THREADS="2", **chosen)
+        result = run_python(code, env)
+        return re.search(r"GOMP_SPINCOUNT = '(\d+)'", result.stderr).group(1), result.stdout.strip()
+
+    assert spin() == ("1000", "None")
+    assert spin(GOMP_SPINCOUNT="5000") == ("5000", "b'5000'")
+    assert spin(OMP_WAIT_POLICY="active")[0] != "1000"
 
 
 SLEEF_MAPPED = """
