@@ -3,6 +3,8 @@
  * to the host, and the errors of each. */
 #include "array_check.h"
 
+#include <stdint.h>
+
 static void test_device_names(void)
 {
     gk_device d;
@@ -468,8 +470,30 @@ static void test_device_dtypes(gk_device device)
     CHECK(!has, "false on failure");
 }
 
+/* CPU arrays of every size are 64-byte aligned (a cache line, an AVX-512
+ * vector); from 32 MiB they start on a 2 MiB huge page, so that all of
+ * their pages can be huge (backends/cpu/cpu.c). */
+static void test_cpu_alignment(void)
+{
+    const int64_t sizes[] = {0, 1, 3, 1000, (4 << 20) + 8, (32 << 20) / 8 + 1};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        gk_array *a = NULL;
+        CHECK_OK(gk_empty(gk_device_cpu(), GK_INT64, 1, &sizes[i], &a));
+        if (!a)
+            continue;
+        uintptr_t address = (uintptr_t)gk_array_data(a);
+        CHECK(address % 64 == 0, "%lld elements at %p: not 64-byte aligned",
+              (long long)sizes[i], gk_array_data(a));
+        if (gk_array_nbytes(a) >= (32u << 20))
+            CHECK(address % (2u << 20) == 0, "%lld elements at %p: not on a huge page",
+                  (long long)sizes[i], gk_array_data(a));
+        gk_array_free(a);
+    }
+}
+
 int main(void)
 {
+    test_cpu_alignment();
     test_device_names();
     test_dtypes();
     FOR_EACH_DEVICE(test_creation);
