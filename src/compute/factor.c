@@ -168,6 +168,15 @@ typedef lapack_int (*matrix_work)(const stack *s, int64_t i, void *context, char
 #define SMALL_MATRIX_ELEMENTS (256 * 256)
 #define SHARE_OUT_MIN_WORK (1 << 20)
 
+/* Up to how many elements a lone matrix is factored with OpenBLAS on one
+ * thread. For LU and Cholesky that is SMALL_MATRIX_ELEMENTS: on two cores
+ * a 384 x 384 inverse is 1.5x faster on both. The reductions to condensed
+ * form that svd, eigh and eig start with, and QR's panels, are mostly
+ * matrix-vector work, whose threads meet after every column: on two cores
+ * one thread was faster up to 768 x 768 (512: svdvals 32 against 50 ms,
+ * eigvalsh 10 against 16, qr 20 against 26, eig 300 against 324). */
+#define REDUCTION_ONE_THREAD_ELEMENTS (512 * 512)
+
 static bool share_out(const stack *s, bool small)
 {
     int64_t n = s->rows > s->cols ? s->rows : s->cols;
@@ -206,9 +215,11 @@ static void each_range(void *data, int64_t first, int64_t end)
 
 /* Runs `work` on every matrix of s (see share_out; each range of matrices
  * with a scratch buffer of scratch_bytes), then reports the first matrix
- * whose info is a failure of routines[which]. */
+ * whose info is a failure of routines[which]. OpenBLAS runs one thread
+ * for matrices of up to one_thread_elements, and for shared-out stacks. */
 static gk_status factor_each_matrix(const stack *s, matrix_work work, void *context,
-                                    size_t scratch_bytes, const factor_routine *routines)
+                                    size_t scratch_bytes, const factor_routine *routines,
+                                    int64_t one_thread_elements)
 {
     if (s->count == 0)
         return GK_OK;
@@ -221,7 +232,7 @@ static gk_status factor_each_matrix(const stack *s, matrix_work work, void *cont
     /* OpenBLAS's own threads only cost time on a small matrix (39
      * inverses of 8 x 8 took 20x NumPy's time, waking them for each
      * call), and spin when several of gpukit's threads call at once */
-    bool one_blas_thread = small || shared_out;
+    bool one_blas_thread = s->rows * s->cols <= one_thread_elements || shared_out;
     if (one_blas_thread)
         gk_lapacke_pause_threads(s->lapacke);
     cpu_parallel(s->count, shared_out, each_range, &loop);
@@ -559,7 +570,8 @@ gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array *
     size_t scratch = (size_t)(m * n) * s.size +
                      (size_t)at_least_one(k) * gk_dtype_size(factor_real_dtype(&s));
     if (status == GK_OK)
-        status = factor_each_matrix(&s, svd_matrix, &work, scratch, svd_routines);
+        status = factor_each_matrix(&s, svd_matrix, &work, scratch, svd_routines,
+                                    REDUCTION_ONE_THREAD_ELEMENTS);
     stack_free(&s);
     status = factor_result_upload(&rs, &s, status, sv);
     if (u) {
@@ -644,7 +656,7 @@ gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r)
         status = factor_result_init(&rr, &s, s.dtype, 2, r_rows, n);
     if (status == GK_OK)
         status = factor_each_matrix(&s, qr_matrix, &work, (size_t)at_least_one(k) * s.size,
-                                    qr_routines);
+                                    qr_routines, REDUCTION_ONE_THREAD_ELEMENTS);
     stack_free(&s);
     status = factor_result_upload(&rq, &s, status, q);
     status = factor_result_upload(&rr, &s, status, r);
@@ -778,7 +790,8 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
     solve_work work = {&sb_host, (lapack_int)nrhs};
     size_t scratch = (size_t)(n * nrhs) * sa_host.size + sizeof(lapack_int) * (size_t)n;
     if (status == GK_OK && n > 0 && nrhs > 0)
-        status = factor_each_matrix(&sa_host, solve_matrix, &work, scratch, solve_routines);
+        status = factor_each_matrix(&sa_host, solve_matrix, &work, scratch, solve_routines,
+                                    SMALL_MATRIX_ELEMENTS);
     /* x is b's stack; without the column axis for a vector */
     gk_array *solved = NULL;
     status = stack_upload(&sb_host, status, &solved);
@@ -830,7 +843,7 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
         status = factor_result_init(&inverses, &s, s.dtype, 2, n, n);
     if (status == GK_OK && n > 0)
         status = factor_each_matrix(&s, inv_matrix, &inverses, sizeof(lapack_int) * (size_t)n,
-                                    inv_routines);
+                                    inv_routines, SMALL_MATRIX_ELEMENTS);
     stack_free(&s);
     return factor_result_upload(&inverses, &s, status, out);
 }
@@ -1004,7 +1017,7 @@ static gk_status lu_determinants(const gk_array *a, const char *function, result
     if (status == GK_OK)
         status = factor_each_matrix(s, determinant_matrix, &work,
                                     sizeof(lapack_int) * (size_t)at_least_one(s->rows),
-                                    determinant_routines);
+                                    determinant_routines, SMALL_MATRIX_ELEMENTS);
     stack_free(s);
     return status;
 }
@@ -1072,7 +1085,8 @@ gk_status gk_cholesky(const gk_array *a, bool upper, gk_array **out)
     stack s;
     status = load_stack(a, factor_dtype(a->dtype), "cholesky", &s);
     if (status == GK_OK && s.rows > 0)
-        status = factor_each_matrix(&s, cholesky_matrix, &upper, 0, cholesky_routines);
+        status = factor_each_matrix(&s, cholesky_matrix, &upper, 0, cholesky_routines,
+                                    SMALL_MATRIX_ELEMENTS);
     return stack_upload(&s, status, out);
 }
 
@@ -1130,7 +1144,8 @@ gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors)
         status = factor_result_init(&w, &s, factor_real_dtype(&s), 1, n, 0);
     eigh_work work = {vectors != NULL, &w};
     if (status == GK_OK && n > 0)
-        status = factor_each_matrix(&s, eigh_matrix, &work, 0, eigh_routines);
+        status = factor_each_matrix(&s, eigh_matrix, &work, 0, eigh_routines,
+                                    REDUCTION_ONE_THREAD_ELEMENTS);
     status = factor_result_upload(&w, &s, status, values);
     if (status == GK_OK && vectors) {
         /* V as the transposed view of the buffer (column-major, as
@@ -1250,7 +1265,8 @@ gk_status gk_eig(const gk_array *a, gk_array **values, gk_array **vectors)
     size_t real_size = single ? sizeof(float) : sizeof(double);
     size_t scratch = factor_is_complex(&s) ? 0 : (size_t)(2 * n + n * n) * real_size;
     if (status == GK_OK && n > 0)
-        status = factor_each_matrix(&s, eig_matrix, &work, scratch, eig_routines);
+        status = factor_each_matrix(&s, eig_matrix, &work, scratch, eig_routines,
+                                    REDUCTION_ONE_THREAD_ELEMENTS);
     stack_free(&s);
     status = factor_result_upload(&w, &s, status, values);
     if (vectors)
