@@ -236,7 +236,11 @@ static PyObject *device_synchronize(PyObject *self, PyObject *unused)
 static PyObject *memory_stats_of(PyObject *self, bool reset_peak)
 {
     gk_memory_stats stats;
-    gk_status status = gk_device_memory_stats(device_of(self), reset_peak, &stats);
+    gk_status status;
+    /* without the GIL: the pool's lock may be held across a driver call */
+    Py_BEGIN_ALLOW_THREADS
+    status = gk_device_memory_stats(device_of(self), reset_peak, &stats);
+    Py_END_ALLOW_THREADS
     if (status != GK_OK)
         return gkpy_raise(gkpy_state_of_type(Py_TYPE(self)), status);
     return Py_BuildValue("{sKsKsKsKsK}", "in_use_bytes", (unsigned long long)stats.in_use_bytes,
@@ -353,10 +357,11 @@ static PyMethodDef device_methods[] = {
      "reset_peak_memory_stats($self, /)\n--\n\nRestarts peak_in_use_bytes from what is in use "
      "now, to measure one step's peak."},
     {"empty_cache", device_empty_cache, METH_NOARGS,
-     "empty_cache($self, /)\n--\n\nGives the freed memory the device's pool keeps back to the "
-     "driver, after the\nwork queued there, so other processes and libraries (PyTorch, CuPy) can "
-     "have it\n(torch.cuda.empty_cache(), CuPy's free_all_blocks()). Arrays keep theirs. On the "
-     "CPU,\nmalloc gives the free memory it can back to the system."},
+     "empty_cache($self, /)\n--\n\nGives the memory the device's pool keeps in wholly free "
+     "chunks back to the\ndriver (which waits for queued work), so other processes and libraries "
+     "(PyTorch,\nCuPy) can have it (torch.cuda.empty_cache(), CuPy's free_all_blocks()). Free "
+     "blocks\nin chunks that arrays still use stay cached. On the CPU, malloc gives the free\n"
+     "memory it can back to the system."},
     {"__enter__", device_enter, METH_NOARGS,
      "__enter__($self, /)\n--\n\nMakes the device the default one until the `with` block "
      "ends."},
@@ -490,8 +495,9 @@ static PyObject *py_synchronize(PyObject *module, PyObject *const *args, Py_ssiz
 
 PyDoc_STRVAR(empty_cache_doc,
 "empty_cache(device=None)\n--\n\n"
-"Gives the freed memory gpukit's pool keeps on `device` back to its driver;\n"
-"with None, on every device this process has used (device.empty_cache()).");
+"Gives the memory gpukit's pool keeps in wholly free chunks on `device` back\n"
+"to its driver; with None, on every device this process has used\n"
+"(device.empty_cache()).");
 
 static PyObject *py_empty_cache(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames)

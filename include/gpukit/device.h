@@ -90,11 +90,12 @@ typedef struct gk_memory_stats {
  * what is in use now (torch.cuda.reset_peak_memory_stats). */
 gk_status gk_device_memory_stats(gk_device device, bool reset_peak, gk_memory_stats *stats);
 
-/* Gives the memory the device's pool caches back to the driver (which
- * waits for queued work that may still use it), so that other processes
- * and libraries (PyTorch, CuPy) in this one can have it
- * (torch.cuda.empty_cache). Arrays in use keep theirs. On the CPU, malloc
- * returns the free memory it can to the system (glibc's malloc_trim). */
+/* Gives the memory the device's pool caches in wholly free chunks back to
+ * the driver (which waits for queued work that may still use it), so
+ * that other processes and libraries (PyTorch, CuPy) in this one can have
+ * it (torch.cuda.empty_cache). Free blocks in chunks that arrays still use
+ * stay cached. On the CPU, malloc returns the free memory it can to the
+ * system (glibc's malloc_trim). */
 gk_status gk_device_empty_cache(gk_device device);
 /* gk_device_empty_cache of the CPU and every device this process has used. */
 gk_status gk_device_empty_cache_all(void);

@@ -22,6 +22,7 @@ from ._gpukit import (
     _cuda_get_device_name,
     _cuda_is_available,
     _cuda_mem_get_info,
+    GPUError as _GPUError,
     device as _device,
 )
 
@@ -67,14 +68,20 @@ def mem_get_info(device=None):
 
 
 def _cuda_device(device):
-    """The gpukit.device a torch.cuda-style argument names."""
+    """The gpukit.device a torch.cuda-style argument names (GPUError for a
+    number this process cannot see, found without starting CUDA)."""
     if device is None:
-        return _device("cuda", 0)
-    if isinstance(device, int) and not isinstance(device, bool):
-        return _device("cuda", device)
-    found = _device(device)
+        found = _device("cuda", 0)
+    elif isinstance(device, int) and not isinstance(device, bool):
+        found = _device("cuda", device)
+    else:
+        found = _device(device)
     if found.type != "cuda":
         raise ValueError(f"{found} is not a CUDA device")
+    count = device_count()
+    if found.index >= count:
+        raise _GPUError(f"{found}: this process sees {count} CUDA device"
+                        f"{'' if count == 1 else 's'}")
     return found
 
 

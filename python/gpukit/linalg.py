@@ -96,8 +96,8 @@ def inv(x, /):
 def det(x, /):
     """The determinant of each square matrix of x.
 
-    0 for a singular matrix, NaN for one holding NaN; one too large for the
-    dtype is infinite, with NumPy's signs.
+    0 for a singular matrix, NaN for one holding NaN (or whose infinities
+    cancel); one too large for the dtype is infinite, with NumPy's signs.
     """
     return _gpukit._linalg_det(x)
 
@@ -108,7 +108,8 @@ def slogdet(x, /):
     SlogdetResult(sign, logabsdet): sign is 1, -1 or 0 (a complex number of
     modulus 1 for complex x) in x's dtype, logabsdet real (-inf for a
     singular matrix); det = sign * exp(logabsdet) without overflowing.
-    A matrix holding NaN gives NaN for both.
+    A matrix holding NaN gives NaN for both, as do infinities that cancel
+    in its LU factors.
     """
     return SlogdetResult(*_gpukit._linalg_slogdet(x))
 

@@ -45,6 +45,7 @@
 #include "core/error.h"
 
 #include <complex.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -931,13 +932,19 @@ static double complex determinant_from_logs(double complex sign, double log_sum)
  * elements of s's dtype, `step` elements apart) and the pivots. det is
  * the product of the diagonal, negated once per row swap (it keeps more
  * precision than sign * exp(log |det|)); where that product overflows
- * or is NaN, det is NumPy's sign * exp(log |det|). */
+ * the dtype, underflows on the way or is NaN, det is NumPy's
+ * sign * exp(log |det|). */
 void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
                            const lapack_int *pivots, result *sign, result *logabs, result *det)
 {
     lu_determinant lu = determinant_from_lu(s, d_start, step, pivots, logabs != NULL);
     double complex product = lu.product;
-    if (det && !(isfinite(creal(product)) && isfinite(cimag(product)))) {
+    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
+    double largest = single ? FLT_MAX : DBL_MAX;
+    /* beyond the dtype's range, or 0 from an underflow on the way */
+    bool lost = !(fabs(creal(product)) <= largest && fabs(cimag(product)) <= largest) ||
+                (product == 0 && !lu.zero);
+    if (det && lost) {
         if (!logabs)
             lu = determinant_from_lu(s, d_start, step, pivots, true);
         product = determinant_from_logs(lu.unit, lu.log_sum);

@@ -22,8 +22,11 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * count libgomp itself falls back to when cores are oversubscribed: back-
  * to-back ops from Python still find them awake. libgomp reads its
  * environment when it is loaded, so the variable is set around the load
- * only, and child processes see the user's own environment. A libgomp
- * that another library loaded first keeps its settings. */
+ * only (once per process; a child forked by another thread in that
+ * moment, or a getenv there racing setenv, is the price: libgomp has no
+ * other way to be told), and child processes see the user's own
+ * environment. A libgomp that another library loaded first keeps its
+ * settings. */
 static void *load_with_short_spin(const char *name)
 {
     bool choose = !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT");

@@ -193,6 +193,9 @@ def test_det_special_cases(device):
     assert host(linalg.det(on([[0.0, 1.0], [1.0, 0.0]], device, "float64"))) == -1.0
     big = on(np.eye(3) * 1e200, device, "float64")  # det overflows, slogdet does not
     assert host(linalg.slogdet(big).logabsdet) == pytest.approx(3 * np.log(1e200))
+    # the diagonal's product underflows on the way; det does not
+    tiny = on(np.diag([1e-200, 1e-200, 1e300]), device, "float64")
+    assert host(linalg.det(tiny)) == pytest.approx(1e-100)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

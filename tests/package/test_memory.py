@@ -4,6 +4,8 @@ torch.cuda's names in gpukit.cuda. On every device (a GPU's pool keeps
 freed memory until empty_cache gives it back), and on the fake CUDA
 driver, whose cuMemGetInfo shows what reaches the driver and which flags
 memory freed while queued copies still use it."""
+import gc
+
 import pytest
 
 import gpukit
@@ -41,31 +43,51 @@ def test_stats_follow_arrays_and_empty_cache_gives_memory_back(device):
 def test_peak_and_its_reset(device):
     d = gpukit.device(device)
     x = gpukit.ones(MIB, dtype=gpukit.float32, device=d)
-    d.reset_peak_memory_stats()
-    stats = d.memory_stats()
-    assert stats["peak_in_use_bytes"] == stats["in_use_bytes"]
-    y = gpukit.ones(2 * MIB, dtype=gpukit.float32, device=d)
-    del y
-    stats = d.memory_stats()
-    assert stats["peak_in_use_bytes"] >= stats["in_use_bytes"] + 8 * MIB
+    gc.collect()
+    gc.disable()  # no other array may be freed between the reads
+    try:
+        d.reset_peak_memory_stats()
+        stats = d.memory_stats()
+        assert stats["peak_in_use_bytes"] == stats["in_use_bytes"]
+        y = gpukit.ones(2 * MIB, dtype=gpukit.float32, device=d)
+        del y
+        stats = d.memory_stats()
+        assert stats["peak_in_use_bytes"] >= stats["in_use_bytes"] + 8 * MIB
+    finally:
+        gc.enable()
     del x
 
 
-def test_module_level_empty_cache(device):
-    x = gpukit.ones(3 * MIB, dtype=gpukit.float32, device=device)
-    del x
-    gpukit.empty_cache(device)
-    gpukit.empty_cache()  # every device used
+@pytest.mark.parametrize("every_device", [False, True])
+def test_module_level_empty_cache(device, every_device):
     d = gpukit.device(device)
-    assert d.memory_stats()["reserved_bytes"] == d.memory_stats()["in_use_bytes"] + \
-        d.memory_stats()["cached_bytes"]
+    gpukit.empty_cache(device)
+    base = d.memory_stats()
+    x = gpukit.ones((base["cached_bytes"] + 24 * MIB) // 4, dtype=gpukit.float32, device=d)
+    del x
+    gpukit.empty_cache() if every_device else gpukit.empty_cache(device)
+    assert d.memory_stats()["reserved_bytes"] == base["reserved_bytes"]
+
+
+def test_bad_devices():
     with pytest.raises(ValueError):
         gpukit.empty_cache("nonsense:7")
 
 
-def test_cuda_names_refuse_other_devices():
+def test_cuda_names_refuse_other_devices(py):
     with pytest.raises(ValueError, match="not a CUDA device"):
         gpukit.cuda.memory_allocated("cpu")
+    # a number this process cannot see, as gpukit.cuda's other functions
+    out = py("""
+import gpukit
+for call in (gpukit.cuda.memory_allocated, gpukit.cuda.empty_cache,
+             gpukit.cuda.reset_peak_memory_stats):
+    try:
+        call(8)
+    except gpukit.GPUError as e:
+        print(e)
+""", scenario="h100x8", GPUKIT_CUDA_LIBRARY=FAKE_CUDA).stdout.splitlines()
+    assert out == ["cuda:8: this process sees 8 CUDA devices"] * 3, out
 
 
 def test_the_pool_gives_memory_back_to_the_cuda_driver(py):
@@ -97,5 +119,5 @@ assert free2 == free0, (free0, free2)
 assert gpukit.cuda.memory_reserved(0) == 0
 buf = ctypes.create_string_buffer(256)
 print("misuses", driver.fake_cuda_misuses(buf, 256), buf.value.decode())
-""", GPUKIT_CUDA_LIBRARY=FAKE_CUDA).stdout
+""", scenario="h100x8", GPUKIT_CUDA_LIBRARY=FAKE_CUDA).stdout
     assert out.split() == ["misuses", "0"], out

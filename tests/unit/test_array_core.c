@@ -475,7 +475,9 @@ static void test_device_dtypes(gk_device device)
  * their pages can be huge (backends/cpu/cpu.c). */
 static void test_cpu_alignment(void)
 {
-    const int64_t sizes[] = {0, 1, 3, 1000, (4 << 20) + 8, (32 << 20) / 8 + 1};
+    /* int64 elements: nothing, small, from 4 MiB (malloc, huge pages
+     * advised inside), just under and at 32 MiB (whole huge pages) */
+    const int64_t sizes[] = {0, 1, 3, 1000, (4 << 20) / 8 + 1, (32 << 20) / 8 - 1, (32 << 20) / 8};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         gk_array *a = NULL;
         CHECK_OK(gk_empty(gk_device_cpu(), GK_INT64, 1, &sizes[i], &a));

@@ -98,16 +98,16 @@ static void count_allocation(size_t bytes)
     uint64_t peak = atomic_load(&peak_in_use_bytes);
     while (now > peak && !atomic_compare_exchange_weak(&peak_in_use_bytes, &peak, now))
         ;
-    atomic_fetch_add(&allocations, 1);
 }
 
 static gk_status cpu_memory_stats(gk_device device, bool reset_peak, gk_memory_stats *stats)
 {
     (void)device;
-    *stats = (gk_memory_stats){atomic_load(&in_use_bytes), atomic_load(&peak_in_use_bytes), 0,
-                               atomic_load(&allocations)};
+    uint64_t in_use = atomic_load(&in_use_bytes), peak = atomic_load(&peak_in_use_bytes);
+    /* read apart from in_use, or just reset by another thread: never below it */
+    *stats = (gk_memory_stats){in_use, peak > in_use ? peak : in_use, 0, atomic_load(&allocations)};
     if (reset_peak)
-        atomic_store(&peak_in_use_bytes, atomic_load(&in_use_bytes));
+        atomic_store(&peak_in_use_bytes, in_use);
     return GK_OK;
 }
 
@@ -149,6 +149,7 @@ static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
 {
     (void)device;
     *data = NULL;
+    atomic_fetch_add(&allocations, 1); /* asked of malloc, as the GPU pool counts */
     if (bytes <= SIZE_MAX - HUGE_PAGE) /* beyond any machine; rounding would overflow */
         *data = bytes >= FRESH_MIN ? fresh_huge_pages(bytes) : malloc_block(bytes);
     if (!*data)
