@@ -54,6 +54,15 @@ static const char *const cblas_names[] = {"libopenblas.so.0", "libcblas.so.3", "
 /* An OpenBLAS built with its own LAPACKE (upstream's default) serves too. */
 static const char *const lapacke_names[] = {"liblapacke.so.3", "libopenblas.so.0"};
 
+/* After a call OpenBLAS's threads spin 2^28 cycles (about 0.1 s) before
+ * they sleep: a core burnt after every matmul, taken from gpukit's own
+ * threads and the other users of a shared machine. Unless the user chose,
+ * 2^20 (about 0.4 ms): back-to-back calls still find them awake (a 512 x
+ * 512 matmul as fast; 4, the least, made it 1.4x slower). */
+static const char *const goto_timeout[] = {"GOTO_THREAD_TIMEOUT", NULL};
+static const gk_load_default short_openblas_spin = {"OPENBLAS_THREAD_TIMEOUT", "20",
+                                                     goto_timeout};
+
 static gk_cblas cblas_table;
 static gk_lapacke lapacke_table;
 
@@ -71,7 +80,7 @@ static gk_library cblas_library = {
     "install OpenBLAS (Debian, Ubuntu: apt install libopenblas0; Fedora: dnf install "
     "openblas)",
     &cblas_table, sizeof cblas_table, &cblas_table.library, cblas_table.path,
-    sizeof cblas_table.path, NULL, 0, GK_OK, ""};
+    sizeof cblas_table.path, NULL, 0, GK_OK, "", &short_openblas_spin};
 
 static gk_library lapacke_library = {
     "LAPACKE", "GPUKIT_LAPACKE_LIBRARY", lapacke_names,
@@ -80,7 +89,7 @@ static gk_library lapacke_library = {
     "install LAPACKE (Debian, Ubuntu: apt install liblapacke; Fedora: dnf install "
     "lapack)",
     &lapacke_table, sizeof lapacke_table, &lapacke_table.library, lapacke_table.path,
-    sizeof lapacke_table.path, lapacke_after, 0, GK_OK, ""};
+    sizeof lapacke_table.path, lapacke_after, 0, GK_OK, "", &short_openblas_spin};
 
 gk_status gk_cblas_open(const char *op, const gk_cblas **cblas)
 {

@@ -41,7 +41,7 @@ static gk_library library = {
     "install the CUDA toolkit's cuBLAS (11 or newer) for faster matrix products (gpukit's own "
     "kernel is used meanwhile)",
     &cublas_table, sizeof cublas_table, &cublas_table.library, cublas_table.path,
-    sizeof cublas_table.path, NULL, 0, GK_OK, ""};
+    sizeof cublas_table.path, NULL, 0, GK_OK, "", NULL};
 
 gk_status gk_cublas_open(const gk_cublas **cublas)
 {

@@ -27,7 +27,7 @@ static gk_library library = {
     sizeof entry_points / sizeof entry_points[0],
     "install the CUDA toolkit's cuFFT (pip install nvidia-cufft-cu12, or the toolkit) for FFTs "
     "on the GPU; without it they run on the host",
-    &table, sizeof table, &table.library, table.path, sizeof table.path, NULL, 0, GK_OK, ""};
+    &table, sizeof table, &table.library, table.path, sizeof table.path, NULL, 0, GK_OK, "", NULL};
 
 gk_status gk_cufft_open(const char *op, const gk_cufft **cufft)
 {

@@ -6,16 +6,30 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void *gk_dlopen_with_default(const char *path, const gk_load_default *setting)
+{
+    bool chosen = !setting || getenv(setting->variable);
+    for (size_t i = 0; !chosen && setting->chosen && setting->chosen[i]; i++)
+        chosen = getenv(setting->chosen[i]) != NULL;
+    if (!chosen)
+        setenv(setting->variable, setting->value, 0);
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!chosen)
+        unsetenv(setting->variable);
+    return handle;
+}
 
 /* Opens `path` and fills lib's table from it; false (with *why set, the
  * library closed and the table cleared) when it cannot be opened or lacks
  * a required function. */
 static int try_library(gk_library *lib, const char *path, char *why, size_t why_size)
 {
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *handle = gk_dlopen_with_default(path, lib->load_default);
     if (!handle) {
         const char *error = dlerror();
         snprintf(why, why_size, "%s", error ? error : path);

@@ -11,6 +11,22 @@
 
 #include <stddef.h>
 
+/* An environment variable a library reads once, as it loads (libgomp's
+ * GOMP_SPINCOUNT, OpenBLAS's OPENBLAS_THREAD_TIMEOUT): set to `value`
+ * around the dlopen unless the user set `variable` or one of `chosen`
+ * (NULL-ended; may be NULL), and unset after, so that child processes see
+ * the user's own environment. That is the only way to tell such a library;
+ * the price is that setenv is not thread-safe against a getenv (or a
+ * fork) in another thread at that moment, once per library and process.
+ * A library that something else loaded first keeps its settings. */
+typedef struct gk_load_default {
+    const char *variable, *value;
+    const char *const *chosen;
+} gk_load_default;
+
+/* dlopen(path, RTLD_NOW | RTLD_LOCAL) with `setting` (may be NULL). */
+void *gk_dlopen_with_default(const char *path, const gk_load_default *setting);
+
 /* One function to look up, and where its address goes in the table. */
 typedef struct gk_entry_point {
     const char *name;
@@ -39,6 +55,8 @@ typedef struct gk_library {
     int loaded;
     gk_status status;
     char message[1024];
+    /* Optional: an environment default for the load. */
+    const gk_load_default *load_default;
 } gk_library;
 
 /* lib, loaded on the first call (thread-safe, once per process): GK_OK

@@ -1,9 +1,10 @@
 /* Run-time loading of OpenMP's runtime: see openmp.h. */
 #include "ext/openmp.h"
 
+#include "ext/loader.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,32 +19,18 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * here) before they sleep. That takes the cores from whatever runs next:
  * OpenBLAS's threads (a 384 x 384 inverse ran 2.7x slower after one of
  * our loops), NumPy, and the other users of a shared machine. Unless the
- * user chose (OMP_WAIT_POLICY, GOMP_SPINCOUNT), they spin 1000 times, the
- * count libgomp itself falls back to when cores are oversubscribed: back-
- * to-back ops from Python still find them awake. libgomp reads its
- * environment when it is loaded, so the variable is set around the load
- * only (once per process; a child forked by another thread in that
- * moment, or a getenv there racing setenv, is the price: libgomp has no
- * other way to be told), and child processes see the user's own
- * environment. A libgomp that another library loaded first keeps its
- * settings. */
-static void *load_with_short_spin(const char *name)
-{
-    bool choose = !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT");
-    if (choose)
-        setenv("GOMP_SPINCOUNT", "1000", 0);
-    void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (choose)
-        unsetenv("GOMP_SPINCOUNT");
-    return handle;
-}
+ * user chose, they spin 1000 times, the count libgomp itself falls back
+ * to when cores are oversubscribed: back-to-back ops from Python still
+ * find them awake. */
+static const char *const wait_policy[] = {"OMP_WAIT_POLICY", NULL};
+static const gk_load_default short_spin = {"GOMP_SPINCOUNT", "1000", wait_policy};
 
 static void load(void)
 {
     /* The override is for tests and odd installs (another libgomp build). */
     const char *override = getenv("GPUKIT_OPENMP_LIBRARY");
     const char *name = override && *override ? override : "libgomp.so.1";
-    void *handle = load_with_short_spin(name);
+    void *handle = gk_dlopen_with_default(name, &short_spin);
     if (!handle) {
         const char *error = dlerror();
         snprintf(failure, sizeof failure, "%s", error ? error : name);

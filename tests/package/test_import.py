@@ -127,6 +127,34 @@ def test_openmp_threads_spin_briefly_unless_the_user_chose(tmp_path):
     assert spin(OMP_WAIT_POLICY="active")[0] != "1000"
 
 
+def test_openblas_threads_spin_briefly_unless_the_user_chose(tmp_path):
+    # OpenBLAS's own default, 2^28 cycles after each call, burnt a core for
+    # about 0.1 s after every matmul; gpukit asks for 2^20 when the user
+    # chose nothing, as OpenBLAS's own getter shows, and leaves the
+    # environment as it found it
+    code = """
+        import ctypes, gpukit
+        a = gpukit.ones((64, 64), device="cpu")
+        (a @ a).tolist()  # loads CBLAS: OpenBLAS
+        libc = ctypes.CDLL(None)
+        libc.getenv.restype = ctypes.c_char_p
+        print(ctypes.CDLL("libopenblas.so.0").openblas_thread_timeout(),
+              libc.getenv(b"OPENBLAS_THREAD_TIMEOUT"))
+    """
+
+    def timeout(**chosen):
+        env = child_env(tmp_path)
+        for name in ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT", "GPUKIT_BLAS_LIBRARY"):
+            env.pop(name, None)
+        env.update(chosen)
+        return run_python(code, env).stdout.split()
+
+    assert timeout() == ["20", "None"]
+    assert timeout(OPENBLAS_THREAD_TIMEOUT="25") == ["25", "b'25'"]
+    # the older name, which OpenBLAS reads elsewhere: gpukit sets nothing
+    assert timeout(GOTO_THREAD_TIMEOUT="26") == ["0", "None"]
+
+
 SLEEF_MAPPED = """
     import gpukit
     def mapped():
