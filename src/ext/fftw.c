@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "ext/loader.h"
+#include "ext/openmp.h"
 
 #include <stddef.h>
 
@@ -48,14 +49,16 @@ static gk_library double_library = {
     double_entry_points, COUNT(double_entry_points),
     "install FFTW 3 (Debian, Ubuntu: apt install libfftw3-double3; Fedora: dnf install fftw-libs-double)",
     &double_table, sizeof double_table, &double_table.library, double_table.path,
-    sizeof double_table.path, set_up_threads, 0, GK_OK, "", NULL};
+    sizeof double_table.path, set_up_threads, 0, GK_OK, "",
+    &gk_openmp_short_spin}; /* libfftw3_omp brings libgomp in */
 
 static gk_library single_library = {
     "FFTW (single precision)", "GPUKIT_FFTWF_LIBRARY", single_names, COUNT(single_names),
     single_entry_points, COUNT(single_entry_points),
     "install FFTW 3 (Debian, Ubuntu: apt install libfftw3-single3; Fedora: dnf install fftw-libs-single)",
     &single_table, sizeof single_table, &single_table.library, single_table.path,
-    sizeof single_table.path, set_up_threads, 0, GK_OK, "", NULL};
+    sizeof single_table.path, set_up_threads, 0, GK_OK, "",
+    &gk_openmp_short_spin}; /* libfftw3_omp brings libgomp in */
 
 gk_status gk_fftw_open(const char *op, int single, const gk_fftw **fftw)
 {

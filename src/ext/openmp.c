@@ -1,8 +1,6 @@
 /* Run-time loading of OpenMP's runtime: see openmp.h. */
 #include "ext/openmp.h"
 
-#include "ext/loader.h"
-
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -23,14 +21,14 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * to when cores are oversubscribed: back-to-back ops from Python still
  * find them awake. */
 static const char *const wait_policy[] = {"OMP_WAIT_POLICY", NULL};
-static const gk_load_default short_spin = {"GOMP_SPINCOUNT", "1000", wait_policy};
+const gk_load_default gk_openmp_short_spin = {"GOMP_SPINCOUNT", "1000", wait_policy};
 
 static void load(void)
 {
     /* The override is for tests and odd installs (another libgomp build). */
     const char *override = getenv("GPUKIT_OPENMP_LIBRARY");
     const char *name = override && *override ? override : "libgomp.so.1";
-    void *handle = gk_dlopen_with_default(name, &short_spin);
+    void *handle = gk_dlopen_with_default(name, &gk_openmp_short_spin);
     if (!handle) {
         const char *error = dlerror();
         snprintf(failure, sizeof failure, "%s", error ? error : name);

@@ -14,6 +14,12 @@
 #ifndef GK_EXT_OPENMP_H
 #define GK_EXT_OPENMP_H
 
+#include "ext/loader.h"
+
+/* GOMP_SPINCOUNT=1000 unless the user chose (openmp.c says why): for
+ * every load that may bring libgomp in first (FFTW's OpenMP build too). */
+extern const gk_load_default gk_openmp_short_spin;
+
 typedef struct gk_openmp {
     void *library;
     /* num_threads 0: the runtime's default team size; flags 0. */

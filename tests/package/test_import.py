@@ -101,14 +101,17 @@ def test_without_openmp_the_cpu_computes_on_one_thread(py, tmp_path):
     assert out[2] == "False"
 
 
-def test_openmp_threads_spin_briefly_unless_the_user_chose(tmp_path):
+@pytest.mark.parametrize("first", ["(gpukit.ones(1 << 20, device='cpu') + 1).tolist()",
+                                   "gpukit.fft.fft(gpukit.ones(64, device='cpu')).tolist()"])
+def test_openmp_threads_spin_briefly_unless_the_user_chose(tmp_path, first):
     # libgomp's own default, 300000 spins after each loop, kept the cores
     # from OpenBLAS's threads and other programs; gpukit asks for 1000 when
     # the user chose nothing, as libgomp's own display shows, and leaves
-    # the environment as it found it
-    code = """
+    # the environment as it found it; whichever loads libgomp first, a
+    # parallel loop or FFTW's OpenMP build
+    code = f"""
         import ctypes, gpukit
-        (gpukit.ones(1 << 20, device="cpu") + 1).tolist()  # loads libgomp
+        {first}
         libc = ctypes.CDLL(None)
         libc.getenv.restype = ctypes.c_char_p
         print(libc.getenv(b"GOMP_SPINCOUNT"))
