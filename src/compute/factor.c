@@ -80,6 +80,19 @@ bool factor_is_complex(const stack *s)
     return s->precision >= GK_LAPACK_C;
 }
 
+/* Whether the stack's parts are floats (float32, complex64). */
+static bool is_single(const stack *s)
+{
+    return s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
+}
+
+/* Real part number j (a real dtype's element, or half of a complex one)
+ * of data, in the stack's precision. */
+static double part_at(const stack *s, const char *data, int64_t j)
+{
+    return is_single(s) ? ((const float *)data)[j] : ((const double *)data)[j];
+}
+
 static char *matrix_at(const stack *s, int64_t i)
 {
     return s->data + (size_t)(i * s->rows * s->cols) * s->size;
@@ -409,14 +422,8 @@ static double complex make_complex(double re, double im)
 /* Element (i) of a matrix of the stack's dtype as a double complex. */
 static double complex element(const stack *s, const char *data, int64_t i)
 {
-    const float *f = (const float *)data;
-    const double *d = (const double *)data;
-    switch (s->precision) {
-    case GK_LAPACK_S: return f[i];
-    case GK_LAPACK_D: return d[i];
-    case GK_LAPACK_C: return make_complex(f[2 * i], f[2 * i + 1]);
-    default: return make_complex(d[2 * i], d[2 * i + 1]);
-    }
+    return factor_is_complex(s) ? make_complex(part_at(s, data, 2 * i), part_at(s, data, 2 * i + 1))
+                                : part_at(s, data, i);
 }
 
 /* Fails when an element of the stack is NaN or infinite: `why` says what
@@ -424,10 +431,8 @@ static double complex element(const stack *s, const char *data, int64_t i)
 static gk_status check_finite(const stack *s, const char *why)
 {
     size_t parts = (size_t)(s->count * s->rows * s->cols) * (factor_is_complex(s) ? 2 : 1);
-    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
     for (size_t i = 0; i < parts; i++) {
-        double x = single ? ((const float *)s->data)[i] : ((const double *)s->data)[i];
-        if (!isfinite(x)) {
+        if (!isfinite(part_at(s, s->data, (int64_t)i))) {
             char where[200];
             int64_t matrix = (int64_t)(i / (factor_is_complex(s) ? 2 : 1)) / (s->rows * s->cols);
             return gk_fail(GK_ERR_LINALG, "%s: %s: the matrix contains NaN or infinity%s",
@@ -854,7 +859,7 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
 static void store_determinant(const stack *s, int64_t i, const double complex values[3],
                               result *sign, result *logabs, result *det)
 {
-    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
+    bool single = is_single(s);
     result *targets[3] = {sign, logabs, det};
     for (int t = 0; t < 3; t++) {
         if (!targets[t])
@@ -894,8 +899,7 @@ static lu_determinant determinant_from_lu(const stack *s, const char *d_start, i
         odd ^= pivots[j] != j + 1; /* a row swap (pivots count from 1) */
         double magnitude;
         if (real) {
-            double d = s->precision == GK_LAPACK_S ? ((const float *)d_start)[j * step]
-                                                   : ((const double *)d_start)[j * step];
+            double d = part_at(s, d_start, j * step);
             magnitude = fabs(d);
             zero = zero || d == 0;
             real_product *= d;
@@ -939,8 +943,7 @@ void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64
 {
     lu_determinant lu = determinant_from_lu(s, d_start, step, pivots, logabs != NULL);
     double complex product = lu.product;
-    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
-    double largest = single ? FLT_MAX : DBL_MAX;
+    double largest = is_single(s) ? FLT_MAX : DBL_MAX;
     /* beyond the dtype's range, or 0 from an underflow on the way */
     bool lost = !(fabs(creal(product)) <= largest && fabs(cimag(product)) <= largest) ||
                 (product == 0 && !lu.zero);
@@ -972,10 +975,9 @@ static const factor_routine determinant_routines[] = {{"getrf", NULL, NULL}};
 static bool matrix_has_nan(const stack *s, int64_t i)
 {
     int64_t parts = s->rows * s->cols * (factor_is_complex(s) ? 2 : 1);
-    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
     const char *m = matrix_at(s, i);
     for (int64_t j = 0; j < parts; j++)
-        if (single ? isnan(((const float *)m)[j]) : isnan(((const double *)m)[j]))
+        if (isnan(part_at(s, m, j)))
             return true;
     return false;
 }
@@ -1219,7 +1221,7 @@ static lapack_int eig_matrix(const stack *s, int64_t i, void *context, char *scr
     (void)which;
     const eig_work *c = context;
     lapack_int n = (lapack_int)s->rows;
-    bool single = s->precision == GK_LAPACK_S || s->precision == GK_LAPACK_C;
+    bool single = is_single(s);
     int half = single ? 0 : 1; /* geev's tables: [0] single, [1] double */
     char jobvr = c->vectors ? 'V' : 'N', none[16];
     char *w = factor_result_at(c->w, i);
@@ -1261,7 +1263,7 @@ gk_status gk_eig(const gk_array *a, gk_array **values, gk_array **vectors)
     if (status == GK_OK)
         status = check_finite(&s, "the eigenvalues cannot be computed");
     lapack_int n = (lapack_int)s.rows;
-    bool single = s.precision == GK_LAPACK_S || s.precision == GK_LAPACK_C;
+    bool single = is_single(&s);
     gk_dtype complex_dtype = single ? GK_COMPLEX64 : GK_COMPLEX128;
     result w = {0}, v = {0};
     if (status == GK_OK)

@@ -39,18 +39,35 @@ static void pool_free(void *context, char *address)
     state->driver->free(state->device, address);
 }
 
+/* The state of a device already made, else NULL; called with the lock. */
+static struct gk_gpu_device *find_locked(gk_device device)
+{
+    for (int i = 0; i < device_count; i++)
+        if (gk_device_equal(devices[i]->device, device))
+            return devices[i];
+    return NULL;
+}
+
+/* How many states there are. Entries are never removed, so those below
+ * the count read under the lock are fully made. */
+static int used_count(void)
+{
+    pthread_mutex_lock(&devices_lock);
+    int count = device_count;
+    pthread_mutex_unlock(&devices_lock);
+    return count;
+}
+
 /* The state of a device, checking it and making it on first use. */
 static gk_status device_state(gk_device device, struct gk_gpu_device **out)
 {
     /* Reads race only with appends, which publish a fully made entry
      * under the lock; entries are never removed. */
     pthread_mutex_lock(&devices_lock);
-    for (int i = 0; i < device_count; i++)
-        if (gk_device_equal(devices[i]->device, device)) {
-            *out = devices[i];
-            pthread_mutex_unlock(&devices_lock);
-            return GK_OK;
-        }
+    if ((*out = find_locked(device))) {
+        pthread_mutex_unlock(&devices_lock);
+        return GK_OK;
+    }
     const gk_gpu_driver *driver = gk_gpu_driver_of(device);
     gk_status status = driver->check(device);
     struct gk_gpu_device *state = NULL;
@@ -145,11 +162,8 @@ gk_status gk_gpu_host_device(gk_device *out)
 /* The state of a device this process has used, else NULL (starts nothing). */
 static struct gk_gpu_device *used_state(gk_device device)
 {
-    struct gk_gpu_device *found = NULL;
     pthread_mutex_lock(&devices_lock);
-    for (int i = 0; i < device_count && !found; i++)
-        if (gk_device_equal(devices[i]->device, device))
-            found = devices[i];
+    struct gk_gpu_device *found = find_locked(device);
     pthread_mutex_unlock(&devices_lock);
     return found;
 }
@@ -179,9 +193,7 @@ gk_status gk_gpu_empty_cache(gk_device device)
 
 gk_status gk_gpu_empty_cache_used(void)
 {
-    pthread_mutex_lock(&devices_lock);
-    int count = device_count;
-    pthread_mutex_unlock(&devices_lock);
+    int count = used_count();
     for (int i = 0; i < count; i++)
         gk_pool_trim(devices[i]->pool);
     return GK_OK;
@@ -189,11 +201,7 @@ gk_status gk_gpu_empty_cache_used(void)
 
 gk_status gk_gpu_synchronize_used(void)
 {
-    /* Entries are never removed, so the count read under the lock covers
-     * fully made states. */
-    pthread_mutex_lock(&devices_lock);
-    int count = device_count;
-    pthread_mutex_unlock(&devices_lock);
+    int count = used_count();
     gk_status first = GK_OK;
     for (int i = 0; i < count; i++) {
         gk_status status = devices[i]->driver->synchronize(devices[i]->device);
