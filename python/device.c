@@ -352,7 +352,9 @@ static PyMethodDef device_methods[] = {
      "(freed,\nkept by the device's pool for reuse), reserved_bytes (in use + cached: what "
      "nvidia-smi\nshows gpukit holding) and driver_allocations (memory asked of the driver so "
      "far).\nPyTorch's torch.cuda.memory_allocated/max_memory_allocated/memory_reserved. A GPU "
-     "\nthis process never used reads 0s; the CPU caches nothing (cached_bytes 0)."},
+     "\nthis process never used reads 0s. The CPU keeps freed arrays from 32 MiB (up to "
+     "four,\n1 GiB at most) for the next array of their size, whose pages are then already "
+     "there."},
     {"reset_peak_memory_stats", device_reset_peak_memory_stats, METH_NOARGS,
      "reset_peak_memory_stats($self, /)\n--\n\nRestarts peak_in_use_bytes from what is in use "
      "now, to measure one step's peak."},
@@ -360,8 +362,8 @@ static PyMethodDef device_methods[] = {
      "empty_cache($self, /)\n--\n\nGives the memory the device's pool keeps in wholly free "
      "chunks back to the\ndriver (which waits for queued work), so other processes and libraries "
      "(PyTorch,\nCuPy) can have it (torch.cuda.empty_cache(), CuPy's free_all_blocks()). Free "
-     "blocks\nin chunks that arrays still use stay cached. On the CPU, malloc gives the free\n"
-     "memory it can back to the system."},
+     "blocks\nin chunks that arrays still use stay cached. On the CPU, the kept blocks go "
+     "back,\nand malloc gives the free memory it can back to the system."},
     {"__enter__", device_enter, METH_NOARGS,
      "__enter__($self, /)\n--\n\nMakes the device the default one until the `with` block "
      "ends."},

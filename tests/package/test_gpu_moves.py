@@ -48,10 +48,16 @@ assert launches() == before + 2
 
 def test_large_download_arrives_whole(py):
     py(MOVES + """
-# 21 MiB and a bit: several 4 MiB staging pieces in flight, the last short
-n = np.random.default_rng(3).integers(0, 2**31, (21 << 20) // 8 + 5, dtype=np.int64)
+# 72 MiB and a bit: several 8 MiB staging pieces in flight, the last
+# short, and the destination faulted in ahead in 32 MiB steps, the last short
+n = np.random.default_rng(3).integers(0, 2**31, (72 << 20) // 8 + 5, dtype=np.int64)
 a = gpukit.asarray(n, device="cuda:0")
 np.testing.assert_array_equal(np.asarray(a), n)
 np.testing.assert_array_equal(np.asarray(a[5:]), n[5:])
+# into an array that starts inside a page: the bytes before it stay
+out = np.full(len(n) + 3, -1, dtype=np.int64)
+a.copy_to_host(out[3:])
+np.testing.assert_array_equal(out[3:], n)
+assert out[:3].tolist() == [-1, -1, -1]
 assert np.asarray(gpukit.asarray(n[:3], device="cuda:0")).tolist() == n[:3].tolist()
 """, GPUKIT_CUDA_LIBRARY=FAKE_CUDA)

@@ -6,6 +6,7 @@ driver, whose cuMemGetInfo shows what reaches the driver and which flags
 memory freed while queued copies still use it."""
 import gc
 
+import numpy as np
 import pytest
 
 import gpukit
@@ -38,6 +39,49 @@ def test_stats_follow_arrays_and_empty_cache_gives_memory_back(device):
         assert freed["reserved_bytes"] == held["reserved_bytes"]  # the pool keeps it
     d.empty_cache()
     assert d.memory_stats()["reserved_bytes"] == base["reserved_bytes"]
+
+
+def address_of(x):
+    return np.from_dlpack(x).ctypes.data
+
+
+def test_cpu_keeps_large_blocks_for_the_next_array_of_their_size():
+    """A freed CPU array from 32 MiB is kept for the next of its size (in
+    whole 2 MiB pages), whose pages are then already there; the oldest of
+    more than four goes back first, and empty_cache gives them all back."""
+    d = gpukit.device("cpu")
+    d.empty_cache()
+    n = 40 * MIB // 4
+    x = gpukit.empty(n, dtype=gpukit.float32, device=d)
+    address = address_of(x)
+    base = d.memory_stats()
+    del x
+    assert d.memory_stats()["cached_bytes"] == 40 * MIB
+    y = gpukit.empty(n - 7, dtype=gpukit.float32, device=d)  # the same 20 huge pages
+    stats = d.memory_stats()
+    assert address_of(y) == address
+    assert stats["driver_allocations"] == base["driver_allocations"]
+    assert stats["cached_bytes"] == 0
+    # another size is not served by it
+    z = gpukit.empty(n + MIB, dtype=gpukit.float32, device=d)
+    assert d.memory_stats()["driver_allocations"] == base["driver_allocations"] + 1
+    del y, z
+    assert d.memory_stats()["cached_bytes"] == 40 * MIB + 44 * MIB
+    # five freed blocks: the oldest goes back
+    arrays = [gpukit.empty((32 + 2 * i) * MIB, dtype=gpukit.uint8, device=d)
+              for i in range(5)]
+    d.empty_cache()
+    while arrays:
+        del arrays[0]  # the 32 MiB block first
+    assert d.memory_stats()["cached_bytes"] == (34 + 36 + 38 + 40) * MIB
+    # one larger than the whole cache may hold goes back at once
+    big = gpukit.empty(1024 * MIB + 1, dtype=gpukit.uint8, device=d)
+    del big
+    assert d.memory_stats()["cached_bytes"] == (34 + 36 + 38 + 40) * MIB
+    d.empty_cache()
+    stats = d.memory_stats()
+    assert stats["cached_bytes"] == 0
+    assert stats["reserved_bytes"] == stats["in_use_bytes"]
 
 
 def test_peak_and_its_reset(device):

@@ -7,11 +7,13 @@
 #include "probe/backend.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static int cpu_count(void)
 {
@@ -71,10 +73,11 @@ enum { ALIGNMENT = 64 };
 
 /* From 4 MiB the whole 2 MiB pages inside an array are asked to be
  * transparent huge pages, as NumPy asks: a fresh 128 MiB result then
- * faults 64 times instead of 32768. Arrays from 32 MiB, which malloc maps
- * afresh each time anyway, are aligned to 2 MiB and rounded to whole huge
+ * faults 64 times instead of 32768. Arrays from 32 MiB, which malloc would
+ * map afresh each time, are aligned to 2 MiB and rounded to whole huge
  * pages, so that none of them is left in small pages (malloc's edges
- * would leave up to 4 MiB of them: 3x the page faults). */
+ * would leave up to 4 MiB of them: 3x the page faults), and are kept for
+ * reuse when freed (below). */
 enum { HUGE_PAGE = 2 << 20, HUGE_MIN = 4 << 20, FRESH_MIN = 32 << 20 };
 
 static void advise_huge_pages(void *data, size_t bytes)
@@ -100,32 +103,135 @@ static void count_allocation(size_t bytes)
         ;
 }
 
+/* Freed arrays from 32 MiB are kept for an array of the same size (in
+ * whole huge pages) to reuse, as a GPU pool keeps device memory: a fresh
+ * mapping's pages cost a fault and the kernel's zeroing each at first
+ * write, which held a download into a new 256 MiB array to a quarter of
+ * the copy engine's speed (4-30 GB/s of first touch on an H100 machine)
+ * and every large result to the kernel's pace; a kept block's pages are
+ * there. At most KEPT_BLOCKS blocks and a sixteenth of the machine's
+ * memory, up to 1 GiB, are kept, the oldest given back first; emptying
+ * the cache (gk_device_empty_cache) gives them all back. */
+enum { KEPT_BLOCKS = 4 };
+#define KEPT_BYTES_MAX ((size_t)1 << 30)
+
+typedef struct kept_block {
+    void *data;   /* NULL: the slot is free */
+    size_t bytes; /* rounded to whole huge pages */
+    unsigned long age;
+} kept_block;
+
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static kept_block kept[KEPT_BLOCKS];
+static size_t kept_bytes;
+static unsigned long kept_clock;
+
+static size_t whole_huge_pages(size_t bytes)
+{
+    return (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+}
+
+/* The most the cache may hold: a sixteenth of memory, up to 1 GiB. */
+static size_t kept_bytes_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t memory = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+    return memory / 16 < KEPT_BYTES_MAX ? memory / 16 : KEPT_BYTES_MAX;
+}
+
+/* A kept block of exactly `rounded` bytes, taken out of the cache; NULL
+ * when there is none. */
+static void *take_kept(size_t rounded)
+{
+    void *data = NULL;
+    pthread_mutex_lock(&kept_lock);
+    for (int i = 0; i < KEPT_BLOCKS && !data; i++)
+        if (kept[i].data && kept[i].bytes == rounded) {
+            data = kept[i].data;
+            kept[i].data = NULL;
+            kept_bytes -= rounded;
+        }
+    pthread_mutex_unlock(&kept_lock);
+    return data;
+}
+
+/* Keeps a freed block, giving back the oldest to make room; a block
+ * larger than the whole cache may hold is given back at once. */
+static void keep_or_free(void *data, size_t rounded)
+{
+    void *evicted[KEPT_BLOCKS + 1];
+    int count = 0;
+    size_t limit = kept_bytes_limit();
+    pthread_mutex_lock(&kept_lock);
+    if (rounded > limit) {
+        evicted[count++] = data;
+    } else {
+        for (;;) {
+            int free_slot = -1, oldest = -1;
+            for (int i = 0; i < KEPT_BLOCKS; i++) {
+                if (!kept[i].data)
+                    free_slot = i;
+                else if (oldest < 0 || kept[i].age < kept[oldest].age)
+                    oldest = i;
+            }
+            if (free_slot >= 0 && kept_bytes + rounded <= limit) {
+                kept[free_slot] = (kept_block){data, rounded, ++kept_clock};
+                kept_bytes += rounded;
+                break;
+            }
+            evicted[count++] = kept[oldest].data; /* something is kept: see above */
+            kept_bytes -= kept[oldest].bytes;
+            kept[oldest].data = NULL;
+        }
+    }
+    pthread_mutex_unlock(&kept_lock);
+    for (int i = 0; i < count; i++)
+        free(evicted[i]);
+}
+
 static gk_status cpu_memory_stats(gk_device device, bool reset_peak, gk_memory_stats *stats)
 {
     (void)device;
+    pthread_mutex_lock(&kept_lock);
+    uint64_t cached = kept_bytes;
+    pthread_mutex_unlock(&kept_lock);
     uint64_t in_use = atomic_load(&in_use_bytes), peak = atomic_load(&peak_in_use_bytes);
     /* read apart from in_use, or just reset by another thread: never below it */
-    *stats = (gk_memory_stats){in_use, peak > in_use ? peak : in_use, 0, atomic_load(&allocations)};
+    *stats = (gk_memory_stats){in_use, peak > in_use ? peak : in_use, cached,
+                               atomic_load(&allocations)};
     if (reset_peak)
         atomic_store(&peak_in_use_bytes, in_use);
     return GK_OK;
 }
 
-/* The CPU caches nothing of its own; malloc may hold freed memory. */
+/* The kept blocks go back, and malloc is asked to give back what it holds
+ * free. */
 static gk_status cpu_empty_cache(gk_device device)
 {
     (void)device;
+    pthread_mutex_lock(&kept_lock);
+    kept_block blocks[KEPT_BLOCKS];
+    memcpy(blocks, kept, sizeof kept);
+    memset(kept, 0, sizeof kept);
+    kept_bytes = 0;
+    pthread_mutex_unlock(&kept_lock);
+    for (int i = 0; i < KEPT_BLOCKS; i++)
+        free(blocks[i].data);
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
     return GK_OK;
 }
 
-/* An array from 32 MiB: whole 2 MiB pages of its own. */
-static void *fresh_huge_pages(size_t bytes)
+/* An array from 32 MiB: whole 2 MiB pages of its own, kept ones first. */
+static void *huge_pages_block(size_t bytes)
 {
-    size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    void *data = aligned_alloc(HUGE_PAGE, rounded);
+    size_t rounded = whole_huge_pages(bytes);
+    void *data = take_kept(rounded);
+    if (data)
+        return data;
+    atomic_fetch_add(&allocations, 1);
+    data = aligned_alloc(HUGE_PAGE, rounded);
     if (data)
         advise_huge_pages(data, rounded);
     return data;
@@ -149,9 +255,10 @@ static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
 {
     (void)device;
     *data = NULL;
-    atomic_fetch_add(&allocations, 1); /* asked of malloc, as the GPU pool counts */
+    if (bytes < FRESH_MIN)
+        atomic_fetch_add(&allocations, 1); /* asked of malloc, as the GPU pool counts */
     if (bytes <= SIZE_MAX - HUGE_PAGE) /* beyond any machine; rounding would overflow */
-        *data = bytes >= FRESH_MIN ? fresh_huge_pages(bytes) : malloc_block(bytes);
+        *data = bytes >= FRESH_MIN ? huge_pages_block(bytes) : malloc_block(bytes);
     if (!*data)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes on the "
                                              "CPU",
@@ -165,7 +272,7 @@ static void cpu_release(gk_device device, void *data, size_t bytes)
     (void)device;
     atomic_fetch_sub(&in_use_bytes, bytes);
     if (bytes >= FRESH_MIN) {
-        free(data);
+        keep_or_free(data, whole_huge_pages(bytes));
         return;
     }
     char *block;
