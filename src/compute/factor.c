@@ -938,7 +938,7 @@ static double complex determinant_from_logs(double complex sign, double log_sum)
  * precision than sign * exp(log |det|)); where that product overflows
  * the dtype, underflows on the way or is NaN, det is NumPy's
  * sign * exp(log |det|). */
-void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
+static void determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
                            const lapack_int *pivots, result *sign, result *logabs, result *det)
 {
     lu_determinant lu = determinant_from_lu(s, d_start, step, pivots, logabs != NULL);
@@ -957,7 +957,7 @@ void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64
 
 /* NaN for sign, log |det| and det of matrix i: a matrix holding NaN's, on
  * every device. */
-void factor_set_nan(const stack *s, int64_t i, result *sign, result *logabs, result *det)
+static void set_nan(const stack *s, int64_t i, result *sign, result *logabs, result *det)
 {
     double complex nan = make_complex(NAN, NAN); /* NAN alone has imaginary part 0 */
     store_determinant(s, i, (double complex[3]){nan, NAN, nan}, sign, logabs, det);
@@ -992,65 +992,64 @@ static lapack_int determinant_matrix(const stack *s, int64_t i, void *context, c
     const determinant_work *c = context;
     lapack_int *pivots = (lapack_int *)(void *)scratch, info = 0;
     if (matrix_has_nan(s, i)) {
-        factor_set_nan(s, i, c->sign, c->logabs, c->det);
+        set_nan(s, i, c->sign, c->logabs, c->det);
         return 0;
     }
     if (s->rows > 0 && (info = lu_matrix(s, i, pivots)) < 0)
         return info;
-    factor_determinant_of(s, i, matrix_at(s, i), s->rows + 1, pivots, c->sign, c->logabs,
-                          c->det);
+    determinant_of(s, i, matrix_at(s, i), s->rows + 1, pivots, c->sign, c->logabs, c->det);
     return info;
 }
 
 /* sign, log |det| and det (each optional) of every matrix of a: on the
- * device through its solver, else on the host through LAPACK. */
-static gk_status lu_determinants(const gk_array *a, const char *function, result *sign,
-                                 result *logabs, result *det, stack *s)
+ * device through its solver (factor_gpu.c), else on the host through
+ * LAPACK. */
+static gk_status determinants(const gk_array *a, const char *function, gk_array **sign,
+                              gk_array **logabs, gk_array **det)
 {
     gk_status status = check_input(a, function, true);
     if (status != GK_OK)
         return status;
     gk_dtype dtype = factor_dtype(a->dtype);
-    bool device = factor_on_device(a, dtype);
-    factor_describe_stack(a, dtype, function, s);
-    if (status == GK_OK && sign)
-        status = factor_result_init(sign, s, s->dtype, 0, 0, 0);
-    if (status == GK_OK && logabs)
-        status = factor_result_init(logabs, s, factor_real_dtype(s), 0, 0, 0);
-    if (status == GK_OK && det)
-        status = factor_result_init(det, s, s->dtype, 0, 0, 0);
-    if (status != GK_OK || device)
-        return status == GK_OK ? factor_device_determinants(a, s, sign, logabs, det) : status;
-    status = load_stack(a, dtype, function, s);
-    determinant_work work = {sign, logabs, det};
+    if (factor_on_device(a, dtype))
+        return factor_device_determinants(a, dtype, function, sign, logabs, det);
+    stack s = {0};
+    result results[3] = {{0}};
+    gk_array **outs[3] = {sign, logabs, det};
+    status = load_stack(a, dtype, function, &s);
+    for (int i = 0; i < 3 && status == GK_OK; i++)
+        if (outs[i])
+            status = factor_result_init(&results[i], &s, i == 1 ? factor_real_dtype(&s) : s.dtype,
+                                        0, 0, 0);
+    determinant_work work = {sign ? &results[0] : NULL, logabs ? &results[1] : NULL,
+                             det ? &results[2] : NULL};
     if (status == GK_OK)
-        status = factor_each_matrix(s, determinant_matrix, &work,
-                                    sizeof(lapack_int) * (size_t)at_least_one(s->rows),
+        status = factor_each_matrix(&s, determinant_matrix, &work,
+                                    sizeof(lapack_int) * (size_t)at_least_one(s.rows),
                                     determinant_routines, SMALL_MATRIX_ELEMENTS);
-    stack_free(s);
+    stack_free(&s);
+    for (int i = 0; i < 3; i++)
+        if (outs[i])
+            status = factor_result_upload(&results[i], &s, status, outs[i]);
+        else
+            gk_array_free(results[i].array);
     return status;
 }
 
 gk_status gk_det(const gk_array *a, gk_array **out)
 {
     *out = NULL;
-    stack s = {0};
-    result det = {0};
-    gk_status status = lu_determinants(a, "det", NULL, NULL, &det, &s);
-    return factor_result_upload(&det, &s, status, out);
+    return determinants(a, "det", NULL, NULL, out);
 }
 
 gk_status gk_slogdet(const gk_array *a, gk_array **sign, gk_array **logabsdet)
 {
     *sign = *logabsdet = NULL;
-    stack s = {0};
-    result rsign = {0}, rlog = {0};
-    gk_status status = lu_determinants(a, "slogdet", &rsign, &rlog, NULL, &s);
-    status = factor_result_upload(&rsign, &s, status, sign);
-    status = factor_result_upload(&rlog, &s, status, logabsdet);
+    gk_status status = determinants(a, "slogdet", sign, logabsdet, NULL);
     if (status != GK_OK) {
         gk_array_free(*sign);
-        *sign = NULL;
+        gk_array_free(*logabsdet);
+        *sign = *logabsdet = NULL;
     }
     return status;
 }

@@ -56,13 +56,23 @@ char *factor_result_at(const result *r, int64_t i);
 gk_status factor_result_upload(result *r, const stack *s, gk_status status, gk_array **out);
 /* n x n identity into zeroed `data` of s's dtype. */
 void factor_set_identity(const stack *s, char *data, int64_t n);
-/* Matrix i's sign, log |det| and det into the results given (each
- * optional) from U's diagonal (`step` elements apart) and the pivots. */
-void factor_determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
-                           const lapack_int *pivots, result *sign, result *logabs,
-                           result *det);
+/* sign, log |det| and det (each optional, of shape `batch`) on the
+ * device of `lu`, in array ops, from LU factors: lu (batch, n, n) in the
+ * computing dtype, holding U's diagonal d; pivots (batch, n) int32,
+ * 1-based row swaps as getrf gives them; has_nan (batch) bool, the
+ * matrices that held NaN. NumPy's arithmetic:
+ *   sign     = prod(sign(d)) (sign(d) is d/|d| for complex d), negated
+ *              for an odd number of row swaps;
+ *   log|det| = sum(log|d|);
+ *   a zero in d (exactly singular, getrf's info > 0): sign 0,
+ *              log|det| -inf;
+ *   det      = sign * exp(log|det|), with NumPy's infinities and zeros
+ *              where det leaves the dtype's range;
+ *   has_nan  : NaN for all three (NaN+NaNj for complex). */
+gk_status factor_determinants_from_lu(const gk_array *lu, const gk_array *pivots,
+                                      const gk_array *has_nan, gk_array **sign,
+                                      gk_array **logabs, gk_array **det);
 /* Frees svd's outputs (u and vt only when asked for) after a failure. */
-void factor_set_nan(const stack *s, int64_t i, result *sign, result *logabs, result *det);
 void factor_drop_svd(gk_array **u, gk_array **sv, gk_array **vt);
 
 /* --- factor_gpu.c: on the array's GPU through its dense solver --- */
@@ -78,10 +88,11 @@ gk_status factor_device_eigh(const gk_array *a, gk_dtype dtype, gk_array **value
                              gk_array **vectors);
 gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_array **u,
                             gk_array **sv, gk_array **vt);
-/* The results of lu_determinants for s (described) from a's LU there. */
 gk_status factor_device_qr(const gk_array *a, gk_dtype dtype, bool complete, gk_array **q,
                            gk_array **r);
-gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
-                                     result *logabs, result *det);
+/* gk_slogdet's sign and log |det| and gk_det's det (each optional) for
+ * `function` ("det" or "slogdet"), through factor_determinants_from_lu. */
+gk_status factor_device_determinants(const gk_array *a, gk_dtype dtype, const char *function,
+                                     gk_array **sign, gk_array **logabs, gk_array **det);
 
 #endif

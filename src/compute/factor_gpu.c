@@ -10,6 +10,7 @@
 #include "compute/backend.h"
 #include "core/error.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,54 +371,126 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
     return status;
 }
 
-/* The LU of every matrix on the device (see the solver section), the
- * factors and pivots then read back in one copy each: a copy of n^2
- * elements is far cheaper than the n^3 / 3 of the factorization, and
- * needs no kernel to pick the diagonals out. A matrix holding NaN has NaN
- * for all three, as LAPACK's LU gives on the host. */
-gk_status factor_device_determinants(const gk_array *a, stack *s, result *sign,
-                                     result *logabs, result *det)
+/* sign, log |det| and det (each optional) from LU factors, in array ops on
+ * their device, so that nothing runs per matrix on the host: NumPy's
+ * arithmetic on U's diagonals d (see factor.h). */
+enum {
+    DET_ROW_NUMBERS, DET_MOVED, DET_SWAPS, DET_PARITY, DET_ODD, DET_DIAGONAL, DET_UNITS,
+    DET_UNIT_PRODUCT, DET_NEGATED, DET_SIGNED, DET_ABS, DET_LOGS, DET_LOG_SUM, DET_ZEROS,
+    DET_SINGULAR, DET_ZERO, DET_MINUS_INF, DET_NAN_SIGN, DET_NAN_LOG, DET_FINITE_SIGN,
+    DET_FINITE_LOG, DET_SIGN, DET_LOGABS, DET_EXP, DET_DET, DET_ARRAYS
+};
+
+gk_status factor_determinants_from_lu(const gk_array *lu, const gk_array *pivots,
+                                      const gk_array *has_nan, gk_array **sign,
+                                      gk_array **logabs, gk_array **det)
 {
-    int64_t n = s->rows, pivot_count = s->count * n;
-    gk_array *lu = NULL, *pivots = NULL;
-    char *factors = NULL;
-    lapack_int *host_pivots = NULL;
-    gk_status status = gk_copy_as(a, s->dtype, &lu);
+    gk_device device = gk_array_device(lu);
+    gk_dtype dtype = gk_array_dtype(lu);
+    gk_dtype real = gk_dtype_component(dtype);
+    int last = gk_array_ndim(pivots) - 1; /* the diagonal's last axis, as the pivots' */
+    double n = (double)gk_array_shape(lu)[last];
+    gk_array *t[DET_ARRAYS] = {0};
+    /* the parity of the row swaps: pivot i (1-based) other than i is one */
+    gk_status status = gk_arange(device, GK_INT32, 1, n + 1, 1, &t[DET_ROW_NUMBERS]);
     if (status == GK_OK)
-        status = gk_empty(s->device, GK_INT32, 1, &pivot_count, &pivots);
-    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = s->dtype, .count = s->count, .n = n,
-                           .a = lu ? gk_array_data(lu) : NULL, .pivots = pivots ? gk_array_data(pivots) : NULL};
-    /* info > 0 is an exactly singular U: det 0, not an error; the infos
-     * are not read (only a bad argument would be) */
+        status = gk_binary(GK_NE, pivots, t[DET_ROW_NUMBERS], &t[DET_MOVED]);
     if (status == GK_OK)
-        status = run_solver(s, &call, NULL, NULL, NULL);
-    if (status == GK_OK && pivot_count > 0) {
-        size_t bytes = (size_t)gk_array_size(lu) * s->size;
-        factors = malloc(bytes);
-        host_pivots = malloc(sizeof *host_pivots * (size_t)pivot_count);
-        if (!factors || !host_pivots)
-            status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
-        if (status == GK_OK)
-            status = gk_to_host(lu, factors, bytes);
-        if (status == GK_OK)
-            status = gk_to_host(pivots, host_pivots, sizeof *host_pivots * (size_t)pivot_count);
-    }
-    bool *nan = NULL;
-    if (status == GK_OK && pivot_count > 0)
-        status = device_matrix_flags(a, s, GK_ISNAN, &nan);
-    for (int64_t i = 0; i < s->count && pivot_count > 0 && status == GK_OK; i++)
-        if (nan[i])
-            factor_set_nan(s, i, sign, logabs, det);
-        else
-            factor_determinant_of(s, i, factors + (size_t)(i * n * n) * s->size, n + 1,
-                                  host_pivots + i * n, sign, logabs, det);
-    free(nan);
-    for (int64_t i = 0; i < s->count && pivot_count == 0 && status == GK_OK; i++)
-        factor_determinant_of(s, i, NULL, 1, NULL, sign, logabs, det); /* 0 x 0: det 1 */
-    free(factors);
-    free(host_pivots);
-    gk_array_free(lu);
-    gk_array_free(pivots);
+        status = gk_reduce(GK_SUM, t[DET_MOVED], last, false, &t[DET_SWAPS]);
+    if (status == GK_OK)
+        status = gk_binary_scalar(GK_REMAINDER, t[DET_SWAPS], 2, &t[DET_PARITY]);
+    if (status == GK_OK)
+        status = gk_binary_scalar(GK_EQ, t[DET_PARITY], 1, &t[DET_ODD]);
+    /* the sign and log |det| from U's diagonal */
+    if (status == GK_OK)
+        status = gk_diagonal(lu, 0, &t[DET_DIAGONAL]);
+    if (status == GK_OK)
+        status = gk_unary(GK_SIGN, t[DET_DIAGONAL], &t[DET_UNITS]);
+    if (status == GK_OK)
+        status = gk_reduce(GK_PROD, t[DET_UNITS], last, false, &t[DET_UNIT_PRODUCT]);
+    if (status == GK_OK)
+        status = gk_unary(GK_NEG, t[DET_UNIT_PRODUCT], &t[DET_NEGATED]);
+    if (status == GK_OK)
+        status = gk_where(t[DET_ODD], t[DET_NEGATED], t[DET_UNIT_PRODUCT], &t[DET_SIGNED]);
+    if (status == GK_OK)
+        status = gk_unary(GK_ABS, t[DET_DIAGONAL], &t[DET_ABS]);
+    if (status == GK_OK)
+        status = gk_unary(GK_LOG, t[DET_ABS], &t[DET_LOGS]);
+    if (status == GK_OK)
+        status = gk_reduce(GK_SUM, t[DET_LOGS], last, false, &t[DET_LOG_SUM]);
+    /* exactly singular (getrf's info > 0), and holding NaN */
+    if (status == GK_OK)
+        status = gk_binary_scalar(GK_EQ, t[DET_ABS], 0, &t[DET_ZEROS]);
+    if (status == GK_OK)
+        status = gk_any(t[DET_ZEROS], 1, &last, false, &t[DET_SINGULAR]);
+    if (status == GK_OK)
+        status = gk_scalar(device, dtype, 0, &t[DET_ZERO]);
+    if (status == GK_OK)
+        status = gk_scalar(device, real, -INFINITY, &t[DET_MINUS_INF]);
+    if (status == GK_OK)
+        status = gk_full_complex(device, dtype, 0, NULL, NAN, NAN, &t[DET_NAN_SIGN]);
+    if (status == GK_OK)
+        status = gk_scalar(device, real, NAN, &t[DET_NAN_LOG]);
+    if (status == GK_OK)
+        status = gk_where(t[DET_SINGULAR], t[DET_ZERO], t[DET_SIGNED], &t[DET_FINITE_SIGN]);
+    if (status == GK_OK)
+        status = gk_where(t[DET_SINGULAR], t[DET_MINUS_INF], t[DET_LOG_SUM], &t[DET_FINITE_LOG]);
+    if (status == GK_OK)
+        status = gk_where(has_nan, t[DET_NAN_SIGN], t[DET_FINITE_SIGN], &t[DET_SIGN]);
+    if (status == GK_OK)
+        status = gk_where(has_nan, t[DET_NAN_LOG], t[DET_FINITE_LOG], &t[DET_LOGABS]);
+    /* NumPy's det: sign * exp(log |det|) */
+    if (status == GK_OK && det)
+        status = gk_unary(GK_EXP, t[DET_LOGABS], &t[DET_EXP]);
+    if (status == GK_OK && det)
+        status = gk_binary(GK_MUL, t[DET_SIGN], t[DET_EXP], &t[DET_DET]);
+    gk_array **outs[3] = {sign, logabs, det};
+    const int kept[3] = {DET_SIGN, DET_LOGABS, DET_DET};
+    for (int i = 0; i < 3; i++)
+        if (outs[i] && status == GK_OK) {
+            *outs[i] = t[kept[i]];
+            t[kept[i]] = NULL;
+        }
+    for (int i = 0; i < DET_ARRAYS; i++)
+        gk_array_free(t[i]);
+    return status;
+}
+
+/* det and slogdet on the device: the LU of every matrix there (getrf; its
+ * infos are not read: info > 0 is an exactly singular U, not an error),
+ * then factor_determinants_from_lu there. Reading the factors back to
+ * multiply them out on the host took 25 ms for 100000 8x8 matrices, 45
+ * times CuPy's det. The NaN flags come from a itself: cuSOLVER's pivot
+ * search can pass over a NaN that LAPACK's LU keeps. */
+gk_status factor_device_determinants(const gk_array *a, gk_dtype dtype, const char *function,
+                                     gk_array **sign, gk_array **logabs, gk_array **det)
+{
+    stack s;
+    factor_describe_stack(a, dtype, function, &s);
+    int64_t pivot_count = s.count * s.rows, pivot_shape[GK_MAX_DIMS];
+    memcpy(pivot_shape, a->shape, sizeof(int64_t) * (size_t)(a->ndim - 1)); /* batch, n */
+    int matrix_axes[2] = {a->ndim - 2, a->ndim - 1};
+    gk_array *lu = NULL, *pivots = NULL, *pivot_rows = NULL, *nan_entries = NULL,
+             *has_nan = NULL;
+    gk_status status = gk_copy_as(a, dtype, &lu);
+    if (status == GK_OK)
+        status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
+    gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = s.rows,
+                           .a = lu ? gk_array_data(lu) : NULL,
+                           .pivots = pivots ? gk_array_data(pivots) : NULL};
+    if (status == GK_OK)
+        status = run_solver(&s, &call, NULL, NULL, NULL);
+    if (status == GK_OK)
+        status = gk_reshape(pivots, a->ndim - 1, pivot_shape, &pivot_rows);
+    if (status == GK_OK)
+        status = gk_unary(GK_ISNAN, a, &nan_entries);
+    if (status == GK_OK)
+        status = gk_any(nan_entries, 2, matrix_axes, false, &has_nan);
+    if (status == GK_OK)
+        status = factor_determinants_from_lu(lu, pivot_rows, has_nan, sign, logabs, det);
+    gk_array *all[] = {lu, pivots, pivot_rows, nan_entries, has_nan};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
     return status;
 }
 

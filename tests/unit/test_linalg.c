@@ -6,6 +6,8 @@
  * exact text of printed arrays; with the errors of each. */
 #include "array_check.h"
 
+#include "compute/factor.h" /* factor_determinants_from_lu: the GPU's det */
+
 /* A deterministic, irregular fill: small values with a fractional part,
  * exact in float32. */
 static double fill_value(int64_t i, int salt)
@@ -249,11 +251,11 @@ static void test_matmul_vectors(gk_device device)
 
     /* (4,) @ (2, 4, 3) -> (2, 3) */
     double *vs;
-    gk_array *stack = filled(device, GK_FLOAT64, 3, (int64_t[]){2, 4, 3}, 4, &vs);
+    gk_array *matrices = filled(device, GK_FLOAT64, 3, (int64_t[]){2, 4, 3}, 4, &vs);
     double expected[6];
     naive_matmul(va, vs, expected, 1, 4, 3);
     naive_matmul(va, vs + 12, expected + 3, 1, 4, 3);
-    CHECK_OK(gk_matmul(v4, stack, &c));
+    CHECK_OK(gk_matmul(v4, matrices, &c));
     CHECK_SHAPE(c, 2, 2, 3);
     if (c)
         CHECK_VALUES(c, expected, 6, 1e-12);
@@ -263,7 +265,7 @@ static void test_matmul_vectors(gk_device device)
     gk_array_free(w4);
     gk_array_free(m45);
     gk_array_free(m54);
-    gk_array_free(stack);
+    gk_array_free(matrices);
     free(va);
     free(vb);
     free(vm);
@@ -727,10 +729,10 @@ static void test_factorization_errors(gk_device device)
                             (double[]){2, 0, 0, 0, 2, 0, 0, 0, 2});
     CHECK_FAILS(gk_solve(square, b4, &out), GK_ERR_INVALID_ARGUMENT, "a (3, 3) and b (4,)");
     /* A stack whose second matrix is singular: the message names it. */
-    gk_array *stack = NULL;
+    gk_array *matrices = NULL;
     const gk_array *pieces[2] = {square, singular};
-    CHECK_OK(gk_stack(2, pieces, 0, &stack));
-    CHECK_FAILS(gk_inv(stack, &out), GK_ERR_LINALG, "singular (matrix [1] of the stack)");
+    CHECK_OK(gk_stack(2, pieces, 0, &matrices));
+    CHECK_FAILS(gk_inv(matrices, &out), GK_ERR_LINALG, "singular (matrix [1] of the stack)");
     CHECK_FAILS(gk_svd(b, false, &u, &s, &vt), GK_ERR_INVALID_ARGUMENT,
                 "svd: takes a matrix or a stack of matrices (at least 2 axes), not shape (3,)");
     CHECK(u == NULL && s == NULL && vt == NULL, "no outputs");
@@ -747,13 +749,124 @@ static void test_factorization_errors(gk_device device)
     gk_array_free(wide);
     gk_array_free(b4);
     gk_array_free(square);
-    gk_array_free(stack);
+    gk_array_free(matrices);
     gk_array_free(bad);
 }
 
 /* --- random numbers --- */
 
 /* The raw bytes of a (malloc'd). */
+/* det and slogdet from LU factors in array ops, as a GPU computes them
+ * after its solver's getrf (factor_gpu.c), on every device: only U's
+ * diagonal, the pivots and the NaN flags count, so the factors are made
+ * up here. Row by row: plain; an odd swap count with a negative pivot;
+ * exactly singular; holding NaN; a det beyond the dtype's range; one
+ * that underflows on the way but is in range. */
+static void check_determinants(gk_device device, gk_dtype dtype)
+{
+    bool single = dtype == GK_FLOAT32;
+    double big = single ? 1e30 : 1e200, tiny = 1 / big;
+    enum { COUNT = 6, N = 3 };
+    const double diagonals[COUNT][N] = {
+        {2, 3, 4}, {2, -3, 4}, {1, 0, 5}, {1, 2, 3}, {big, big, -1}, {tiny, tiny, big},
+    };
+    const int32_t pivots[COUNT][N] = {
+        {1, 2, 3}, {2, 2, 3}, {1, 2, 3}, {3, 3, 3}, {3, 2, 3}, {1, 3, 3},
+    };
+    const bool nan_flags[COUNT] = {false, false, false, true, false, false};
+    double factors[COUNT * N * N];
+    for (int i = 0; i < COUNT * N * N; i++)
+        factors[i] = 0.5; /* off the diagonal: ignored */
+    for (int m = 0; m < COUNT; m++)
+        for (int j = 0; j < N; j++)
+            factors[(m * N + j) * N + j] = diagonals[m][j];
+    int64_t lu_shape[3] = {COUNT, N, N}, pivot_shape[2] = {COUNT, N}, flag_shape = COUNT;
+    gk_array *lu = make(device, dtype, 3, lu_shape, factors), *rows = NULL, *flags = NULL;
+    CHECK_OK(gk_from_host(device, GK_INT32, 2, pivot_shape, pivots, &rows));
+    CHECK_OK(gk_from_host(device, GK_BOOL, 1, &flag_shape, nan_flags, &flags));
+    gk_array *sign = NULL, *logabs = NULL, *det = NULL;
+    CHECK_OK(factor_determinants_from_lu(lu, rows, flags, &sign, &logabs, &det));
+    double *s = values_of(sign), *l = values_of(logabs), *d = values_of(det);
+    double tolerance = single ? 1e-5 : 1e-12;
+    double want_sign[COUNT] = {1, 1, 0, NAN, 1, -1};
+    double want_log[COUNT] = {log(24), log(24), -INFINITY, NAN, 2 * log(big),
+                              single ? log(1e-30) : log(1e-200)};
+    double want_det[COUNT] = {24, 24, 0, NAN, INFINITY, single ? -1e-30 : -1e-200};
+    for (int m = 0; m < COUNT; m++) {
+        CHECK(isnan(want_sign[m]) ? isnan(s[m]) : s[m] == want_sign[m], "matrix %d sign %g", m,
+              s[m]);
+        CHECK(isnan(want_log[m]) ? isnan(l[m])
+              : isinf(want_log[m])  ? l[m] == want_log[m]
+                                    : fabs(l[m] - want_log[m]) <= tolerance * fabs(want_log[m]),
+              "matrix %d log|det| %g, not %g", m, l[m], want_log[m]);
+        CHECK(isnan(want_det[m]) ? isnan(d[m])
+              : isinf(want_det[m]) || want_det[m] == 0
+                  ? d[m] == want_det[m]
+                  : fabs(d[m] - want_det[m]) <= 1e3 * tolerance * fabs(want_det[m]),
+              "matrix %d det %g, not %g", m, d[m], want_det[m]);
+    }
+    /* only what is asked for; and a stack of 0 x 0 matrices: det 1 */
+    gk_array *alone = NULL;
+    CHECK_OK(factor_determinants_from_lu(lu, rows, flags, NULL, NULL, &alone));
+    CHECK(alone && gk_array_ndim(alone) == 1 && gk_array_shape(alone)[0] == COUNT,
+          "det alone has the stack's shape");
+    int64_t empty_shape[3] = {2, 0, 0}, empty_pivots[2] = {2, 0}, two = 2;
+    bool no_nan[2] = {false, false};
+    gk_array *empty = NULL, *no_rows = NULL, *clean = NULL, *ones = NULL;
+    CHECK_OK(gk_empty(device, dtype, 3, empty_shape, &empty));
+    CHECK_OK(gk_empty(device, GK_INT32, 2, empty_pivots, &no_rows));
+    CHECK_OK(gk_from_host(device, GK_BOOL, 1, &two, no_nan, &clean));
+    CHECK_OK(factor_determinants_from_lu(empty, no_rows, clean, NULL, NULL, &ones));
+    double *one = values_of(ones);
+    CHECK(one[0] == 1 && one[1] == 1, "0 x 0 det %g %g", one[0], one[1]);
+    free(s), free(l), free(d), free(one);
+    gk_array *all[] = {lu, rows, flags, sign, logabs, det, alone, empty, no_rows, clean, ones};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+}
+
+/* The complex sign is d/|d| multiplied out; NaN flags give NaN+NaNj. */
+static void check_complex_determinants(gk_device device)
+{
+    /* one 2 x 2 matrix of U's diagonal {1j, 1+1j}, one swap, then a NaN one */
+    const double factors[2 * 4 * 2] = {0, 1, 9, 9, 9, 9, 1, 1, /* second: */ 1, 0, 0, 0, 0, 0, 1, 0};
+    const int32_t pivots[4] = {2, 2, 1, 2};
+    const bool nan_flags[2] = {false, true};
+    int64_t lu_shape[3] = {2, 2, 2}, pivot_shape[2] = {2, 2}, two = 2;
+    gk_array *lu = NULL, *rows = NULL, *flags = NULL, *sign = NULL, *logabs = NULL, *det = NULL;
+    CHECK_OK(gk_from_host(device, GK_COMPLEX128, 3, lu_shape, factors, &lu));
+    CHECK_OK(gk_from_host(device, GK_INT32, 2, pivot_shape, pivots, &rows));
+    CHECK_OK(gk_from_host(device, GK_BOOL, 1, &two, nan_flags, &flags));
+    CHECK_OK(factor_determinants_from_lu(lu, rows, flags, &sign, &logabs, &det));
+    double s[4], l[2], d[4];
+    CHECK_OK(gk_to_host(sign, s, sizeof s));
+    CHECK_OK(gk_to_host(logabs, l, sizeof l));
+    CHECK_OK(gk_to_host(det, d, sizeof d));
+    /* -(1j * (1+1j)/sqrt 2) = (1 - 1j)/sqrt 2; det = -(1j * (1+1j)) = 1 - 1j */
+    double r = sqrt(0.5);
+    CHECK(fabs(s[0] - r) < 1e-15 && fabs(s[1] + r) < 1e-15, "sign %g%+gj", s[0], s[1]);
+    CHECK(fabs(l[0] - log(sqrt(2))) < 1e-15, "log|det| %g", l[0]);
+    CHECK(fabs(d[0] - 1) < 1e-14 && fabs(d[1] + 1) < 1e-14, "det %g%+gj", d[0], d[1]);
+    CHECK(isnan(s[2]) && isnan(s[3]) && isnan(l[1]) && isnan(d[2]) && isnan(d[3]),
+          "a NaN matrix: sign %g%+gj, log %g, det %g%+gj", s[2], s[3], l[1], d[2], d[3]);
+    gk_array *all[] = {lu, rows, flags, sign, logabs, det};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+}
+
+static void test_determinants_from_lu(gk_device device)
+{
+    gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64, GK_COMPLEX128};
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
+        bool has = false;
+        CHECK_OK(gk_device_has_dtype(device, dtypes[i], &has));
+        if (has && dtypes[i] == GK_COMPLEX128)
+            check_complex_determinants(device);
+        else if (has)
+            check_determinants(device, dtypes[i]);
+    }
+}
+
 static void *raw_of(const gk_array *a)
 {
     size_t n = gk_array_nbytes(a);
@@ -1128,6 +1241,7 @@ int main(void)
     FOR_EACH_DEVICE(test_qr);
     FOR_EACH_DEVICE(test_solve_inv);
     FOR_EACH_DEVICE(test_factorization_errors);
+    FOR_EACH_DEVICE(test_determinants_from_lu);
     FOR_EACH_DEVICE(test_random_pinned);
     FOR_EACH_DEVICE(test_random_reproducible);
     FOR_EACH_DEVICE(test_random_statistics);
