@@ -573,7 +573,10 @@ gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r);
  * matrices whose batch broadcasts with a's. */
 gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x);
 gk_status gk_inv(const gk_array *a, gk_array **out);
-/* The determinant of each square matrix (0 for a singular one). */
+/* The determinant of each square matrix (0 for a singular one). On the
+ * host it is the product of the LU's diagonal; on a CUDA GPU it is
+ * sign * exp(log |det|), as NumPy computes it, so the two may differ in
+ * the last bits. */
 gk_status gk_det(const gk_array *a, gk_array **out);
 /* det = sign * exp(logabsdet) per matrix: sign is +-1 (a unit complex
  * number for complex a) or 0, logabsdet real (-inf when singular). */

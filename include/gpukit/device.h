@@ -77,7 +77,10 @@ gk_status gk_device_memory(gk_device device, uint64_t *free_bytes, uint64_t *tot
 
 /* What gpukit's arrays take of a device's memory. GPU devices keep freed
  * memory in a pool and reuse it (as PyTorch's caching allocator does), so
- * nvidia-smi shows in use + cached; the CPU keeps none (malloc's). */
+ * nvidia-smi shows in use + cached; the CPU keeps up to four freed arrays
+ * from 32 MiB (1 GiB at most) for the next of their size, and leaves the
+ * rest to malloc. Sizes count as allocated: rounded to 512 bytes in a GPU
+ * pool, to whole 2 MiB pages from 32 MiB on the CPU. */
 typedef struct gk_memory_stats {
     uint64_t in_use_bytes;       /* arrays, and temporaries of queued work */
     uint64_t peak_in_use_bytes;  /* the most in use at once, since the start or a reset */
@@ -94,8 +97,8 @@ gk_status gk_device_memory_stats(gk_device device, bool reset_peak, gk_memory_st
  * the driver (which waits for queued work that may still use it), so
  * that other processes and libraries (PyTorch, CuPy) in this one can have
  * it (torch.cuda.empty_cache). Free blocks in chunks that arrays still use
- * stay cached. On the CPU, malloc returns the free memory it can to the
- * system (glibc's malloc_trim). */
+ * stay cached. On the CPU, the kept arrays go back, and malloc returns the
+ * free memory it can to the system (glibc's malloc_trim). */
 gk_status gk_device_empty_cache(gk_device device);
 /* gk_device_empty_cache of the CPU and every device this process has used. */
 gk_status gk_device_empty_cache_all(void);

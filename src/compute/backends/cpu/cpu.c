@@ -92,7 +92,7 @@ static void advise_huge_pages(void *data, size_t bytes)
 #endif
 }
 
-/* The bytes CPU arrays hold, counted as malloc was asked (gk_memory_stats). */
+/* The bytes CPU arrays hold (gk_memory_stats; see counted_bytes). */
 static _Atomic uint64_t in_use_bytes, peak_in_use_bytes, allocations;
 
 static void count_allocation(size_t bytes)
@@ -106,12 +106,14 @@ static void count_allocation(size_t bytes)
 /* Freed arrays from 32 MiB are kept for an array of the same size (in
  * whole huge pages) to reuse, as a GPU pool keeps device memory: a fresh
  * mapping's pages cost a fault and the kernel's zeroing each at first
- * write, which held a download into a new 256 MiB array to a quarter of
- * the copy engine's speed (4-30 GB/s of first touch on an H100 machine)
- * and every large result to the kernel's pace; a kept block's pages are
- * there. At most KEPT_BLOCKS blocks and a sixteenth of the machine's
- * memory, up to 1 GiB, are kept, the oldest given back first; emptying
- * the cache (gk_device_empty_cache) gives them all back. */
+ * write, which held a download into a new 256 MiB array to a sixth of
+ * the copy engine's speed on an H100 machine, and every large result to
+ * the kernel's pace; a kept block's pages are there. At most KEPT_BLOCKS
+ * blocks and a sixteenth of the memory this process may use (the
+ * machine's, or its cgroup's limit), up to 1 GiB, are kept, the oldest
+ * given back first; emptying the cache (gk_device_empty_cache) gives them
+ * all back. Large arrays count as in use with their rounded size, so that
+ * freeing one moves its bytes from in use to cached. */
 enum { KEPT_BLOCKS = 4 };
 #define KEPT_BYTES_MAX ((size_t)1 << 30)
 
@@ -131,12 +133,65 @@ static size_t whole_huge_pages(size_t bytes)
     return (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
 }
 
-/* The most the cache may hold: a sixteenth of memory, up to 1 GiB. */
-static size_t kept_bytes_limit(void)
+/* The memory limit of this process's cgroup (v2, as a container sees
+ * it); 0 when there is none or it cannot be read. */
+static size_t cgroup_memory_limit(void)
+{
+    FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+    unsigned long long limit = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &limit) != 1) /* "max": no limit */
+            limit = 0;
+        fclose(f);
+    }
+    return limit < SIZE_MAX ? (size_t)limit : SIZE_MAX;
+}
+
+/* The most the cache may hold: a sixteenth of the memory this process may
+ * use, up to 1 GiB. Read once: a limit is not expected to change. */
+static size_t limit_once;
+static pthread_once_t limit_read = PTHREAD_ONCE_INIT;
+
+static void read_limit(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     size_t memory = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
-    return memory / 16 < KEPT_BYTES_MAX ? memory / 16 : KEPT_BYTES_MAX;
+    size_t cgroup = cgroup_memory_limit();
+    if (cgroup && cgroup < memory)
+        memory = cgroup;
+    limit_once = memory / 16 < KEPT_BYTES_MAX ? memory / 16 : KEPT_BYTES_MAX;
+}
+
+static size_t kept_bytes_limit(void)
+{
+    pthread_once(&limit_read, read_limit);
+    return limit_once;
+}
+
+/* A fork while another thread holds the cache's lock would leave the
+ * child's copy locked for good: the lock is taken around a fork. */
+static void lock_kept(void)
+{
+    pthread_mutex_lock(&kept_lock);
+}
+
+static void unlock_kept(void)
+{
+    pthread_mutex_unlock(&kept_lock);
+}
+
+static pthread_once_t fork_guard = PTHREAD_ONCE_INIT;
+
+static void guard_forks(void)
+{
+    pthread_atfork(lock_kept, unlock_kept, unlock_kept);
+}
+
+/* Takes the cache's lock (setting up the fork guard first). */
+static void enter_kept(void)
+{
+    pthread_once(&fork_guard, guard_forks);
+    lock_kept();
 }
 
 /* A kept block of exactly `rounded` bytes, taken out of the cache; NULL
@@ -144,14 +199,14 @@ static size_t kept_bytes_limit(void)
 static void *take_kept(size_t rounded)
 {
     void *data = NULL;
-    pthread_mutex_lock(&kept_lock);
+    enter_kept();
     for (int i = 0; i < KEPT_BLOCKS && !data; i++)
         if (kept[i].data && kept[i].bytes == rounded) {
             data = kept[i].data;
             kept[i].data = NULL;
             kept_bytes -= rounded;
         }
-    pthread_mutex_unlock(&kept_lock);
+    unlock_kept();
     return data;
 }
 
@@ -162,7 +217,7 @@ static void keep_or_free(void *data, size_t rounded)
     void *evicted[KEPT_BLOCKS + 1];
     int count = 0;
     size_t limit = kept_bytes_limit();
-    pthread_mutex_lock(&kept_lock);
+    enter_kept();
     if (rounded > limit) {
         evicted[count++] = data;
     } else {
@@ -184,7 +239,7 @@ static void keep_or_free(void *data, size_t rounded)
             kept[oldest].data = NULL;
         }
     }
-    pthread_mutex_unlock(&kept_lock);
+    unlock_kept();
     for (int i = 0; i < count; i++)
         free(evicted[i]);
 }
@@ -192,9 +247,9 @@ static void keep_or_free(void *data, size_t rounded)
 static gk_status cpu_memory_stats(gk_device device, bool reset_peak, gk_memory_stats *stats)
 {
     (void)device;
-    pthread_mutex_lock(&kept_lock);
+    enter_kept();
     uint64_t cached = kept_bytes;
-    pthread_mutex_unlock(&kept_lock);
+    unlock_kept();
     uint64_t in_use = atomic_load(&in_use_bytes), peak = atomic_load(&peak_in_use_bytes);
     /* read apart from in_use, or just reset by another thread: never below it */
     *stats = (gk_memory_stats){in_use, peak > in_use ? peak : in_use, cached,
@@ -209,12 +264,12 @@ static gk_status cpu_memory_stats(gk_device device, bool reset_peak, gk_memory_s
 static gk_status cpu_empty_cache(gk_device device)
 {
     (void)device;
-    pthread_mutex_lock(&kept_lock);
+    enter_kept();
     kept_block blocks[KEPT_BLOCKS];
     memcpy(blocks, kept, sizeof kept);
     memset(kept, 0, sizeof kept);
     kept_bytes = 0;
-    pthread_mutex_unlock(&kept_lock);
+    unlock_kept();
     for (int i = 0; i < KEPT_BLOCKS; i++)
         free(blocks[i].data);
 #ifdef __GLIBC__
@@ -251,6 +306,13 @@ static void *malloc_block(size_t bytes)
     return aligned;
 }
 
+/* What an array of `bytes` counts as in use: its rounded size from 32 MiB
+ * (what a kept block counts as cached), else what malloc was asked. */
+static size_t counted_bytes(size_t bytes)
+{
+    return bytes >= FRESH_MIN ? whole_huge_pages(bytes) : bytes;
+}
+
 static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
 {
     (void)device;
@@ -263,14 +325,14 @@ static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes on the "
                                              "CPU",
                        bytes);
-    count_allocation(bytes);
+    count_allocation(counted_bytes(bytes));
     return GK_OK;
 }
 
 static void cpu_release(gk_device device, void *data, size_t bytes)
 {
     (void)device;
-    atomic_fetch_sub(&in_use_bytes, bytes);
+    atomic_fetch_sub(&in_use_bytes, counted_bytes(bytes));
     if (bytes >= FRESH_MIN) {
         keep_or_free(data, whole_huge_pages(bytes));
         return;
