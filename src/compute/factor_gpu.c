@@ -57,21 +57,31 @@ static gk_status run_solver(const stack *s, gk_solver_call *call, const char *ro
     return status;
 }
 
-/* One flag per matrix of the stack, read back in one copy: whether the
- * matrix holds a NaN (`op` GK_ISNAN) or a value that is not finite
- * (GK_ISFINITE). A reduction on the device reads the input once, far less
- * than any factorization, and is needed because cuSOLVER's routines do not
- * carry NaN through as LAPACK does: getrf's pivot search passes over it,
- * and gesvd can return finite values for a matrix holding NaN. */
+/* One flag per matrix of a's stack, on the device: whether the matrix
+ * holds a NaN (`op` GK_ISNAN), or whether it is all finite (GK_ISFINITE).
+ * A reduction on the device reads the input once, far less than any
+ * factorization, and is needed because cuSOLVER's routines do not carry
+ * NaN through as LAPACK does: getrf's pivot search passes over it, and
+ * gesvd can return finite values for a matrix holding NaN. */
+static gk_status device_matrix_mask(const gk_array *a, gk_op op, gk_array **per_matrix)
+{
+    int axes[2] = {a->ndim - 2, a->ndim - 1};
+    gk_array *mask = NULL;
+    gk_status status = gk_unary(op, a, &mask);
+    if (status == GK_OK)
+        status = op == GK_ISNAN ? gk_any(mask, 2, axes, false, per_matrix)
+                                : gk_all(mask, 2, axes, false, per_matrix);
+    gk_array_free(mask);
+    return status;
+}
+
+/* device_matrix_mask's flags read back in one copy, true for a matrix
+ * holding NaN (GK_ISNAN) or a value that is not finite (GK_ISFINITE). */
 static gk_status device_matrix_flags(const gk_array *a, const stack *s, gk_op op, bool **flags)
 {
     *flags = NULL;
-    int axes[2] = {a->ndim - 2, a->ndim - 1};
-    gk_array *mask = NULL, *per_matrix = NULL;
-    gk_status status = gk_unary(op, a, &mask);
-    if (status == GK_OK)
-        status = op == GK_ISNAN ? gk_any(mask, 2, axes, false, &per_matrix)
-                                : gk_all(mask, 2, axes, false, &per_matrix);
+    gk_array *per_matrix = NULL;
+    gk_status status = device_matrix_mask(a, op, &per_matrix);
     if (status == GK_OK && !(*flags = malloc(sizeof **flags * (size_t)(s->count ? s->count : 1))))
         status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
     if (status == GK_OK && s->count)
@@ -79,7 +89,6 @@ static gk_status device_matrix_flags(const gk_array *a, const stack *s, gk_op op
     /* all(isfinite) is true for a good matrix: flag the others */
     for (int64_t i = 0; status == GK_OK && op == GK_ISFINITE && i < s->count; i++)
         (*flags)[i] = !(*flags)[i];
-    gk_array_free(mask);
     gk_array_free(per_matrix);
     if (status != GK_OK) {
         free(*flags);
@@ -469,9 +478,7 @@ gk_status factor_device_determinants(const gk_array *a, gk_dtype dtype, const ch
     factor_describe_stack(a, dtype, function, &s);
     int64_t pivot_count = s.count * s.rows, pivot_shape[GK_MAX_DIMS];
     memcpy(pivot_shape, a->shape, sizeof(int64_t) * (size_t)(a->ndim - 1)); /* batch, n */
-    int matrix_axes[2] = {a->ndim - 2, a->ndim - 1};
-    gk_array *lu = NULL, *pivots = NULL, *pivot_rows = NULL, *nan_entries = NULL,
-             *has_nan = NULL;
+    gk_array *lu = NULL, *pivots = NULL, *pivot_rows = NULL, *has_nan = NULL;
     gk_status status = gk_copy_as(a, dtype, &lu);
     if (status == GK_OK)
         status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
@@ -483,12 +490,10 @@ gk_status factor_device_determinants(const gk_array *a, gk_dtype dtype, const ch
     if (status == GK_OK)
         status = gk_reshape(pivots, a->ndim - 1, pivot_shape, &pivot_rows);
     if (status == GK_OK)
-        status = gk_unary(GK_ISNAN, a, &nan_entries);
-    if (status == GK_OK)
-        status = gk_any(nan_entries, 2, matrix_axes, false, &has_nan);
+        status = device_matrix_mask(a, GK_ISNAN, &has_nan);
     if (status == GK_OK)
         status = factor_determinants_from_lu(lu, pivot_rows, has_nan, sign, logabs, det);
-    gk_array *all[] = {lu, pivots, pivot_rows, nan_entries, has_nan};
+    gk_array *all[] = {lu, pivots, pivot_rows, has_nan};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_array_free(all[i]);
     return status;

@@ -296,6 +296,7 @@ static void *huge_pages_block(size_t bytes)
  * just below it (0 bytes still gets a unique pointer). */
 static void *malloc_block(size_t bytes)
 {
+    atomic_fetch_add(&allocations, 1); /* asked of malloc, as the GPU pool counts */
     char *block = malloc(bytes + ALIGNMENT + sizeof(void *));
     if (!block)
         return NULL;
@@ -317,8 +318,6 @@ static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
 {
     (void)device;
     *data = NULL;
-    if (bytes < FRESH_MIN)
-        atomic_fetch_add(&allocations, 1); /* asked of malloc, as the GPU pool counts */
     if (bytes <= SIZE_MAX - HUGE_PAGE) /* beyond any machine; rounding would overflow */
         *data = bytes >= FRESH_MIN ? huge_pages_block(bytes) : malloc_block(bytes);
     if (!*data)
