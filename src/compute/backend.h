@@ -40,6 +40,11 @@ typedef enum gk_solver_op {
     GK_SOLVER_LU_SOLVE, /* b (n x nrhs per matrix) = op(a)^-1 b from LU's a and pivots;
                          * op is a^T when `flag`; the infos may be left unwritten (they
                          * could only report a bad argument, and are not read) */
+    GK_SOLVER_LU_INVERT, /* c (n x n per matrix) = a^-1 from LU's a and pivots, out of
+                          * place, for a stack LU factored in one batched call; the
+                          * infos as LU_SOLVE's. A call of count 0 fails with
+                          * GK_ERR_NOT_FOUND when the device has no such routine for
+                          * n x n: solve against identities (LU_SOLVE) */
     GK_SOLVER_CHOLESKY, /* a's triangle (the upper one when `flag`) = its factor */
     GK_SOLVER_EIGH,     /* w (real, n per matrix) = the eigenvalues from a's triangle
                          * (upper when `flag`), and a = the vectors when `vectors` */

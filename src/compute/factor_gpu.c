@@ -160,13 +160,24 @@ gk_status factor_device_solve(const gk_array *wide_a, const gk_array *wide_b, gk
     return status;
 }
 
-/* inv on the device: a's LU (of a^T), then op N with the identity, which
- * gives inv(a^T) in column-major order: inv(a) in C order. */
+/* Whether the inverses of s's matrices come from their LU in one batched
+ * call (GK_SOLVER_LU_INVERT): a stack, whose LU is batched too. */
+static bool has_batched_inverse(const stack *s, int64_t n)
+{
+    gk_solver_call probe = {.op = GK_SOLVER_LU_INVERT, .dtype = s->dtype, .n = n};
+    return s->count > 1 && gk_backend_of(s->device.kind)->solver(s->device, &probe) == GK_OK;
+}
+
+/* inv on the device: a's LU (of a^T), then the inverse of that, which is
+ * inv(a^T) in column-major order: inv(a) in C order. A stack of small
+ * matrices is inverted from its LU in one call (getriBatched); otherwise
+ * op N with the identity solves for it. */
 gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
 {
     stack s;
     factor_describe_stack(a, dtype, "inv", &s);
     int64_t n = s.rows, pivot_count = s.count * n;
+    bool batched = has_batched_inverse(&s, n);
     gk_array *lu = NULL, *pivots = NULL;
     gk_status status = gk_copy_as(a, dtype, &lu);
     if (status == GK_OK)
@@ -175,14 +186,21 @@ gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
                            .a = lu ? gk_array_data(lu) : NULL, .pivots = pivots ? gk_array_data(pivots) : NULL};
     if (status == GK_OK)
         status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
-    /* the identities, which getrs overwrites with the inverses */
-    if (status == GK_OK)
+    /* the inverses' array, or the identities that getrs overwrites with them */
+    if (status == GK_OK && batched)
+        status = gk_empty(s.device, dtype, gk_array_ndim(lu), gk_array_shape(lu), out);
+    else if (status == GK_OK)
         status = device_identities(&s, dtype, n, out);
-    if (status == GK_OK) {
+    if (status == GK_OK && batched) {
+        call.op = GK_SOLVER_LU_INVERT;
+        call.c = gk_array_data(*out);
+    } else if (status == GK_OK) {
         call.op = GK_SOLVER_LU_SOLVE;
         call.nrhs = n;
         call.b = gk_array_data(*out);
-        status = run_solver(&s, &call, NULL, NULL, NULL); /* getrs: only bad arguments */
+    }
+    if (status == GK_OK) {
+        status = run_solver(&s, &call, NULL, NULL, NULL); /* only bad arguments */
         if (status != GK_OK) {
             gk_array_free(*out);
             *out = NULL;
@@ -414,15 +432,20 @@ gk_status factor_determinants_from_lu(const gk_array *lu, const gk_array *pivots
     if (status == GK_OK)
         status = gk_diagonal(lu, 0, &t[DET_DIAGONAL]);
     if (status == GK_OK)
-        status = gk_unary(GK_SIGN, t[DET_DIAGONAL], &t[DET_UNITS]);
+        status = gk_unary(GK_ABS, t[DET_DIAGONAL], &t[DET_ABS]);
+    /* each d's direction: its sign when real (an infinite d's is +-1);
+     * d / |d| when complex, as NumPy's, whose NaN for an infinite d the
+     * complex sign function would not give */
+    if (status == GK_OK)
+        status = gk_dtype_is_complex(dtype)
+                     ? gk_binary(GK_DIV, t[DET_DIAGONAL], t[DET_ABS], &t[DET_UNITS])
+                     : gk_unary(GK_SIGN, t[DET_DIAGONAL], &t[DET_UNITS]);
     if (status == GK_OK)
         status = gk_reduce(GK_PROD, t[DET_UNITS], last, false, &t[DET_UNIT_PRODUCT]);
     if (status == GK_OK)
         status = gk_unary(GK_NEG, t[DET_UNIT_PRODUCT], &t[DET_NEGATED]);
     if (status == GK_OK)
         status = gk_where(t[DET_ODD], t[DET_NEGATED], t[DET_UNIT_PRODUCT], &t[DET_SIGNED]);
-    if (status == GK_OK)
-        status = gk_unary(GK_ABS, t[DET_DIAGONAL], &t[DET_ABS]);
     if (status == GK_OK)
         status = gk_unary(GK_LOG, t[DET_ABS], &t[DET_LOGS]);
     if (status == GK_OK)

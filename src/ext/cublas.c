@@ -29,6 +29,10 @@ static const gk_entry_point entry_points[] = {
     {"cublasDgetrsBatched", 0, offsetof(gk_cublas, getrsBatched[1])},
     {"cublasCgetrsBatched", 0, offsetof(gk_cublas, getrsBatched[2])},
     {"cublasZgetrsBatched", 0, offsetof(gk_cublas, getrsBatched[3])},
+    {"cublasSgetriBatched", 0, offsetof(gk_cublas, getriBatched[0])},
+    {"cublasDgetriBatched", 0, offsetof(gk_cublas, getriBatched[1])},
+    {"cublasCgetriBatched", 0, offsetof(gk_cublas, getriBatched[2])},
+    {"cublasZgetriBatched", 0, offsetof(gk_cublas, getriBatched[3])},
 };
 
 static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"};

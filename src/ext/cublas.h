@@ -101,17 +101,23 @@ typedef struct gk_cublas {
                                            void *c, int c_type, int ldc, long long stride_c,
                                            int batch, int compute_type, int algo);
     const char *(*GetStatusName)(cublasStatus_t status); /* may be NULL (before 11.4) */
-    /* The batched LU of small matrices and the solve with it, by precision
-     * (S, D, C, Z: cuSOLVER's order): arrays in device memory of pointers
-     * to column-major n x n matrices; getrf's infos one per matrix, in
-     * device memory; getrs's info a host int (a bad argument). Optional:
-     * NULL where missing (the factorizations then loop over the matrices). */
+    /* The batched LU of small matrices, the solve with it and the inverse
+     * from it, by precision (S, D, C, Z: cuSOLVER's order): arrays in
+     * device memory of pointers to column-major n x n matrices; getrf's and
+     * getri's infos one per matrix, in device memory; getrs's info a host
+     * int (a bad argument). getri writes the inverses out of place, into
+     * c, from getrfBatched's factors and pivots. Optional: NULL where
+     * missing (the factorizations then loop over the matrices, and inv
+     * solves against identities). */
     cublasStatus_t (*getrfBatched[4])(cublasHandle_t handle, int n, void *const a[], int lda,
                                       int *pivots, int *info, int batch);
     cublasStatus_t (*getrsBatched[4])(cublasHandle_t handle, cublasOperation_t trans, int n,
                                       int nrhs, const void *const a[], int lda,
                                       const int *pivots, void *const b[], int ldb, int *info,
                                       int batch);
+    cublasStatus_t (*getriBatched[4])(cublasHandle_t handle, int n, const void *const a[],
+                                      int lda, const int *pivots, void *const c[], int ldc,
+                                      int *info, int batch);
 } gk_cublas;
 
 /* cuBLAS, loaded on the first call; GK_ERR_NOT_FOUND (the same answer

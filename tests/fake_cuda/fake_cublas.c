@@ -4,8 +4,9 @@
  * stream through the fake driver (so the copies queued before it are done,
  * as on a GPU), then runs the host's CBLAS in column-major order on that
  * memory; the strided-batched ones loop over the batch. The batched LU
- * and solve with it (getrfBatched, getrsBatched: arrays of pointers to the
- * matrices, in the fake's device memory) loop over the host's LAPACKE.
+ * and the solve and inverse from it (getrfBatched, getrsBatched,
+ * getriBatched: arrays of pointers to the matrices, in the fake's device
+ * memory) loop over the host's LAPACKE.
  *
  * fake_cublas_calls() counts the GEMMs and LU routines run (a batch counts
  * once), so a test can tell cuBLAS's path from gpukit's own kernel. */
@@ -180,9 +181,11 @@ REAL_GEMM(D, d, double)
 COMPLEX_GEMM(C, c, float)
 COMPLEX_GEMM(Z, z, double)
 
-/* The batched LU of a precision: P cuBLAS's letter, p LAPACKE's. Infos:
- * getrf's one per matrix in device memory; getrs's one host int. */
-#define BATCHED_LU(P, p)                                                                           \
+/* The batched LU of a precision: P cuBLAS's letter, p LAPACKE's, size the
+ * bytes of an element. Infos: getrf's and getri's one per matrix in device
+ * memory; getrs's one host int. getri copies each factor into its c
+ * matrix and inverts it there. */
+#define BATCHED_LU(P, p, size)                                                                        \
     EXPORT int cublas##P##getrfBatched(fake_handle *h, int n, void *const a[], int lda,            \
                                        int *pivots, int *info, int batch)                          \
     {                                                                                              \
@@ -208,9 +211,25 @@ COMPLEX_GEMM(Z, z, double)
             *info = f(COL_MAJOR, "NTC"[trans], n, nrhs, a[i], lda, pivots + (long)i * n, b[i],    \
                       ldb);                                                                        \
         return SUCCESS;                                                                            \
+    }                                                                                              \
+    EXPORT int cublas##P##getriBatched(fake_handle *h, int n, const void *const a[], int lda,      \
+                                       const int *pivots, void *const c[], int ldc, int *info,     \
+                                       int batch)                                                  \
+    {                                                                                              \
+        int (*f)(int, int, void *, int, const int *) = lapacke("LAPACKE_" #p "getri");             \
+        if (!f || !pivots)                                                                         \
+            return f ? INVALID_VALUE : INTERNAL_ERROR;                                             \
+        fake_begin(h->stream);                                                                     \
+        for (int i = 0; i < batch; i++) {                                                          \
+            for (int column = 0; column < n; column++)                                             \
+                memcpy((char *)c[i] + (size_t)column * (size_t)ldc * size,                         \
+                       (const char *)a[i] + (size_t)column * (size_t)lda * size, (size_t)n * size); \
+            info[i] = f(COL_MAJOR, n, c[i], ldc, pivots + (long)i * n);                            \
+        }                                                                                          \
+        return SUCCESS;                                                                            \
     }
 
-BATCHED_LU(S, s)
-BATCHED_LU(D, d)
-BATCHED_LU(C, c)
-BATCHED_LU(Z, z)
+BATCHED_LU(S, s, 4)
+BATCHED_LU(D, d, 8)
+BATCHED_LU(C, c, 8)
+BATCHED_LU(Z, z, 16)

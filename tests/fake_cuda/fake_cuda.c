@@ -8,6 +8,9 @@
  *   init_fails  cuInit returns FAKE_CUDA_INIT_ERROR (a number; 100,
  *               CUDA_ERROR_NO_DEVICE, unless set).
  *
+ * With FAKE_CUDA_NO_PINNED set, cuMemHostAlloc fails (out of memory), as
+ * where the locked-memory limit is low.
+ *
  * In "ok" mode device memory is host memory. Asynchronous copies are not
  * done when queued: each stream keeps them in order and does them when
  * something waits (cuStreamSynchronize, cuEventSynchronize, a stream
@@ -443,6 +446,8 @@ EXPORT CUresult cuMemHostAlloc(void **host, size_t bytes, unsigned int flags)
 {
     (void)flags;
     NEED_CONTEXT();
+    if (getenv("FAKE_CUDA_NO_PINNED"))
+        return OUT_OF_MEMORY;
     void *p = fake_alloc(bytes);
     if (!p)
         return OUT_OF_MEMORY;

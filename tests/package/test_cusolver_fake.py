@@ -4,19 +4,21 @@ fake CUDA driver, a fake cuSOLVER and a fake cuBLAS
 the fake driver's device memory, which is host memory, after the handle's
 stream is done). The fake driver runs no kernels, so the cases are ones
 where the libraries and the driver's copies are the whole of the work:
-solve of a vector and of a stack, eigvalsh and eigh of real stacks, and
-the errors (a singular matrix, one not positive definite) read from the
-infos on the device. inv (whose identities a kernel makes), det, slogdet
+solve of a vector and of a stack, inv of a stack of small matrices,
+eigvalsh and eigh of real stacks, and the errors (a singular matrix, one
+not positive definite) read from the infos on the device. inv of one
+matrix or of large ones (whose identities a kernel makes), det, slogdet
 and svd (whose input a kernel checks for NaN first) and qr (whose factors
 kernels read out) need a real GPU.
 
 Stacks of small matrices go to the batched routines in one call (cuBLAS's
-getrfBatched and getrsBatched, cuSOLVER's syevjBatched and potrfBatched),
-larger ones to one call per matrix; either way the host waits for the
-device once per factorization, to read all the infos, never once per
-matrix. A cuSOLVER that is missing or lacks a function sends the work to
-the host (LAPACK) with the same results. Every call is checked on a real
-GPU by the package suite on cuda:0 (GPUKIT_TEST_DEVICES)."""
+getrfBatched, getrsBatched and getriBatched, cuSOLVER's syevjBatched and
+potrfBatched), larger ones to one call per matrix; either way the host
+waits for the device once per factorization, to read all the infos,
+never once per matrix. A cuSOLVER that is missing or lacks a function
+sends the work to the host (LAPACK) with the same results. Every call is
+checked on a real GPU by the package suite on cuda:0
+(GPUKIT_TEST_DEVICES)."""
 import pytest
 
 from conftest import BUILD, FAKE_CUDA
@@ -108,9 +110,12 @@ for n in (6, 40):
     b = rng.standard_normal((50, n, 1))
     ga, gs, gb = (gpukit.asarray(x, device="cuda:0") for x in (a, s, b))
     gpukit.synchronize("cuda:0")
-    for name, run in [("solve", lambda: linalg.solve(ga, gb)),
-                      ("eigvalsh", lambda: linalg.eigvalsh(gs)),
-                      ("cholesky", lambda: linalg.cholesky(gs))]:
+    ops = [("solve", lambda: linalg.solve(ga, gb)),
+           ("eigvalsh", lambda: linalg.eigvalsh(gs)),
+           ("cholesky", lambda: linalg.cholesky(gs))]
+    if n <= 32:  # beyond, inv solves against identities, which a kernel makes
+        ops.append(("inv", lambda: linalg.inv(ga)))
+    for name, run in ops:
         waits, routines = driver.fake_cuda_host_waits(), solver() + blas()
         got = run()
         print(n, name, driver.fake_cuda_host_waits() - waits, solver() + blas() - routines)
@@ -118,15 +123,39 @@ for n in (6, 40):
             np.testing.assert_allclose(np.asarray(got), np.linalg.solve(a, b), rtol=1e-10)
         if name == "eigvalsh":
             np.testing.assert_allclose(np.asarray(got), np.linalg.eigvalsh(s), rtol=1e-10)
+        if name == "inv":
+            np.testing.assert_allclose(np.asarray(got), np.linalg.inv(a), rtol=1e-10)
 """, GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUSOLVER_LIBRARY=FAKE_CUSOLVER,
              GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS).stdout
     seen = {(int(n), name): (int(waits), int(routines))
             for n, name, waits, routines in (line.split() for line in out.splitlines())}
-    # small: getrfBatched + getrsBatched, syevjBatched, potrfBatched
+    # small: getrfBatched + getrsBatched, syevjBatched, potrfBatched, and
+    # getrfBatched + getriBatched (the inverses from the LU, out of place)
     assert seen[6, "solve"] == (1, 2)
+    assert seen[6, "inv"] == (1, 2)
     assert seen[6, "eigvalsh"] == (1, 1)
     assert seen[6, "cholesky"] == (1, 1)
     # large: a getrf and a getrs, a syevd, a potrf per matrix
     assert seen[40, "solve"] == (1, 100)
     assert seen[40, "eigvalsh"] == (1, 50)
     assert seen[40, "cholesky"] == (1, 50)
+
+
+def test_without_pinned_memory_the_copies_are_synchronous(py):
+    # Where no pinned memory can be had (a low locked-memory limit), every
+    # upload, the batched routines' tables of addresses included, and every
+    # download is a synchronous copy from pageable memory: the same results.
+    py("""
+import numpy as np
+import gpukit
+from gpukit import linalg
+rng = np.random.default_rng(4)
+a = rng.standard_normal((50, 6, 6)) + 6 * np.eye(6)
+b = rng.standard_normal((50, 6, 1))  # one column: no transposing kernel
+big = rng.standard_normal(3 << 20)  # 24 MiB: more than the staging buffers hold
+ga, gb = gpukit.asarray(a, device="cuda:0"), gpukit.asarray(b, device="cuda:0")
+np.testing.assert_allclose(np.asarray(linalg.solve(ga, gb)), np.linalg.solve(a, b), rtol=1e-10)
+np.testing.assert_allclose(np.asarray(linalg.inv(ga)), np.linalg.inv(a), rtol=1e-10)
+assert np.array_equal(np.asarray(gpukit.asarray(big, device="cuda:0")), big)
+""", GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUSOLVER_LIBRARY=FAKE_CUSOLVER,
+       GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS, FAKE_CUDA_NO_PINNED="1")

@@ -826,20 +826,24 @@ static void check_determinants(gk_device device, gk_dtype dtype)
         gk_array_free(all[i]);
 }
 
-/* The complex sign is d/|d| multiplied out; NaN flags give NaN+NaNj. */
+/* The complex sign is d/|d| multiplied out; NaN flags give NaN+NaNj; an
+ * infinite d gives NaN+NaNj too, as NumPy's inf/inf does (the complex sign
+ * function would give 1). */
 static void check_complex_determinants(gk_device device)
 {
-    /* one 2 x 2 matrix of U's diagonal {1j, 1+1j}, one swap, then a NaN one */
-    const double factors[2 * 4 * 2] = {0, 1, 9, 9, 9, 9, 1, 1, /* second: */ 1, 0, 0, 0, 0, 0, 1, 0};
-    const int32_t pivots[4] = {2, 2, 1, 2};
-    const bool nan_flags[2] = {false, true};
-    int64_t lu_shape[3] = {2, 2, 2}, pivot_shape[2] = {2, 2}, two = 2;
+    /* one 2 x 2 matrix of U's diagonal {1j, 1+1j}, one swap; a NaN one;
+     * one of diagonal {inf, 1} */
+    const double factors[3 * 4 * 2] = {0, 1, 9, 9, 9, 9, 1, 1, /* second: */ 1, 0, 0, 0, 0, 0, 1, 0,
+                                       /* third: */ INFINITY, 0, 0, 0, 0, 0, 1, 0};
+    const int32_t pivots[6] = {2, 2, 1, 2, 1, 2};
+    const bool nan_flags[3] = {false, true, false};
+    int64_t lu_shape[3] = {3, 2, 2}, pivot_shape[2] = {3, 2}, three = 3;
     gk_array *lu = NULL, *rows = NULL, *flags = NULL, *sign = NULL, *logabs = NULL, *det = NULL;
     CHECK_OK(gk_from_host(device, GK_COMPLEX128, 3, lu_shape, factors, &lu));
     CHECK_OK(gk_from_host(device, GK_INT32, 2, pivot_shape, pivots, &rows));
-    CHECK_OK(gk_from_host(device, GK_BOOL, 1, &two, nan_flags, &flags));
+    CHECK_OK(gk_from_host(device, GK_BOOL, 1, &three, nan_flags, &flags));
     CHECK_OK(factor_determinants_from_lu(lu, rows, flags, &sign, &logabs, &det));
-    double s[4], l[2], d[4];
+    double s[6], l[3], d[6];
     CHECK_OK(gk_to_host(sign, s, sizeof s));
     CHECK_OK(gk_to_host(logabs, l, sizeof l));
     CHECK_OK(gk_to_host(det, d, sizeof d));
@@ -850,6 +854,8 @@ static void check_complex_determinants(gk_device device)
     CHECK(fabs(d[0] - 1) < 1e-14 && fabs(d[1] + 1) < 1e-14, "det %g%+gj", d[0], d[1]);
     CHECK(isnan(s[2]) && isnan(s[3]) && isnan(l[1]) && isnan(d[2]) && isnan(d[3]),
           "a NaN matrix: sign %g%+gj, log %g, det %g%+gj", s[2], s[3], l[1], d[2], d[3]);
+    CHECK(isnan(s[4]) && isnan(s[5]) && l[2] == INFINITY && isnan(d[4]) && isnan(d[5]),
+          "an infinite pivot: sign %g%+gj, log %g, det %g%+gj", s[4], s[5], l[2], d[4], d[5]);
     gk_array *all[] = {lu, rows, flags, sign, logabs, det};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_array_free(all[i]);

@@ -474,7 +474,36 @@ static staging_slot *take_staging(cuda_device *d, gk_device device, gk_status *s
     return slot;
 }
 
-static gk_status cuda_upload(gk_device device, char *address, const void *host, size_t bytes)
+/* Writes `bytes` bytes of an upload made on the host (not copied from
+ * memory), from byte `at` of the whole, at `to`. */
+typedef void (*upload_maker)(const void *context, char *to, size_t at, size_t bytes);
+
+/* upload's rest, from byte `done` on, when pinned memory cannot be had: a
+ * synchronous copy from pageable memory (the caller's, or the made bytes
+ * in a buffer of ours), after the work queued before it. */
+static gk_status upload_unstaged(cuda_device *d, gk_device device, CUdeviceptr to, size_t bytes,
+                                 size_t done, const char *host, upload_maker make,
+                                 const void *context)
+{
+    char *made = NULL;
+    if (!host && !(made = malloc(bytes - done)))
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "cuda:%d: out of host memory for an upload",
+                       device.index);
+    if (made)
+        make(context, made, done, bytes - done);
+    CUresult r = cu->StreamSynchronize(d->stream);
+    if (r == CUDA_SUCCESS)
+        r = cu->MemcpyHtoD(to + done, host ? host + done : made, bytes - done);
+    free(made);
+    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "copying to the GPU");
+}
+
+/* Queues an upload of `bytes` bytes to `to` on the device's stream through
+ * the pinned staging slots: copied from `host`, or, with host NULL, made
+ * by `make` straight into them (nothing in between to allocate or copy).
+ * Returns once the last piece is queued. */
+static gk_status upload(gk_device device, CUdeviceptr to, size_t bytes, const char *host,
+                        upload_maker make, const void *context)
 {
     cuda_device *d;
     if (bytes == 0)
@@ -482,8 +511,6 @@ static gk_status cuda_upload(gk_device device, char *address, const void *host, 
     gk_status status = enter(device, &d);
     if (status != GK_OK)
         return status;
-    const char *from = host;
-    CUdeviceptr to = device_pointer(address);
     size_t done = 0;
     pthread_mutex_lock(&d->staging_lock);
     while (done < bytes) {
@@ -491,17 +518,14 @@ static gk_status cuda_upload(gk_device device, char *address, const void *host, 
         if (status != GK_OK)
             break;
         if (!slot) {
-            /* No pinned memory: a synchronous copy from the caller's
-             * memory, after the work queued before it. */
-            CUresult r = cu->StreamSynchronize(d->stream);
-            if (r == CUDA_SUCCESS)
-                r = cu->MemcpyHtoD(to + done, from + done, bytes - done);
-            if (r != CUDA_SUCCESS)
-                status = cu_fail(device, r, "copying to the GPU");
+            status = upload_unstaged(d, device, to, bytes, done, host, make, context);
             break;
         }
         size_t piece = bytes - done < STAGING_BYTES ? bytes - done : STAGING_BYTES;
-        staging_memcpy(slot->host, from + done, piece);
+        if (host)
+            staging_memcpy(slot->host, host + done, piece);
+        else
+            make(context, slot->host, done, piece);
         CUresult r = cu->MemcpyHtoDAsync(to + done, slot->host, piece, d->stream);
         if (r == CUDA_SUCCESS)
             r = cu->EventRecord(slot->done, d->stream);
@@ -515,6 +539,11 @@ static gk_status cuda_upload(gk_device device, char *address, const void *host, 
     pthread_mutex_unlock(&d->staging_lock);
     leave();
     return status;
+}
+
+static gk_status cuda_upload(gk_device device, char *address, const void *host, size_t bytes)
+{
+    return upload(device, device_pointer(address), bytes, host, NULL, NULL);
 }
 
 /* Device to pageable host memory through the pinned staging slots, so
@@ -1106,23 +1135,33 @@ static int solver_precision(gk_dtype dtype)
  * a matrix has work enough of its own. */
 #define BATCHED_MAX 32
 
+/* The addresses first, first + step, ...: an upload_maker. */
+typedef struct address_run {
+    char *first;
+    size_t step;
+} address_run;
+
+static void make_addresses(const void *context, char *to, size_t at, size_t bytes)
+{
+    const address_run *run = context;
+    char **table = (char **)(void *)to;
+    size_t index = at / sizeof *table, count = bytes / sizeof *table;
+    for (size_t i = 0; i < count; i++)
+        table[i] = run->first + (index + i) * run->step;
+}
+
 /* An array in device memory (from the pool, `*bytes` long) of the count
- * addresses first, first + step, ...: what the batched routines take. */
+ * addresses first, first + step, ...: what the batched routines take,
+ * written straight into the staging buffers. */
 static gk_status upload_addresses(gk_device device, char *first, size_t step, int count,
                                   void ***table, size_t *bytes)
 {
-    *table = NULL;
     *bytes = sizeof(char *) * (size_t)count;
-    char **host = malloc(*bytes);
-    if (!host)
-        return gk_fail(GK_ERR_OUT_OF_MEMORY, "linalg: out of host memory");
-    for (int i = 0; i < count; i++)
-        host[i] = first + (size_t)i * step;
     void *made = NULL;
+    address_run run = {first, step};
     gk_status status = gk_gpu_alloc(device, *bytes, &made);
     if (status == GK_OK)
-        status = cuda_upload(device, made, host, *bytes);
-    free(host);
+        status = upload(device, device_pointer(made), *bytes, NULL, make_addresses, &run);
     if (status != GK_OK && made)
         gk_gpu_release(device, made, *bytes);
     *table = status == GK_OK ? made : NULL;
@@ -1286,6 +1325,7 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
             r = so->orgqr[p](h, m, n, (int)c->k, a, m, tau, work, lwork, info);
             break;
         case GK_SOLVER_SVD_JACOBI: /* solve_jacobi_svd's, the whole stack at once */
+        case GK_SOLVER_LU_INVERT:  /* batched_lu's */
             r = CUSOLVER_STATUS_INVALID_VALUE;
             break;
         }
@@ -1297,40 +1337,56 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
     return r;
 }
 
-/* LU or LU_SOLVE of a stack through cuBLAS's batched routines: the
- * matrices' addresses are uploaded as the arrays of pointers they take.
- * GK_ERR_NOT_FOUND when they do not apply (the caller then loops over the
- * matrices, and its status replaces this one). Inside enter(). */
+/* Whether cuBLAS's batched routines take the call (LU, LU_SOLVE or
+ * LU_INVERT of a stack of small matrices), setting *blas. LU and LU_SOLVE
+ * of one matrix go to cuSOLVER's getrf and getrs, which a matrix keeps
+ * busier; LU_INVERT follows the batched LU of a stack. */
+static bool has_batched_lu(const gk_solver_call *c, const gk_cublas **blas)
+{
+    bool invert = c->op == GK_SOLVER_LU_INVERT;
+    if ((c->op != GK_SOLVER_LU && c->op != GK_SOLVER_LU_SOLVE && !invert) ||
+        (c->count < 2 && !invert) || c->n > BATCHED_MAX || c->count > INT_MAX ||
+        gk_cublas_open(blas) != GK_OK)
+        return false;
+    int p = solver_precision(c->dtype);
+    return (*blas)->getrfBatched[p] && (*blas)->getrsBatched[p] &&
+           (!invert || (*blas)->getriBatched[p]);
+}
+
+/* LU, LU_SOLVE or LU_INVERT of a stack through cuBLAS's batched routines:
+ * the matrices' addresses are uploaded as the arrays of pointers they
+ * take. GK_ERR_NOT_FOUND when they do not apply (the caller then loops
+ * over the matrices, and its status replaces this one). Inside enter(). */
 static gk_status batched_lu(cuda_device *d, gk_device device, const gk_solver_call *c)
 {
     const gk_cublas *blas;
-    bool solve = c->op == GK_SOLVER_LU_SOLVE;
-    if ((c->op != GK_SOLVER_LU && !solve) || c->count < 2 || c->n > BATCHED_MAX ||
-        c->count > INT_MAX || gk_cublas_open(&blas) != GK_OK)
+    if (!has_batched_lu(c, &blas))
         return GK_ERR_NOT_FOUND;
     int p = solver_precision(c->dtype), n = (int)c->n, count = (int)c->count;
-    if (!blas->getrfBatched[p] || !blas->getrsBatched[p])
-        return GK_ERR_NOT_FOUND;
     size_t size = gk_dtype_size(c->dtype), a_bytes = 0, b_bytes = 0;
+    /* b: the right-hand sides (LU_SOLVE) or the inverses (LU_INVERT) */
+    char *b_first = c->op == GK_SOLVER_LU_SOLVE ? c->b : c->c;
+    size_t b_step = (size_t)n * (size_t)(c->op == GK_SOLVER_LU_SOLVE ? c->nrhs : n) * size;
     void **a = NULL, **b = NULL;
     gk_status status = upload_addresses(device, c->a, (size_t)n * (size_t)n * size, count, &a,
                                         &a_bytes);
-    if (status == GK_OK && solve)
-        status = upload_addresses(device, c->b, (size_t)n * (size_t)c->nrhs * size, count, &b,
-                                  &b_bytes);
+    if (status == GK_OK && c->op != GK_SOLVER_LU)
+        status = upload_addresses(device, b_first, b_step, count, &b, &b_bytes);
     /* getrs's info is a single host int (a bad argument); the infos on
-     * the device are left as they are: nobody reads a solve's */
+     * the device are left as they are: nobody reads a solve's. getri's
+     * are written there, and not read either: getrf's said it all */
     cublasStatus_t r = CUBLAS_STATUS_SUCCESS;
     int argument = 0;
     pthread_mutex_lock(&d->blas_lock);
     cublasHandle_t h = status == GK_OK ? blas_handle(d, device, blas) : NULL;
-    if (h && !solve)
-        r = blas->getrfBatched[p](h, n, a, n, (int *)(void *)c->pivots, (int *)(void *)c->info,
-                                  count);
-    else if (h)
+    int *pivots = (int *)(void *)c->pivots, *infos = (int *)(void *)c->info;
+    if (h && c->op == GK_SOLVER_LU)
+        r = blas->getrfBatched[p](h, n, a, n, pivots, infos, count);
+    else if (h && c->op == GK_SOLVER_LU_SOLVE)
         r = blas->getrsBatched[p](h, c->flag ? CUBLAS_OP_T : CUBLAS_OP_N, n, (int)c->nrhs,
-                                  (const void *const *)a, n, (const int *)(const void *)c->pivots,
-                                  b, n, &argument, count);
+                                  (const void *const *)a, n, pivots, b, n, &argument, count);
+    else if (h)
+        r = blas->getriBatched[p](h, n, (const void *const *)a, n, pivots, b, n, infos, count);
     pthread_mutex_unlock(&d->blas_lock);
     /* stream order: the tables are free for work queued after this */
     if (a)
@@ -1339,11 +1395,13 @@ static gk_status batched_lu(cuda_device *d, gk_device device, const gk_solver_ca
         gk_gpu_release(device, b, b_bytes);
     if (status == GK_OK && !h)
         return GK_ERR_NOT_FOUND;
+    static const char *const routines[] = {
+        [GK_SOLVER_LU] = "getrf", [GK_SOLVER_LU_SOLVE] = "getrs", [GK_SOLVER_LU_INVERT] = "getri"};
     if (status == GK_OK && (r != CUBLAS_STATUS_SUCCESS || argument != 0))
         status = gk_fail(r == CUBLAS_STATUS_ALLOC_FAILED ? GK_ERR_OUT_OF_MEMORY : GK_ERR_DRIVER,
                          "cuda:%d: cuBLAS's batched %s failed (%s, argument %d) on %d matrices "
-                         "of %d x %d", device.index, solve ? "getrs" : "getrf",
-                         gk_cublas_status_name(r), -argument, count, n, n);
+                         "of %d x %d", device.index, routines[c->op], gk_cublas_status_name(r),
+                         -argument, count, n, n);
     return status;
 }
 
@@ -1358,6 +1416,10 @@ static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
     if (call->op == GK_SOLVER_SVD_JACOBI && !has_jacobi_svd(so, call))
         return gk_fail(GK_ERR_NOT_FOUND, "cuSOLVER has no gesvdjBatched for %lld x %lld",
                        (long long)call->m, (long long)call->n);
+    const gk_cublas *blas;
+    if (call->op == GK_SOLVER_LU_INVERT && !has_batched_lu(call, &blas))
+        return gk_fail(GK_ERR_NOT_FOUND, "cuBLAS has no getriBatched for %lld x %lld",
+                       (long long)call->n, (long long)call->n);
     if (call->count <= 0 || call->n <= 0)
         return GK_OK;
     cuda_device *d;
