@@ -25,36 +25,58 @@ bool factor_on_device(const gk_array *a, gk_dtype dtype)
     return backend->solver(gk_array_device(a), &probe) == GK_OK;
 }
 
-/* Runs `call` on s's device, then reads the infos back: the first > 0 is
- * `why` (GK_ERR_LINALG naming the matrix; why NULL: not an error). Reading
- * them waits for the device; routine NULL queues the call without reading
- * them, for a routine whose info can only report a bad argument. */
+/* Queues `call` on s's device, its infos (one per matrix) into a new
+ * device array, *infos: read them with check_infos, or free them (the
+ * device is done with them before any reuse). */
+static gk_status queue_solver(const stack *s, gk_solver_call *call, gk_array **infos)
+{
+    *infos = NULL;
+    if (call->count == 0 || call->n == 0)
+        return GK_OK;
+    int64_t count = call->count;
+    gk_status status = gk_empty(s->device, GK_INT32, 1, &count, infos);
+    if (status == GK_OK) {
+        call->info = gk_array_data(*infos);
+        status = gk_backend_of(s->device.kind)->solver(s->device, call);
+    }
+    return status;
+}
+
+/* Reads queue_solver's infos back, which waits for the device, and frees
+ * them: the first > 0 is `why` (GK_ERR_LINALG naming the matrix; why
+ * NULL: not an error). A status that is not GK_OK is returned as it is,
+ * with the infos freed unread. */
+static gk_status check_infos(const stack *s, gk_status status, gk_array *infos,
+                             const char *routine, const char *complex_routine, const char *why)
+{
+    if (status != GK_OK || !infos) {
+        gk_array_free(infos);
+        return status;
+    }
+    int64_t count = gk_array_shape(infos)[0];
+    int32_t *host = malloc(sizeof *host * (size_t)count);
+    status = host ? gk_to_host(infos, host, sizeof *host * (size_t)count)
+                            : gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
+    for (int64_t i = 0; i < count && status == GK_OK; i++)
+        status = factor_lapack_status(s, i, host[i], routine, complex_routine, why);
+    free(host);
+    gk_array_free(infos);
+    return status;
+}
+
+/* Runs `call` on s's device, then checks its infos (check_infos);
+ * routine NULL queues the call without reading them, for a routine whose
+ * info can only report a bad argument. */
 static gk_status run_solver(const stack *s, gk_solver_call *call, const char *routine,
                             const char *complex_routine, const char *why)
 {
-    if (call->count == 0 || call->n == 0)
-        return GK_OK;
-    gk_array *info = NULL;
-    int64_t count = call->count;
-    gk_status status = gk_empty(s->device, GK_INT32, 1, &count, &info);
-    if (status == GK_OK) {
-        call->info = gk_array_data(info);
-        status = gk_backend_of(s->device.kind)->solver(s->device, call);
-    }
+    gk_array *infos = NULL;
+    gk_status status = queue_solver(s, call, &infos);
     if (!routine) {
-        gk_array_free(info); /* the device is done with it before any reuse */
+        gk_array_free(infos);
         return status;
     }
-    int32_t *infos = NULL;
-    if (status == GK_OK && !(infos = malloc(sizeof *infos * (size_t)count)))
-        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
-    if (status == GK_OK)
-        status = gk_to_host(info, infos, sizeof *infos * (size_t)count);
-    for (int64_t i = 0; i < count && status == GK_OK; i++)
-        status = factor_lapack_status(s, i, infos[i], routine, complex_routine, why);
-    free(infos);
-    gk_array_free(info);
-    return status;
+    return check_infos(s, status, infos, routine, complex_routine, why);
 }
 
 /* One flag per matrix of a's stack, on the device: whether the matrix
@@ -121,7 +143,8 @@ static gk_status device_identities(const stack *s, gk_dtype dtype, int64_t n, gk
 
 /* solve on the device: a's LU (of a^T, as stored), then op T with b in
  * column-major order (a vector already is; a stack of matrices is
- * transposed into it and back). */
+ * transposed into it and back). A singular matrix is found once both are
+ * queued: the host waits for the device once. */
 gk_status factor_device_solve(const gk_array *wide_a, const gk_array *wide_b, gk_dtype dtype,
                               bool vector, int nb, const int64_t *b_shape, gk_array **x)
 {
@@ -139,8 +162,9 @@ gk_status factor_device_solve(const gk_array *wide_a, const gk_array *wide_b, gk
         status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
     gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
                            .a = lu ? gk_array_data(lu) : NULL, .pivots = pivots ? gk_array_data(pivots) : NULL};
+    gk_array *lu_infos = NULL;
     if (status == GK_OK)
-        status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
+        status = queue_solver(&s, &call, &lu_infos);
     if (status == GK_OK && nrhs > 0) {
         call.op = GK_SOLVER_LU_SOLVE;
         call.nrhs = nrhs;
@@ -148,6 +172,8 @@ gk_status factor_device_solve(const gk_array *wide_a, const gk_array *wide_b, gk
         call.b = gk_array_data(b);
         status = run_solver(&s, &call, NULL, NULL, NULL); /* getrs: only bad arguments */
     }
+    /* getrf's infos, read with getrs queued behind it: one wait for both */
+    status = check_infos(&s, status, lu_infos, "getrf", NULL, "the matrix is singular");
     if (status == GK_OK && nrhs > 1)
         status = gk_matrix_transpose(b, &solved);
     else if (status == GK_OK)
@@ -171,11 +197,13 @@ static bool has_batched_inverse(const stack *s, int64_t n)
 /* inv on the device: a's LU (of a^T), then the inverse of that, which is
  * inv(a^T) in column-major order: inv(a) in C order. A stack of small
  * matrices is inverted from its LU in one call (getriBatched); otherwise
- * op N with the identity solves for it. */
+ * op N with the identity solves for it. A singular matrix is found once
+ * all of it is queued: the host waits for the device once. */
 gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
 {
     stack s;
     factor_describe_stack(a, dtype, "inv", &s);
+    *out = NULL;
     int64_t n = s.rows, pivot_count = s.count * n;
     bool batched = has_batched_inverse(&s, n);
     gk_array *lu = NULL, *pivots = NULL;
@@ -184,8 +212,9 @@ gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
         status = gk_empty(s.device, GK_INT32, 1, &pivot_count, &pivots);
     gk_solver_call call = {.op = GK_SOLVER_LU, .dtype = dtype, .count = s.count, .n = n,
                            .a = lu ? gk_array_data(lu) : NULL, .pivots = pivots ? gk_array_data(pivots) : NULL};
+    gk_array *lu_infos = NULL;
     if (status == GK_OK)
-        status = run_solver(&s, &call, "getrf", NULL, "the matrix is singular");
+        status = queue_solver(&s, &call, &lu_infos);
     /* the inverses' array, or the identities that getrs overwrites with them */
     if (status == GK_OK && batched)
         status = gk_empty(s.device, dtype, gk_array_ndim(lu), gk_array_shape(lu), out);
@@ -199,12 +228,13 @@ gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
         call.nrhs = n;
         call.b = gk_array_data(*out);
     }
-    if (status == GK_OK) {
+    if (status == GK_OK)
         status = run_solver(&s, &call, NULL, NULL, NULL); /* only bad arguments */
-        if (status != GK_OK) {
-            gk_array_free(*out);
-            *out = NULL;
-        }
+    /* getrf's infos, read with the inverse queued behind it: one wait */
+    status = check_infos(&s, status, lu_infos, "getrf", NULL, "the matrix is singular");
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
     }
     gk_array_free(lu);
     gk_array_free(pivots);

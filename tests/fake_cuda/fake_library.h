@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -61,10 +62,15 @@ static inline void *lapacke(const char *name)
         return n;                                                                                  \
     }
 
-/* A library's handle functions: create, destroy, set its stream. */
+/* A library's handle functions: create, destroy, set its stream. create
+ * fails (status 1, NOT_INITIALIZED in each library) when FAKE_CREATE_FAILS
+ * names it, as where the library cannot start on the device. */
 #define FAKE_HANDLE_API(create, destroy, set_stream)                                               \
     EXPORT int create(fake_handle **h)                                                             \
     {                                                                                              \
+        const char *fails = getenv("FAKE_CREATE_FAILS");                                           \
+        if (fails && strcmp(fails, #create) == 0)                                                  \
+            return 1;                                                                              \
         *h = calloc(1, sizeof **h);                                                                \
         return *h ? 0 : 1;                                                                         \
     }                                                                                              \

@@ -62,7 +62,10 @@ for n, count in [(5, 3), (40, 2)]:
 for call, why in [(lambda: linalg.solve(on([[1.0, 2.0], [2.0, 4.0]]), on([1.0, 1.0])),
                    "singular"),
                   (lambda: linalg.cholesky(on(np.stack([np.eye(2), -np.eye(2)]))),
-                   r"not positive definite \\(matrix \\[1\\] of the stack\\)")]:
+                   r"not positive definite \\(matrix \\[1\\] of the stack\\)"),
+                  # batched (cuBLAS): getrfBatched's infos read after getriBatched
+                  (lambda: linalg.inv(on(np.stack([np.eye(2), np.ones((2, 2))]))),
+                   r"singular \\(matrix \\[1\\] of the stack\\)")]:
     try:
         call()
     except linalg.LinAlgError as e:
@@ -74,15 +77,18 @@ print("calls", calls())
 
 
 def run(py, solver):
-    out = py(CASES, GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUSOLVER_LIBRARY=solver).stdout
+    out = py(CASES, GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUSOLVER_LIBRARY=solver,
+             GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS).stdout
     return int(out.split("calls")[1])
 
 
 def test_cuda_factorizations_run_on_cusolver(py):
     # solve: getrf, getrs; eigvalsh and eigh: one syevjBatched each for the
-    # small stack, two syevd each for the large one; the errors: getrf, and
-    # potrfBatched of both matrices
-    assert run(py, FAKE_CUSOLVER) == 2 + 2 + 4 + 1 + 1
+    # small stack, two syevd each for the large one; the errors: getrf and
+    # getrs (queued before getrf's infos are read, so that the host waits
+    # once), and potrfBatched of both matrices; the singular stack's inv
+    # runs on cuBLAS's batched routines, which this count leaves out
+    assert run(py, FAKE_CUSOLVER) == 2 + 2 + 4 + 2 + 1
 
 
 @pytest.mark.parametrize("library", ["missing", "broken"])
@@ -159,3 +165,28 @@ np.testing.assert_allclose(np.asarray(linalg.inv(ga)), np.linalg.inv(a), rtol=1e
 assert np.array_equal(np.asarray(gpukit.asarray(big, device="cuda:0")), big)
 """, GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUSOLVER_LIBRARY=FAKE_CUSOLVER,
        GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS, FAKE_CUDA_NO_PINNED="1")
+
+
+def test_inv_without_a_cublas_handle_solves_against_identities(py):
+    # cuBLAS is there but cannot start on the device: inv of a stack then
+    # goes to cuSOLVER, a getrf and a getrs against the identity per matrix
+    # (the identities come from a kernel, which the fake driver does not
+    # run, so only the calls are checked), and a singular matrix is named.
+    out = py("""
+import ctypes, os
+import numpy as np
+import gpukit
+from gpukit import linalg
+solver = ctypes.CDLL(os.environ["GPUKIT_CUSOLVER_LIBRARY"]).fake_cusolver_calls
+a = np.random.default_rng(5).standard_normal((5, 4, 4)) + 4 * np.eye(4)
+got = linalg.inv(gpukit.asarray(a, device="cuda:0"))
+assert got.shape == (5, 4, 4) and got.device == "cuda:0"
+print("calls", solver())
+try:
+    linalg.inv(gpukit.asarray(np.stack([np.eye(2), np.ones((2, 2))]), device="cuda:0"))
+except linalg.LinAlgError as e:
+    print(e)
+""", GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUSOLVER_LIBRARY=FAKE_CUSOLVER,
+             GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS, FAKE_CREATE_FAILS="cublasCreate_v2").stdout
+    assert "calls 10\n" in out
+    assert "singular (matrix [1] of the stack)" in out

@@ -1393,8 +1393,10 @@ static gk_status batched_lu(cuda_device *d, gk_device device, const gk_solver_ca
         gk_gpu_release(device, a, a_bytes);
     if (b)
         gk_gpu_release(device, b, b_bytes);
-    if (status == GK_OK && !h)
-        return GK_ERR_NOT_FOUND;
+    if (status == GK_OK && !h) /* LU_INVERT was checked to have one */
+        return c->op == GK_SOLVER_LU_INVERT
+                   ? gk_fail(GK_ERR_DRIVER, "cuda:%d: cuBLAS stopped", device.index)
+                   : GK_ERR_NOT_FOUND;
     static const char *const routines[] = {
         [GK_SOLVER_LU] = "getrf", [GK_SOLVER_LU_SOLVE] = "getrs", [GK_SOLVER_LU_INVERT] = "getri"};
     if (status == GK_OK && (r != CUBLAS_STATUS_SUCCESS || argument != 0))
@@ -1403,6 +1405,27 @@ static gk_status batched_lu(cuda_device *d, gk_device device, const gk_solver_ca
                          "of %d x %d", device.index, routines[c->op], gk_cublas_status_name(r),
                          -argument, count, n, n);
     return status;
+}
+
+/* GK_OK when the call's LU_INVERT can run on the device: cuBLAS has the
+ * batched routines for it, and a handle there. GK_ERR_NOT_FOUND when not:
+ * the caller then solves against identities. */
+static gk_status check_batched_inverse(gk_device device, const gk_solver_call *c)
+{
+    const gk_cublas *blas;
+    if (!has_batched_lu(c, &blas))
+        return gk_fail(GK_ERR_NOT_FOUND, "cuBLAS has no getriBatched for %lld x %lld",
+                       (long long)c->n, (long long)c->n);
+    cuda_device *d;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    pthread_mutex_lock(&d->blas_lock);
+    bool started = blas_handle(d, device, blas) != NULL;
+    pthread_mutex_unlock(&d->blas_lock);
+    leave();
+    return started ? GK_OK
+                   : gk_fail(GK_ERR_NOT_FOUND, "cuda:%d: cuBLAS could not start", device.index);
 }
 
 static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
@@ -1416,10 +1439,8 @@ static gk_status cuda_solver(gk_device device, const gk_solver_call *call)
     if (call->op == GK_SOLVER_SVD_JACOBI && !has_jacobi_svd(so, call))
         return gk_fail(GK_ERR_NOT_FOUND, "cuSOLVER has no gesvdjBatched for %lld x %lld",
                        (long long)call->m, (long long)call->n);
-    const gk_cublas *blas;
-    if (call->op == GK_SOLVER_LU_INVERT && !has_batched_lu(call, &blas))
-        return gk_fail(GK_ERR_NOT_FOUND, "cuBLAS has no getriBatched for %lld x %lld",
-                       (long long)call->n, (long long)call->n);
+    if (call->op == GK_SOLVER_LU_INVERT && (status = check_batched_inverse(device, call)) != GK_OK)
+        return status;
     if (call->count <= 0 || call->n <= 0)
         return GK_OK;
     cuda_device *d;
