@@ -9,8 +9,9 @@ The ratio is the peer's time / gpukit's: above 1 gpukit is faster.
   linalg   svd (full_matrices=False), qr, solve, eigh, cholesky, inv of an
            n x n float64 and float32 matrix (--n, 1024 by default) against
            cupy.linalg (target >= 1.0x for svd, qr, solve, eigh)
-  stacks   inv, solve, det, cholesky, eigh and svd of 10000 8 x 8 float64
-           matrices against cupy.linalg (batched routines)
+  stacks   inv, solve, det, slogdet, cholesky, eigh and svd of 10000 and
+           of 100000 8 x 8 float64 matrices against cupy.linalg (batched
+           routines)
   fft      fft of 2^22 complex128 and rfft of 2^22 float64 against cuFFT
            called directly (cupy.cuda.cufft plans made once, executed into a
            preallocated output; target within 5%, a ratio >= 0.95), and
@@ -23,6 +24,11 @@ The ratio is the peer's time / gpukit's: above 1 gpukit is faster.
            cudaMemcpy from pinned memory (target >= 90%); d2h into a new
            array (its pages touched for the first time) and into an
            existing one (copy_to_host(ary))
+  spin     the h2d/d2h rows again in a fresh process for each libgomp spin
+           count (GOMP_SPINCOUNT 1000, gpukit's default, then 10000, 30000
+           and 300000, libgomp's own): the CPU's threads copy each staging
+           piece, and how long they spin decides whether they are awake
+           for the next one
   half     float16 and bfloat16 add of 2^28 elements as a share of the copy
            bandwidth (target >= 85%); float16 matmul 8192^2 against CuPy's
   jit      the doubling kernel over 30M float64: @gpukit.jit against the
@@ -49,7 +55,7 @@ import numpy as np
 
 from benchlib import import_gpukit
 
-CASES = ("linalg", "stacks", "fft", "copy", "argmax", "transfer", "half", "jit")
+CASES = ("linalg", "stacks", "fft", "copy", "argmax", "transfer", "spin", "half", "jit")
 
 
 class Bench:
@@ -129,6 +135,7 @@ def bench_stacks(b, count, n):
         ("inv", lambda: gk.linalg.inv(ga), lambda: cp.linalg.inv(ca)),
         ("solve", lambda: gk.linalg.solve(ga, grhs), lambda: cp.linalg.solve(ca, crhs)),
         ("det", lambda: gk.linalg.det(ga), lambda: cp.linalg.det(ca)),
+        ("slogdet", lambda: gk.linalg.slogdet(ga), lambda: cp.linalg.slogdet(ca)),
         ("cholesky", lambda: gk.linalg.cholesky(gs), lambda: cp.linalg.cholesky(cs)),
         ("eigh", lambda: gk.linalg.eigh(gs), lambda: cp.linalg.eigh(cs)),
         ("svd", lambda: gk.linalg.svd(ga), lambda: cp.linalg.svd(ca)),
@@ -140,6 +147,11 @@ def bench_stacks(b, count, n):
             print(f"  {name} stack: FAILED: {type(error).__name__}: {error}", flush=True)
     check = np.abs(gk.linalg.inv(ga).copy_to_host() - np.linalg.inv(a)).max()
     print(f"  inv largest difference from NumPy: {check:.2e}")
+    sign, logabs = (x.copy_to_host() for x in gk.linalg.slogdet(ga))
+    want_sign, want_logabs = np.linalg.slogdet(a)
+    check = max(np.abs(sign - want_sign).max(), np.abs(logabs - want_logabs).max(),
+                np.abs(gk.linalg.det(ga).copy_to_host() / np.linalg.det(a) - 1).max())
+    print(f"  slogdet, det largest difference from NumPy (det relative): {check:.2e}")
     u, sv, vt = (x.copy_to_host() for x in gk.linalg.svd(ga))
     check = max(np.abs(sv - np.linalg.svd(a, compute_uv=False)).max(),
                 np.abs((u * sv[..., None, :]) @ vt - a).max())
@@ -250,6 +262,23 @@ def bench_transfer(b, mib):
           b.times(lambda: cp.asarray(pageable)), "cupy")
     b.row("d2h vs cupy.asnumpy", b.times(lambda: g.copy_to_host()),
           b.times(lambda: cp.asnumpy(dev)), "cupy")
+
+
+def bench_spin(build, device, repeat, quick):
+    """The transfer case in a fresh process per spin count: libgomp reads
+    GOMP_SPINCOUNT once, when it loads."""
+    for spin in ("1000", "10000", "30000", "300000"):
+        print(f"\n== transfers with GOMP_SPINCOUNT={spin} ==", flush=True)
+        command = [sys.executable, __file__, "--build", str(build), "--device", device,
+                   "--repeat", str(repeat), "--only", "transfer"] + (["--quick"] if quick else [])
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+        run = subprocess.run(command, env={**env, "GOMP_SPINCOUNT": spin}, text=True,
+                             capture_output=True)
+        print("".join(line + "\n" for line in run.stdout.splitlines()
+                      if "pageable vs pinned" in line or "untouched" in line), end="",
+              flush=True)
+        if run.returncode:
+            print(f"  FAILED ({run.returncode}): {run.stderr[-400:]}", flush=True)
 
 
 def bench_half(b, log2, order):
@@ -447,11 +476,12 @@ def main():
     shift = 8 if args.quick else 0
     runs = {
         "linalg": lambda: bench_linalg(b, args.n >> shift // 2),
-        "stacks": lambda: bench_stacks(b, 10000 >> shift, 8),
+        "stacks": lambda: [bench_stacks(b, count >> shift, 8) for count in (10000, 100000)],
         "fft": lambda: bench_fft(b, 1 << (22 - shift)),
         "copy": lambda: bench_copy(b, 28 - shift),
         "argmax": lambda: bench_argmax(b, 4096 >> shift // 2, 16384 >> shift // 2),
         "transfer": lambda: bench_transfer(b, 256 >> shift),
+        "spin": lambda: bench_spin(args.build, args.device, args.repeat, args.quick),
         "half": lambda: bench_half(b, 28 - shift, 8192 >> shift // 2),
         "jit": lambda: bench_jit(b, args.build, 30_000_000 >> shift),
     }
