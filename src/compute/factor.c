@@ -191,12 +191,32 @@ typedef lapack_int (*matrix_work)(const stack *s, int64_t i, void *context, char
  * eigvalsh 10 against 16, qr 20 against 26, eig 300 against 324). */
 #define REDUCTION_ONE_THREAD_ELEMENTS (512 * 512)
 
-static bool share_out(const stack *s, bool small)
+/* OpenBLAS's own LU and Cholesky (getrf, getrs, potrf; not the reference
+ * LAPACK that svd, qr, eigh and eig run) take a buffer under one lock of
+ * the whole library at every call. Calls of less work than this (flops)
+ * are mostly that lock, and threads calling at once queue on it: on two
+ * cores two threads made 40000 solves of 4 x 4 2.6x slower than one, and
+ * 10000 of 8 x 8 (235 flops a call) 1.24x slower, cholesky of 8 x 8 (171)
+ * 1.19x slower, while inv and det of 8 x 8 (683 and 341) were 1.16x and
+ * 1.19x faster, and everything of 16 x 16 1.6-1.9x faster. Such stacks
+ * stay on the calling thread. */
+#define LOCKED_CALL_MIN_FLOPS 256.0
+
+static bool share_out(const stack *s, bool small, double call_flops)
 {
     int64_t n = s->rows > s->cols ? s->rows : s->cols;
     double work = (double)s->count * (double)(s->rows * s->cols) * (double)n;
-    return s->count > 1 && work >= (double)SHARE_OUT_MIN_WORK &&
+    /* a complex multiply-add is four real ones */
+    double real_flops = factor_is_complex(s) ? 4 * call_flops : call_flops;
+    bool lock_bound = call_flops > 0 && real_flops < LOCKED_CALL_MIN_FLOPS;
+    return s->count > 1 && work >= (double)SHARE_OUT_MIN_WORK && !lock_bound &&
            (small || s->count >= cpu_threads());
+}
+
+/* The flops of an n x n LU (getrf): 2n^3/3; a Cholesky's are half. */
+static double lu_flops(int64_t n)
+{
+    return 2.0 * (double)n * (double)n * (double)n / 3;
 }
 
 typedef struct outcome {
@@ -230,10 +250,13 @@ static void each_range(void *data, int64_t first, int64_t end)
 /* Runs `work` on every matrix of s (see share_out; each range of matrices
  * with a scratch buffer of scratch_bytes), then reports the first matrix
  * whose info is a failure of routines[which]. OpenBLAS runs one thread
- * for matrices of up to one_thread_elements, and for shared-out stacks. */
+ * for matrices of up to one_thread_elements, and for shared-out stacks.
+ * call_flops: the work of one call of OpenBLAS's own LU or Cholesky on a
+ * matrix of s, in the dtype's operations (see LOCKED_CALL_MIN_FLOPS); 0
+ * for the other routines. */
 static gk_status factor_each_matrix(const stack *s, matrix_work work, void *context,
                                     size_t scratch_bytes, const factor_routine *routines,
-                                    int64_t one_thread_elements)
+                                    int64_t one_thread_elements, double call_flops)
 {
     if (s->count == 0)
         return GK_OK;
@@ -242,7 +265,7 @@ static gk_status factor_each_matrix(const stack *s, matrix_work work, void *cont
     if (!loop.outcomes)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
     bool small = s->rows * s->cols <= SMALL_MATRIX_ELEMENTS;
-    bool shared_out = share_out(s, small);
+    bool shared_out = share_out(s, small, call_flops);
     /* OpenBLAS's own threads only cost time on a small matrix (39
      * inverses of 8 x 8 took 20x NumPy's time, waking them for each
      * call), and spin when several of gpukit's threads call at once */
@@ -577,7 +600,7 @@ gk_status gk_svd(const gk_array *a, bool full_matrices, gk_array **u, gk_array *
                      (size_t)at_least_one(k) * gk_dtype_size(factor_real_dtype(&s));
     if (status == GK_OK)
         status = factor_each_matrix(&s, svd_matrix, &work, scratch, svd_routines,
-                                    REDUCTION_ONE_THREAD_ELEMENTS);
+                                    REDUCTION_ONE_THREAD_ELEMENTS, 0);
     stack_free(&s);
     status = factor_result_upload(&rs, &s, status, sv);
     if (u) {
@@ -662,7 +685,7 @@ gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r)
         status = factor_result_init(&rr, &s, s.dtype, 2, r_rows, n);
     if (status == GK_OK)
         status = factor_each_matrix(&s, qr_matrix, &work, (size_t)at_least_one(k) * s.size,
-                                    qr_routines, REDUCTION_ONE_THREAD_ELEMENTS);
+                                    qr_routines, REDUCTION_ONE_THREAD_ELEMENTS, 0);
     stack_free(&s);
     status = factor_result_upload(&rq, &s, status, q);
     status = factor_result_upload(&rr, &s, status, r);
@@ -797,7 +820,7 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
     size_t scratch = (size_t)(n * nrhs) * sa_host.size + sizeof(lapack_int) * (size_t)n;
     if (status == GK_OK && n > 0 && nrhs > 0)
         status = factor_each_matrix(&sa_host, solve_matrix, &work, scratch, solve_routines,
-                                    SMALL_MATRIX_ELEMENTS);
+                                    SMALL_MATRIX_ELEMENTS, (lu_flops(n) + 2.0 * n * n * nrhs) / 2);
     /* x is b's stack; without the column axis for a vector */
     gk_array *solved = NULL;
     status = stack_upload(&sb_host, status, &solved);
@@ -849,7 +872,8 @@ gk_status gk_inv(const gk_array *a, gk_array **out)
         status = factor_result_init(&inverses, &s, s.dtype, 2, n, n);
     if (status == GK_OK && n > 0)
         status = factor_each_matrix(&s, inv_matrix, &inverses, sizeof(lapack_int) * (size_t)n,
-                                    inv_routines, SMALL_MATRIX_ELEMENTS);
+                                    inv_routines, SMALL_MATRIX_ELEMENTS,
+                                    (lu_flops(n) + 2.0 * n * n * n) / 2);
     stack_free(&s);
     return factor_result_upload(&inverses, &s, status, out);
 }
@@ -1026,7 +1050,7 @@ static gk_status determinants(const gk_array *a, const char *function, gk_array 
     if (status == GK_OK)
         status = factor_each_matrix(&s, determinant_matrix, &work,
                                     sizeof(lapack_int) * (size_t)at_least_one(s.rows),
-                                    determinant_routines, SMALL_MATRIX_ELEMENTS);
+                                    determinant_routines, SMALL_MATRIX_ELEMENTS, lu_flops(s.rows));
     stack_free(&s);
     for (int i = 0; i < 3; i++)
         if (outs[i])
@@ -1094,7 +1118,7 @@ gk_status gk_cholesky(const gk_array *a, bool upper, gk_array **out)
     status = load_stack(a, factor_dtype(a->dtype), "cholesky", &s);
     if (status == GK_OK && s.rows > 0)
         status = factor_each_matrix(&s, cholesky_matrix, &upper, 0, cholesky_routines,
-                                    SMALL_MATRIX_ELEMENTS);
+                                    SMALL_MATRIX_ELEMENTS, lu_flops(s.rows) / 2);
     return stack_upload(&s, status, out);
 }
 
@@ -1153,7 +1177,7 @@ gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors)
     eigh_work work = {vectors != NULL, &w};
     if (status == GK_OK && n > 0)
         status = factor_each_matrix(&s, eigh_matrix, &work, 0, eigh_routines,
-                                    REDUCTION_ONE_THREAD_ELEMENTS);
+                                    REDUCTION_ONE_THREAD_ELEMENTS, 0);
     status = factor_result_upload(&w, &s, status, values);
     if (status == GK_OK && vectors) {
         /* V as the transposed view of the buffer (column-major, as
@@ -1274,7 +1298,7 @@ gk_status gk_eig(const gk_array *a, gk_array **values, gk_array **vectors)
     size_t scratch = factor_is_complex(&s) ? 0 : (size_t)(2 * n + n * n) * real_size;
     if (status == GK_OK && n > 0)
         status = factor_each_matrix(&s, eig_matrix, &work, scratch, eig_routines,
-                                    REDUCTION_ONE_THREAD_ELEMENTS);
+                                    REDUCTION_ONE_THREAD_ELEMENTS, 0);
     stack_free(&s);
     status = factor_result_upload(&w, &s, status, values);
     if (vectors)
