@@ -34,21 +34,65 @@ def import_gpukit(build):
     return gpukit
 
 
-def times_interleaved(first, second, repeat, warmup=1):
-    """Seconds each of `repeat` calls of first() and of second() takes,
-    run by run, alternating which goes first: each side then follows the
-    other as often, so neither pays alone for what the other leaves behind
-    (OpenBLAS's threads spin for a while after a call, on both sides)."""
+class Worker:
+    """One side of a comparison in a process of its own: the calling script
+    again (its arguments plus --worker SIDE), which serves timings through
+    serve_worker. Two libraries in one process share it with each other's
+    threads: OpenBLAS's, NumPy's and gpukit's, slowed a 1024 x 1024 eigh
+    from 96 ms to 105-137 ms on two cores (NumPy's from 111 to 108-128),
+    where each alone ran steadily."""
+
+    def __init__(self, side):
+        self.side = side
+        self.process = subprocess.Popen([sys.executable] + sys.argv + ["--worker", side],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, bufsize=1)
+        self.names = self._line().split(",")
+
+    def _line(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {self.side} worker ended ({self.process.wait()})")
+        return line.strip()
+
+    def time(self, name):
+        """Seconds one call of case `name` takes in the worker."""
+        self.process.stdin.write(name + "\n")
+        return float(self._line())
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def serve_worker(runs):
+    """A Worker's side: prints the case names of `runs` (a dict of name ->
+    run), then for each name read from standard input the seconds one call
+    of that run takes."""
+    print(",".join(runs), flush=True)
+    for line in sys.stdin:
+        run = runs[line.strip()]
+        start = time.perf_counter()
+        run()
+        print(time.perf_counter() - start, flush=True)
+
+
+def times_in_workers(first, second, name, repeat, warmup=1, pause=0.2):
+    """Seconds each of `repeat` calls of case `name` takes in the Workers
+    `first` and `second`, run by run, alternating which goes first (the
+    machine's own noise then falls on both alike). Each call waits `pause`
+    seconds first, for the other side's threads to go to sleep: OpenBLAS's
+    spin for 2^28 cycles after a call unless told otherwise, and would take
+    the cores from the next call in the other process."""
     for _ in range(warmup):
-        first()
-        second()
+        first.time(name)
+        second.time(name)
     samples = ([], [])
-    runs = (first, second)
+    workers = (first, second)
     for r in range(repeat):
         for side in ((0, 1) if r % 2 == 0 else (1, 0)):
-            start = time.perf_counter()
-            runs[side]()
-            samples[side].append(time.perf_counter() - start)
+            time.sleep(pause)
+            samples[side].append(workers[side].time(name))
     return samples
 
 

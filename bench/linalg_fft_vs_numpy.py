@@ -18,10 +18,11 @@ The fft cases transform 2^22 points (--points):
 each through both Python APIs, a fresh result each time. The ratio is
 NumPy's time / gpukit's: above 1 gpukit is faster (the target is >= 1.0x
 for svd, qr, solve, eigh, fft and rfft on the CPU). Each row is the median
-of --repeat runs after a warm-up run, the two sides' runs interleaved
-(OpenBLAS's threads, NumPy's and gpukit's, spin for a while after a call:
-run back to back, one side would pay for the other's), with the spread
-(min to max ratio) shown. Both sides call LAPACK through OpenBLAS: NumPy its wheel's own,
+of --repeat runs after a warm-up run, with the spread (min to max ratio)
+shown. Each side runs in a process of its own (benchlib.Worker), with its
+library's own thread settings, the two sides' runs interleaved and each
+after a pause in which the other's threads (OpenBLAS's spin about 0.1 s
+after a call by default) go to sleep. Both sides call LAPACK through OpenBLAS: NumPy its wheel's own,
 gpukit the system's (Debian's libopenblas0 through liblapacke); NumPy's
 FFT is its own pocketfft, gpukit's FFTW (threaded). It asserts nothing; it
 prints numbers.
@@ -36,14 +37,9 @@ import os
 import statistics
 from pathlib import Path
 
-# Both sides' OpenBLAS threads go to sleep right after a call instead of
-# spinning for a while (read when each library loads): spinning, one
-# side's threads would take the cores from the other's next run.
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from benchlib import import_gpukit, times_interleaved  # noqa: E402
+from benchlib import Worker, import_gpukit, serve_worker, times_in_workers
 
 
 def cases(gk, device, n, points, stack):
@@ -113,22 +109,30 @@ def main():
     parser.add_argument("--stack", default="10000x8", help="COUNTxN: the stack cases' shape")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", help="comma-separated case names")
+    parser.add_argument("--worker", choices=("gpukit", "numpy"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     gk = import_gpukit(args.build)
     only = set(args.only.split(",")) if args.only else None
+    if args.worker:
+        side = 1 if args.worker == "gpukit" else 2
+        serve_worker({case[0]: case[side]
+                      for case in cases(gk, args.device, args.n, args.points, args.stack)
+                      if not only or case[0] in only})
+        return
+    ours, theirs = Worker("gpukit"), Worker("numpy")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"linalg: {args.n} x {args.n} float64; fft: {args.points} points; gpukit on "
           f"{args.device} vs NumPy {np.__version__}, median of {args.repeat}; stacks: "
           f"{args.stack}")
     print(f"{'case':14} {'gpukit ms':>10} {'numpy ms':>10} {'ratio':>7}  spread")
-    for name, ours, theirs in cases(gk, args.device, args.n, args.points, args.stack):
-        if only and name not in only:
-            continue
-        mine, peer = times_interleaved(ours, theirs, args.repeat)
+    for name in ours.names:
+        mine, peer = times_in_workers(ours, theirs, name, args.repeat)
         ratio = statistics.median(peer) / statistics.median(mine)
         low, high = min(peer) / max(mine), max(peer) / min(mine)
         print(f"{name:14} {statistics.median(mine) * 1e3:10.1f} "
               f"{statistics.median(peer) * 1e3:10.1f} {ratio:6.2f}x  {low:.2f}-{high:.2f}x")
+    ours.close()
+    theirs.close()
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
