@@ -47,7 +47,7 @@ class Worker:
         self.process = subprocess.Popen([sys.executable] + sys.argv + ["--worker", side],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True, bufsize=1)
-        self.names = self._line().split(",")
+        self.names = [name for name in self._line().split(",") if name]
 
     def _line(self):
         line = self.process.stdout.readline()

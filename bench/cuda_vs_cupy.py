@@ -275,7 +275,8 @@ def bench_spin(build, device, repeat, quick):
         run = subprocess.run(command, env={**env, "GOMP_SPINCOUNT": spin}, text=True,
                              capture_output=True)
         print("".join(line + "\n" for line in run.stdout.splitlines()
-                      if "pageable vs pinned" in line or "untouched" in line), end="",
+                      if "pageable vs pinned" in line or "untouched" in line
+                      or "FAILED" in line), end="",
               flush=True)
         if run.returncode:
             print(f"  FAILED ({run.returncode}): {run.stderr[-400:]}", flush=True)

@@ -120,6 +120,10 @@ def main():
                       if not only or case[0] in only})
         return
     ours, theirs = Worker("gpukit"), Worker("numpy")
+    if not ours.names:
+        ours.close()
+        theirs.close()
+        parser.error(f"--only {args.only}: no such case")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"linalg: {args.n} x {args.n} float64; fft: {args.points} points; gpukit on "
           f"{args.device} vs NumPy {np.__version__}, median of {args.repeat}; stacks: "

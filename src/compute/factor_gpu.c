@@ -10,6 +10,7 @@
 #include "compute/backend.h"
 #include "core/error.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,11 +188,13 @@ gk_status factor_device_solve(const gk_array *wide_a, const gk_array *wide_b, gk
 }
 
 /* Whether the inverses of s's matrices come from their LU in one batched
- * call (GK_SOLVER_LU_INVERT): a stack, whose LU is batched too. */
+ * call (GK_SOLVER_LU_INVERT): a stack, whose LU is batched too, of no
+ * more matrices than the batched routines count (an int). */
 static bool has_batched_inverse(const stack *s, int64_t n)
 {
     gk_solver_call probe = {.op = GK_SOLVER_LU_INVERT, .dtype = s->dtype, .n = n};
-    return s->count > 1 && gk_backend_of(s->device.kind)->solver(s->device, &probe) == GK_OK;
+    return s->count > 1 && s->count <= INT_MAX &&
+           gk_backend_of(s->device.kind)->solver(s->device, &probe) == GK_OK;
 }
 
 /* inv on the device: a's LU (of a^T), then the inverse of that, which is

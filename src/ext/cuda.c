@@ -41,7 +41,6 @@ static const struct {
     {"cuMemHostAlloc", NULL, offsetof(gk_cuda, MemHostAlloc)},
     {"cuMemFreeHost", NULL, offsetof(gk_cuda, MemFreeHost)},
     {"cuPointerGetAttribute", NULL, offsetof(gk_cuda, PointerGetAttribute)},
-    {"cuMemcpyHtoD_v2", NULL, offsetof(gk_cuda, MemcpyHtoD)},
     {"cuMemcpyHtoDAsync_v2", NULL, offsetof(gk_cuda, MemcpyHtoDAsync)},
     {"cuMemcpyDtoH_v2", NULL, offsetof(gk_cuda, MemcpyDtoH)},
     {"cuMemcpyDtoHAsync_v2", NULL, offsetof(gk_cuda, MemcpyDtoHAsync)},

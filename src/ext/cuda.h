@@ -98,7 +98,6 @@ typedef struct gk_cuda {
     CUresult (*MemHostAlloc)(void **host, size_t bytes, unsigned int flags);
     CUresult (*MemFreeHost)(void *host);
     CUresult (*PointerGetAttribute)(void *value, int attribute, CUdeviceptr pointer);
-    CUresult (*MemcpyHtoD)(CUdeviceptr to, const void *from, size_t bytes);
     CUresult (*MemcpyHtoDAsync)(CUdeviceptr to, const void *from, size_t bytes, CUstream stream);
     CUresult (*MemcpyDtoH)(void *to, CUdeviceptr from, size_t bytes);
     CUresult (*MemcpyDtoHAsync)(void *to, CUdeviceptr from, size_t bytes, CUstream stream);

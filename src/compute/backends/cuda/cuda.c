@@ -478,9 +478,13 @@ static staging_slot *take_staging(cuda_device *d, gk_device device, gk_status *s
  * memory), from byte `at` of the whole, at `to`. */
 typedef void (*upload_maker)(const void *context, char *to, size_t at, size_t bytes);
 
-/* upload's rest, from byte `done` on, when pinned memory cannot be had: a
- * synchronous copy from pageable memory (the caller's, or the made bytes
- * in a buffer of ours), after the work queued before it. */
+/* upload's rest, from byte `done` on, when pinned memory cannot be had:
+ * a copy from pageable memory (the caller's, or the made bytes in a
+ * buffer of ours) on the device's stream, waited for. On the stream, so
+ * that the work queued after it finds it there: cuMemcpyHtoD from
+ * pageable memory returns once the bytes are staged, and it runs on the
+ * legacy stream, which the device's (non-blocking) stream does not wait
+ * for. */
 static gk_status upload_unstaged(cuda_device *d, gk_device device, CUdeviceptr to, size_t bytes,
                                  size_t done, const char *host, upload_maker make,
                                  const void *context)
@@ -491,9 +495,10 @@ static gk_status upload_unstaged(cuda_device *d, gk_device device, CUdeviceptr t
                        device.index);
     if (made)
         make(context, made, done, bytes - done);
-    CUresult r = cu->StreamSynchronize(d->stream);
+    CUresult r = cu->MemcpyHtoDAsync(to + done, host ? host + done : made, bytes - done,
+                                     d->stream);
     if (r == CUDA_SUCCESS)
-        r = cu->MemcpyHtoD(to + done, host ? host + done : made, bytes - done);
+        r = cu->StreamSynchronize(d->stream);
     free(made);
     return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "copying to the GPU");
 }
@@ -1356,7 +1361,8 @@ static bool has_batched_lu(const gk_solver_call *c, const gk_cublas **blas)
 /* LU, LU_SOLVE or LU_INVERT of a stack through cuBLAS's batched routines:
  * the matrices' addresses are uploaded as the arrays of pointers they
  * take. GK_ERR_NOT_FOUND when they do not apply (the caller then loops
- * over the matrices, and its status replaces this one). Inside enter(). */
+ * over the matrices, and its status replaces this one; LU_INVERT was
+ * checked to apply first). Inside enter(). */
 static gk_status batched_lu(cuda_device *d, gk_device device, const gk_solver_call *c)
 {
     const gk_cublas *blas;
@@ -1414,8 +1420,8 @@ static gk_status check_batched_inverse(gk_device device, const gk_solver_call *c
 {
     const gk_cublas *blas;
     if (!has_batched_lu(c, &blas))
-        return gk_fail(GK_ERR_NOT_FOUND, "cuBLAS has no getriBatched for %lld x %lld",
-                       (long long)c->n, (long long)c->n);
+        return gk_fail(GK_ERR_NOT_FOUND, "cuBLAS's batched inverse (getriBatched) does not "
+                       "take %lld x %lld matrices here", (long long)c->n, (long long)c->n);
     cuda_device *d;
     gk_status status = enter(device, &d);
     if (status != GK_OK)
