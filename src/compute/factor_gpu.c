@@ -4,7 +4,9 @@
  * factor_on_device first). The stack is copied once into a private
  * contiguous array on the device (the solver overwrites it), the same
  * column-major identities as factor.c's LAPACK calls apply, and the infos
- * of all the matrices come back in one copy. */
+ * of all the matrices come back in one copy, read once the work that
+ * follows the routine is queued too: the host waits for the device once,
+ * at the end, and a failure discards what was made. */
 #include "compute/factor.h"
 
 #include "compute/backend.h"
@@ -57,7 +59,7 @@ static gk_status check_infos(const stack *s, gk_status status, gk_array *infos,
     int64_t count = gk_array_shape(infos)[0];
     int32_t *host = malloc(sizeof *host * (size_t)count);
     status = host ? gk_to_host(infos, host, sizeof *host * (size_t)count)
-                            : gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
+                  : gk_fail(GK_ERR_OUT_OF_MEMORY, "%s: out of host memory", s->function);
     for (int64_t i = 0; i < count && status == GK_OK; i++)
         status = factor_lapack_status(s, i, host[i], routine, complex_routine, why);
     free(host);
@@ -65,19 +67,14 @@ static gk_status check_infos(const stack *s, gk_status status, gk_array *infos,
     return status;
 }
 
-/* Runs `call` on s's device, then checks its infos (check_infos);
- * routine NULL queues the call without reading them, for a routine whose
- * info can only report a bad argument. */
-static gk_status run_solver(const stack *s, gk_solver_call *call, const char *routine,
-                            const char *complex_routine, const char *why)
+/* Queues `call` for a routine whose info can only report a bad argument,
+ * which is not read (nothing waits for the device). */
+static gk_status queue_unread(const stack *s, gk_solver_call *call)
 {
     gk_array *infos = NULL;
     gk_status status = queue_solver(s, call, &infos);
-    if (!routine) {
-        gk_array_free(infos);
-        return status;
-    }
-    return check_infos(s, status, infos, routine, complex_routine, why);
+    gk_array_free(infos); /* the device is done with it before any reuse */
+    return status;
 }
 
 /* One flag per matrix of a's stack, on the device: whether the matrix
@@ -171,7 +168,7 @@ gk_status factor_device_solve(const gk_array *wide_a, const gk_array *wide_b, gk
         call.nrhs = nrhs;
         call.flag = true;
         call.b = gk_array_data(b);
-        status = run_solver(&s, &call, NULL, NULL, NULL); /* getrs: only bad arguments */
+        status = queue_unread(&s, &call); /* getrs: only bad arguments */
     }
     /* getrf's infos, read with getrs queued behind it: one wait for both */
     status = check_infos(&s, status, lu_infos, "getrf", NULL, "the matrix is singular");
@@ -232,7 +229,7 @@ gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
         call.b = gk_array_data(*out);
     }
     if (status == GK_OK)
-        status = run_solver(&s, &call, NULL, NULL, NULL); /* only bad arguments */
+        status = queue_unread(&s, &call); /* only bad arguments */
     /* getrf's infos, read with the inverse queued behind it: one wait */
     status = check_infos(&s, status, lu_infos, "getrf", NULL, "the matrix is singular");
     if (status != GK_OK) {
@@ -245,20 +242,27 @@ gk_status factor_device_inv(const gk_array *a, gk_dtype dtype, gk_array **out)
 }
 
 /* cholesky on the device: potrf on the other triangle of a^T (see
- * gk_cholesky), then the triangle not asked for zeroed. */
+ * gk_cholesky), then the triangle not asked for zeroed; potrf's infos are
+ * read with that queued behind it (here and below, the host waits for
+ * the device once, at the end). */
 gk_status factor_device_cholesky(const gk_array *a, gk_dtype dtype, bool upper, gk_array **out)
 {
     stack s;
     factor_describe_stack(a, dtype, "cholesky", &s);
-    gk_array *factor = NULL;
+    gk_array *factor = NULL, *infos = NULL;
     gk_status status = gk_copy_as(a, dtype, &factor);
     gk_solver_call call = {.op = GK_SOLVER_CHOLESKY, .dtype = dtype, .count = s.count,
                            .n = s.rows, .flag = !upper, .a = factor ? gk_array_data(factor) : NULL};
     if (status == GK_OK)
-        status = run_solver(&s, &call, "potrf", NULL, "the matrix is not positive definite");
+        status = queue_solver(&s, &call, &infos);
     if (status == GK_OK)
         status = upper ? gk_triu(factor, 0, out) : gk_tril(factor, 0, out);
+    status = check_infos(&s, status, infos, "potrf", NULL, "the matrix is not positive definite");
     gk_array_free(factor);
+    if (status != GK_OK) {
+        gk_array_free(*out);
+        *out = NULL;
+    }
     return status;
 }
 
@@ -280,17 +284,23 @@ gk_status factor_device_eigh(const gk_array *a, gk_dtype dtype, gk_array **value
                            .flag = true, .vectors = vectors != NULL,
                            .a = work ? gk_array_data(work) : NULL,
                            .w = *values ? gk_array_data(*values) : NULL};
+    gk_array *infos = NULL;
     if (status == GK_OK)
-        status = run_solver(&s, &call, "syevd", "heevd", "the eigenvalues did not converge");
+        status = queue_solver(&s, &call, &infos);
     if (status == GK_OK && vectors && factor_is_complex(&s))
         status = gk_unary(GK_CONJ, work, &conjugated);
     if (status == GK_OK && vectors)
         status = gk_matrix_transpose(conjugated ? conjugated : work, vectors);
+    status = check_infos(&s, status, infos, "syevd", "heevd", "the eigenvalues did not converge");
     gk_array_free(work);
     gk_array_free(conjugated);
     if (status != GK_OK) {
         gk_array_free(*values);
         *values = NULL;
+        if (vectors) {
+            gk_array_free(*vectors);
+            *vectors = NULL;
+        }
     }
     return status;
 }
@@ -336,8 +346,9 @@ static gk_status device_svd_jacobi(const gk_array *a, const stack *s, bool full,
                            .b = left ? gk_array_data(left) : NULL,
                            .c = right ? gk_array_data(right) : NULL,
                            .w = *sv ? gk_array_data(*sv) : NULL};
+    gk_array *infos = NULL;
     if (status == GK_OK)
-        status = run_solver(s, &call, "gesvdjBatched", NULL, "the SVD did not converge");
+        status = queue_solver(s, &call, &infos);
     if (status == GK_OK && u && full) {
         *vt = left, left = NULL;
     } else if (status == GK_OK && u) {
@@ -353,6 +364,7 @@ static gk_status device_svd_jacobi(const gk_array *a, const stack *s, bool full,
         status = gk_matrix_transpose(rows, &turned);
     if (status == GK_OK && u)
         status = factor_is_complex(s) ? gk_unary(GK_CONJ, turned, u) : gk_copy(turned, u);
+    status = check_infos(s, status, infos, "gesvdjBatched", NULL, "the SVD did not converge");
     gk_array *all[] = {work, left, right, rows, turned};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_array_free(all[i]);
@@ -413,8 +425,9 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
                            .m = rows, .flag = full, .vectors = u != NULL,
                            .a = work ? gk_array_data(work) : NULL, .b = left ? gk_array_data(left) : NULL,
                            .c = right ? gk_array_data(right) : NULL, .w = *sv ? gk_array_data(*sv) : NULL};
+    gk_array *infos = NULL;
     if (status == GK_OK)
-        status = run_solver(&s, &call, "gesvd", NULL, "the SVD did not converge");
+        status = queue_solver(&s, &call, &infos);
     if (status == GK_OK && u && as_is) { /* U's buffer is vt, V^H's is u */
         *vt = left, left = NULL;
         *u = right, right = NULL;
@@ -423,6 +436,7 @@ gk_status factor_device_svd(const gk_array *a, gk_dtype dtype, bool full, gk_arr
         if (status == GK_OK)
             status = gk_matrix_transpose(right, vt);
     }
+    status = check_infos(&s, status, infos, "gesvd", NULL, "the SVD did not converge");
     gk_array *all[] = {work, moved, left, right};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_array_free(all[i]);
@@ -542,7 +556,7 @@ gk_status factor_device_determinants(const gk_array *a, gk_dtype dtype, const ch
                            .a = lu ? gk_array_data(lu) : NULL,
                            .pivots = pivots ? gk_array_data(pivots) : NULL};
     if (status == GK_OK)
-        status = run_solver(&s, &call, NULL, NULL, NULL);
+        status = queue_unread(&s, &call);
     if (status == GK_OK)
         status = gk_reshape(pivots, a->ndim - 1, pivot_shape, &pivot_rows);
     if (status == GK_OK)
@@ -591,7 +605,7 @@ gk_status factor_device_qr(const gk_array *a, gk_dtype dtype, bool complete, gk_
     /* geqrf's info reports only a bad argument: not read, so that the
      * factorization, R and Q queue without waiting (orgqr's is read) */
     if (status == GK_OK)
-        status = run_solver(&s, &call, NULL, NULL, NULL);
+        status = queue_unread(&s, &call);
     /* R: the first r_rows rows and n columns of the buffer read as C order
      * (a transposed view), upper triangle */
     if (status == GK_OK)
@@ -604,8 +618,9 @@ gk_status factor_device_qr(const gk_array *a, gk_dtype dtype, bool complete, gk_
         status = gk_triu(cols, 0, r);
     call.op = GK_SOLVER_QR_Q;
     call.n = q_cols;
+    gk_array *infos = NULL;
     if (status == GK_OK)
-        status = run_solver(&s, &call, "orgqr", "ungqr", "forming q failed");
+        status = queue_solver(&s, &call, &infos);
     /* Q: the first q_cols columns of the buffer, read back into C order */
     if (status == GK_OK)
         status = gk_slice(work, nb, 0, q_cols, 1, &q_rows);
@@ -614,10 +629,13 @@ gk_status factor_device_qr(const gk_array *a, gk_dtype dtype, bool complete, gk_
         status = gk_matrix_transpose(q_rows, &q_view);
     if (status == GK_OK)
         status = gk_copy(q_view, q);
+    status = check_infos(&s, status, infos, "orgqr", "ungqr", "forming q failed");
     gk_array *all[] = {turned, work, head, tau, view, rows, cols, q_rows, q_view};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_array_free(all[i]);
     if (status != GK_OK) {
+        gk_array_free(*q);
+        *q = NULL;
         gk_array_free(*r);
         *r = NULL;
     }
