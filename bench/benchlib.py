@@ -38,9 +38,9 @@ class Worker:
     """One side of a comparison in a process of its own: the calling script
     again (its arguments plus --worker SIDE), which serves timings through
     serve_worker. Two libraries in one process share it with each other's
-    threads: OpenBLAS's, NumPy's and gpukit's, slowed a 1024 x 1024 eigh
-    from 96 ms to 105-137 ms on two cores (NumPy's from 111 to 108-128),
-    where each alone ran steadily."""
+    threads (OpenBLAS's, NumPy's and gpukit's): on two cores gpukit's
+    1024 x 1024 eigh took 105-137 ms there, 96 ms alone, and NumPy's
+    108-128 ms, 111 ms alone."""
 
     def __init__(self, side):
         self.side = side

@@ -22,10 +22,10 @@ of --repeat runs after a warm-up run, with the spread (min to max ratio)
 shown. Each side runs in a process of its own (benchlib.Worker), with its
 library's own thread settings, the two sides' runs interleaved and each
 after a pause in which the other's threads (OpenBLAS's spin about 0.1 s
-after a call by default) go to sleep. Both sides call LAPACK through OpenBLAS: NumPy its wheel's own,
-gpukit the system's (Debian's libopenblas0 through liblapacke); NumPy's
-FFT is its own pocketfft, gpukit's FFTW (threaded). It asserts nothing; it
-prints numbers.
+after a call by default) go to sleep. Both sides call LAPACK through
+OpenBLAS: NumPy its wheel's own, gpukit the system's (Debian's
+libopenblas0 through liblapacke); NumPy's FFT is its own pocketfft,
+gpukit's FFTW (threaded). It asserts nothing; it prints numbers.
 
     .venv/bin/python bench/linalg_fft_vs_numpy.py [--build build-rel]
         [--device cpu] [--n 1024] [--points 4194304] [--stack 10000x8]

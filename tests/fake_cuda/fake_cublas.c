@@ -185,7 +185,7 @@ COMPLEX_GEMM(Z, z, double)
  * bytes of an element. Infos: getrf's and getri's one per matrix in device
  * memory; getrs's one host int. getri copies each factor into its c
  * matrix and inverts it there. */
-#define BATCHED_LU(P, p, size)                                                                        \
+#define BATCHED_LU(P, p, size)                                                                     \
     EXPORT int cublas##P##getrfBatched(fake_handle *h, int n, void *const a[], int lda,            \
                                        int *pivots, int *info, int batch)                          \
     {                                                                                              \
