@@ -22,7 +22,7 @@ _FORWARD, _BACKWARD, _REAL_FORWARD, _REAL_BACKWARD, _HERMITIAN_FORWARD, _HERMITI
 
 
 def _one_axis(kind, x, n, axis, norm):
-    return _gpukit._fft(x, kind, None if n is None else (n,), (axis,), norm)
+    return _gpukit._fft(x, kind, n, axis, norm, True)
 
 
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
@@ -63,32 +63,28 @@ def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
     return _one_axis(_HERMITIAN_BACKWARD, x, n, axis, norm)
 
 
-def _axes(s, axes):
-    return None if s is None else tuple(s), None if axes is None else tuple(axes)
-
-
 def fftn(x, /, *, s=None, axes=None, norm="backward"):
     """The n-dimensional discrete Fourier transform over axes.
 
     axes None: every axis, or the last len(s) when s is given; s: the points
     along each (-1: the axis as it is).
     """
-    return _gpukit._fft(x, _FORWARD, *_axes(s, axes), norm)
+    return _gpukit._fft(x, _FORWARD, s, axes, norm, False)
 
 
 def ifftn(x, /, *, s=None, axes=None, norm="backward"):
     """The inverse of fftn (s and axes as fftn's)."""
-    return _gpukit._fft(x, _BACKWARD, *_axes(s, axes), norm)
+    return _gpukit._fft(x, _BACKWARD, s, axes, norm, False)
 
 
 def rfftn(x, /, *, s=None, axes=None, norm="backward"):
     """fftn of real x, the last axis halved to its n // 2 + 1 non-negative frequencies."""
-    return _gpukit._fft(x, _REAL_FORWARD, *_axes(s, axes), norm)
+    return _gpukit._fft(x, _REAL_FORWARD, s, axes, norm, False)
 
 
 def irfftn(x, /, *, s=None, axes=None, norm="backward"):
     """The inverse of rfftn: real output (the last axis 2 * (m - 1) points unless s says)."""
-    return _gpukit._fft(x, _REAL_BACKWARD, *_axes(s, axes), norm)
+    return _gpukit._fft(x, _REAL_BACKWARD, s, axes, norm, False)
 
 
 def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
@@ -106,16 +102,11 @@ def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
     return _gpukit._fftfreq(n, d, True, dtype, device)
 
 
-def _shift_axes(axes):
-    """None, one int, or any sequence of ints (as a tuple)."""
-    return axes if axes is None or hasattr(axes, "__index__") else tuple(axes)
-
-
 def fftshift(x, /, *, axes=None):
     """x with the zero-frequency term moved to the middle of each of axes (None: all)."""
-    return _gpukit._fftshift(x, _shift_axes(axes), False)
+    return _gpukit._fftshift(x, axes, False)
 
 
 def ifftshift(x, /, *, axes=None):
     """The inverse of fftshift."""
-    return _gpukit._fftshift(x, _shift_axes(axes), True)
+    return _gpukit._fftshift(x, axes, True)

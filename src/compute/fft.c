@@ -317,9 +317,8 @@ static gk_status check_axes(const gk_array *a, const char *name, int naxes, cons
             axes_out[i] = i;
         return GK_OK;
     }
-    if (naxes > a->ndim)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %d axes for a %d-d array", name, naxes,
-                       a->ndim);
+    /* more axes than the array has: one is out of range or repeated,
+     * found before axes_out fills */
     bool seen[GK_MAX_DIMS] = {false};
     for (int i = 0; i < naxes; i++) {
         int axis = axes[i] < 0 ? axes[i] + a->ndim : axes[i];
@@ -485,21 +484,24 @@ gk_status gk_fftfreq(gk_device device, gk_dtype dtype, int64_t n, double d, bool
         return gk_fail(GK_ERR_UNSUPPORTED_DTYPE, "%s: the dtype must be real floating, not %s",
                        real ? "rfftfreq" : "fftfreq", gk_dtype_name(dtype));
     /* 0, 1, ..., then (fftfreq) the negative frequencies -(n/2), ..., -1;
-     * all over d * n, computed in double precision */
+     * all over d * n, computed in double precision in a host array (whose
+     * making refuses a length beyond memory), then moved and converted */
     int64_t count = real ? n / 2 + 1 : n;
-    double *values = malloc(sizeof *values * (size_t)count);
-    if (!values)
-        return gk_fail(GK_ERR_OUT_OF_MEMORY, "fftfreq: out of host memory");
+    gk_array *wide = NULL, *moved = NULL;
+    gk_status status = gk_empty(gk_device_cpu(), GK_FLOAT64, 1, &count, &wide);
+    if (status != GK_OK)
+        return gk_fail(status, "%s: %lld points: %s", real ? "rfftfreq" : "fftfreq",
+                       (long long)n, gk_last_error());
+    double *values = gk_array_data(wide);
     for (int64_t i = 0; i < count; i++) {
         int64_t k = i < (n + 1) / 2 || real ? i : i - n;
         values[i] = (double)k / (d * (double)n);
     }
-    gk_array *wide = NULL;
-    gk_status status = gk_from_host(device, GK_FLOAT64, 1, &count, values, &wide);
-    free(values);
+    status = gk_to(wide, device, &moved);
     if (status == GK_OK)
-        status = dtype == GK_FLOAT64 ? gk_array_view(wide, out) : gk_copy_as(wide, dtype, out);
+        status = dtype == GK_FLOAT64 ? gk_array_view(moved, out) : gk_copy_as(moved, dtype, out);
     gk_array_free(wide);
+    gk_array_free(moved);
     return status;
 }
 

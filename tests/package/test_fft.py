@@ -152,8 +152,22 @@ def test_errors(device):
         fft.fftn(on(np.ones((2, 2)), device), axes=(0, 0))
     with pytest.raises(ValueError, match="2 entries for 1 axes"):
         fft.fftn(on(np.ones((2, 2)), device), s=(2, 2), axes=(0,))
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="n must be an int"):
         fft.fft(z, n=2.5)
+    # -1 means "the axis as it is" only in s, as NumPy has it
+    for transform in (fft.fft, fft.ifft, fft.rfft, fft.irfft, fft.hfft, fft.ihfft):
+        with pytest.raises(ValueError, match="n = -1 points"):
+            transform(on(signal(8, "float64"), device), n=-1)
+    assert fft.fftn(z, s=(-1,)).shape == (8,)
+    with pytest.raises(TypeError, match="axis must be an int"):
+        fft.fft(z, axis=(0,))
+    # more axes than dimensions: an axis out of range, as NumPy says
+    with pytest.raises(IndexError, match="out of range"):
+        fft.fft(on(np.array(1 + 0j), device))
+    with pytest.raises(IndexError, match="out of range"):
+        fft.fftn(on(np.ones((2, 2)), device), axes=(0, 1, 2))
+    with pytest.raises(IndexError, match="out of range"):
+        fft.fftshift(on(np.array(1.0), device), axes=0)
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 10])
@@ -166,11 +180,18 @@ def test_frequencies_and_shifts(device, n):
     assert fft.fftfreq(n).dtype == gk.float32  # the default real floating dtype
     x = np.arange(n * 3).reshape(3, n)
     a = on(x, device)
-    for axes in (None, 0, (1,), [0, 1], (-1, 0)):
+    for axes in (None, 0, (1,), [0, 1], (-1, 0), np.int64(1), np.array([1, 0])):
         np.testing.assert_array_equal(host(fft.fftshift(a, axes=axes)), np.fft.fftshift(x, axes))
         np.testing.assert_array_equal(host(fft.ifftshift(a, axes=axes)), np.fft.ifftshift(x, axes))
     with pytest.raises(ValueError, match="at least 1"):
         fft.fftfreq(0)
+    with pytest.raises(ZeroDivisionError, match="d is 0"):
+        fft.fftfreq(n, d=0)
+    # more points than memory holds: refused before anything is written
+    with pytest.raises(ValueError, match="too many"):
+        fft.fftfreq(1 << 61, device=device)
+    with pytest.raises(ValueError, match="too many"):
+        fft.rfftfreq(1 << 62, device=device)
     with pytest.raises(TypeError, match="real floating"):
         fft.fftfreq(4, dtype=gk.int32)
 
