@@ -73,6 +73,9 @@ static PyObject *array_cuda_array_interface(PyObject *self, void *closure)
     gk_status status = gkpy_synchronize(device);
     if (status != GK_OK)
         return gkpy_raise(state, status);
+    /* the consumer's streams are not known: its work is waited for on the
+     * host before gpukit takes the memory back */
+    gk_array_share(a, 0);
     int ndim = gk_array_ndim(a);
     int64_t itemsize = (int64_t)gk_dtype_size(gk_array_dtype(a));
     uintptr_t pointer = gk_array_size(a) > 0 ? (uintptr_t)gk_array_data(a) : 0;

@@ -192,7 +192,9 @@ typedef struct export_plan {
     unsigned minor;   /* the versioned capsule's minor version */
     gk_device target; /* where the consumer wants the data */
     bool copied;      /* a copy, not the array's own memory */
-    bool synchronize; /* finish gpukit's work before handing the data over */
+    /* CUDA: the stream the consumer names (1 legacy, 2 per-thread, or a
+     * handle), or -1: it asks for no synchronisation */
+    long long stream;
 } export_plan;
 
 /* max_version=: versioned when the consumer understands DLPack 1, with the
@@ -221,7 +223,7 @@ static int plan_version(PyObject *max_version, export_plan *plan)
  * legacy default stream (1), and -1 asks for no synchronisation. */
 static int plan_stream(PyObject *stream, export_plan *plan)
 {
-    plan->synchronize = false;
+    plan->stream = -1;
     if (plan->target.kind == GK_DEVICE_CPU) {
         if (stream == Py_None)
             return 0;
@@ -243,7 +245,7 @@ static int plan_stream(PyObject *stream, export_plan *plan)
             return -1;
         }
     }
-    plan->synchronize = value != -1;
+    plan->stream = value;
     return 0;
 }
 
@@ -366,9 +368,12 @@ static PyObject *array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
     gk_status status = plan.copied ? gkpy_copy_to(a, plan.target, &exported)
                                    : gkpy_new_handle(a, &exported);
     /* gpukit queues work on its own stream: finishing it is the simple way
-     * to make the data ready for whatever stream the consumer uses. */
-    if (status == GK_OK && plan.synchronize)
+     * to make the data ready for whatever stream the consumer uses; and
+     * the memory goes back to gpukit only after the consumer's work. */
+    if (status == GK_OK && plan.stream != -1)
         status = gkpy_synchronize(plan.target);
+    if (status == GK_OK)
+        gk_array_share(exported, plan.stream == 1 ? 1 : 0);
     if (status != GK_OK) {
         gk_array_free(exported);
         return gkpy_raise(state_of(self), status);

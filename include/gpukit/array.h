@@ -209,6 +209,13 @@ void *gk_array_data(const gk_array *a);
  * belongs to (cuPointerGetAttribute's device ordinal);
  * GK_ERR_INVALID_ARGUMENT when the driver does not know the pointer. */
 gk_status gk_cuda_pointer_device(const void *data, gk_device *device);
+/* Another library uses a's memory from now on (an export through DLPack
+ * or the CUDA array interface), on `stream`: 1, the legacy default
+ * stream; 0 when not known (any stream). When gpukit's last view of the
+ * memory goes, its pool takes the memory back only after that library's
+ * work queued so far: a stream-ordered wait for stream 1, else a host
+ * wait for the whole device. Nothing to do for arrays off CUDA. */
+void gk_array_share(const gk_array *a, uintptr_t stream);
 /* Waits on the host until the work queued so far on `stream`, a CUstream
  * handle of another library on the CUDA `device`, is done (1: the legacy
  * default stream, 2: the per-thread default stream; 0 is refused as

@@ -43,12 +43,52 @@ const gk_backend *gk_array_backend(const gk_array *a)
 
 /* --- lifetime --- */
 
+/* Before memory that other libraries saw leaves gpukit, their work and
+ * ours on it must be done: a device's streams are ordered against each
+ * other only where someone orders them. Both waits are made in a free,
+ * so the message of an error the caller is about to report is kept. */
+static void wait_for_others(gk_buffer *buffer)
+{
+    int sharing = atomic_load_explicit(&buffer->sharing, memory_order_acquire);
+    bool foreign = !buffer->owned && buffer->release;
+    if ((!sharing && !foreign) || buffer->device.kind != GK_DEVICE_CUDA)
+        return;
+    char *message = strdup(gk_last_error());
+    const gk_gpu_driver *cuda = &gk_cuda_driver;
+    if (foreign) {
+        /* The producer reuses its memory as soon as it has it back, on
+         * its own streams, which know nothing of gpukit's. */
+        cuda->synchronize(buffer->device);
+    } else {
+        /* The consumer's work queued on the legacy stream comes before
+         * gpukit's next use of the memory (no host wait); work on any
+         * other stream is waited for on the host. */
+        gk_status status = GK_ERR_INVALID_ARGUMENT;
+        if (sharing == GK_SHARED_LEGACY_STREAM)
+            status = cuda->stream_order(buffer->device, NULL, (gk_gpu_stream *)(uintptr_t)1);
+        if (status != GK_OK)
+            cuda->device_synchronize(buffer->device);
+    }
+    if (message)
+        gk_fail(GK_OK, "%s", message);
+    free(message);
+}
+
+void gk_array_share(const gk_array *a, uintptr_t stream)
+{
+    if (a && a->buffer->device.kind == GK_DEVICE_CUDA)
+        atomic_fetch_or_explicit(&a->buffer->sharing,
+                                 stream == 1 ? GK_SHARED_LEGACY_STREAM : GK_SHARED_ANY_STREAM,
+                                 memory_order_release);
+}
+
 void gk_array_free(gk_array *a)
 {
     if (!a)
         return;
     gk_buffer *buffer = a->buffer;
     if (atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_acq_rel) == 1) {
+        wait_for_others(buffer);
         if (buffer->owned)
             buffer->backend->release(buffer->device, buffer->data, buffer->bytes);
         else if (buffer->release)
@@ -182,7 +222,7 @@ static gk_status new_array(gk_device device, gk_dtype dtype, int ndim, const int
         return GK_ERR_OUT_OF_MEMORY;
     set_contiguous_strides(a);
     size_t bytes = (size_t)gk_shape_size(ndim, shape) * gk_dtype_size(dtype);
-    *buffer = (gk_buffer){device, backend, NULL, bytes, 0, true, NULL, NULL};
+    *buffer = (gk_buffer){device, backend, NULL, bytes, 0, true, NULL, NULL, 0};
     atomic_init(&buffer->refs, 1);
     status = backend->alloc(device, bytes, &buffer->data);
     if (status != GK_OK) {

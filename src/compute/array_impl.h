@@ -20,7 +20,12 @@ typedef struct gk_buffer {
      * (may be NULL). */
     void (*release)(void *context);
     void *context;
+    /* Which streams of other libraries may still use the memory when the
+     * last view goes (gk_array_share: GK_SHARED_* bits); 0: none. */
+    atomic_int sharing;
 } gk_buffer;
+
+enum { GK_SHARED_LEGACY_STREAM = 1, GK_SHARED_ANY_STREAM = 2 };
 
 struct gk_array {
     gk_buffer *buffer;

@@ -35,6 +35,7 @@ static const struct {
      offsetof(gk_cuda, DevicePrimaryCtxRelease)},
     {"cuCtxPushCurrent_v2", NULL, offsetof(gk_cuda, CtxPushCurrent)},
     {"cuCtxPopCurrent_v2", NULL, offsetof(gk_cuda, CtxPopCurrent)},
+    {"cuCtxSynchronize", NULL, offsetof(gk_cuda, CtxSynchronize)},
     {"cuMemGetInfo_v2", NULL, offsetof(gk_cuda, MemGetInfo)},
     {"cuMemAlloc_v2", NULL, offsetof(gk_cuda, MemAlloc)},
     {"cuMemFree_v2", NULL, offsetof(gk_cuda, MemFree)},

@@ -92,6 +92,7 @@ typedef struct gk_cuda {
     CUresult (*DevicePrimaryCtxRelease)(CUdevice device);
     CUresult (*CtxPushCurrent)(CUcontext context);
     CUresult (*CtxPopCurrent)(CUcontext *context);
+    CUresult (*CtxSynchronize)(void);
     CUresult (*MemGetInfo)(size_t *free_bytes, size_t *total_bytes);
     CUresult (*MemAlloc)(CUdeviceptr *address, size_t bytes);
     CUresult (*MemFree)(CUdeviceptr address);

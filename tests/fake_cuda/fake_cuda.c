@@ -123,6 +123,18 @@ struct CUstream_st {
 };
 static struct CUstream_st *streams;
 static int next_stream_id = 1;
+/* The legacy default stream, handle 1 (and the per-thread one, handle 2,
+ * taken as the same): other libraries' work, queued through these
+ * handles by the tests. gpukit's streams are non-blocking, so it is
+ * ordered against neither. */
+static struct CUstream_st legacy_stream = {.id = -1};
+
+/* The stream a handle names. */
+static struct CUstream_st *resolve(struct CUstream_st *handle)
+{
+    uintptr_t value = (uintptr_t)handle;
+    return value == 1 || value == 2 ? &legacy_stream : handle;
+}
 
 struct CUevent_st {
     int stream_id; /* 0: never recorded */
@@ -134,7 +146,7 @@ static struct CUstream_st *find_stream(int id)
     for (struct CUstream_st *s = streams; s; s = s->next)
         if (s->id == id)
             return s;
-    return NULL;
+    return id == legacy_stream.id ? &legacy_stream : NULL;
 }
 
 /* Does the queued copies of `s` with sequence numbers below `mark`. */
@@ -168,16 +180,23 @@ static CUresult enqueue(struct CUstream_st *s, void *to, const void *from, size_
 }
 
 /* Whether queued work still reads or writes [p, p + bytes). */
+static int pending_in(const struct CUstream_st *s, const char *p, size_t bytes)
+{
+    for (size_t i = s->done; i < s->count; i++) {
+        const char *to = s->ops[i].to, *from = s->ops[i].from;
+        if ((to < p + bytes && p < to + s->ops[i].bytes) ||
+            (from < p + bytes && p < from + s->ops[i].bytes))
+            return 1;
+    }
+    return 0;
+}
+
 static int pending_on(const char *p, size_t bytes)
 {
     for (struct CUstream_st *s = streams; s; s = s->next)
-        for (size_t i = s->done; i < s->count; i++) {
-            const char *to = s->ops[i].to, *from = s->ops[i].from;
-            if ((to < p + bytes && p < to + s->ops[i].bytes) ||
-                (from < p + bytes && p < from + s->ops[i].bytes))
-                return 1;
-        }
-    return 0;
+        if (pending_in(s, p, bytes))
+            return 1;
+    return pending_in(&legacy_stream, p, bytes);
 }
 
 /* --- modules --- */
@@ -500,7 +519,7 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr to, const void *from, size_t by
 {
     NEED_CONTEXT();
     pthread_mutex_lock(&lock);
-    CUresult r = enqueue(stream, (void *)(uintptr_t)to, from, bytes);
+    CUresult r = enqueue(resolve(stream), (void *)(uintptr_t)to, from, bytes);
     pthread_mutex_unlock(&lock);
     return r;
 }
@@ -510,7 +529,7 @@ EXPORT CUresult cuMemcpyDtoHAsync_v2(void *to, CUdeviceptr from, size_t bytes,
 {
     NEED_CONTEXT();
     pthread_mutex_lock(&lock);
-    CUresult r = enqueue(stream, to, (const void *)(uintptr_t)from, bytes);
+    CUresult r = enqueue(resolve(stream), to, (const void *)(uintptr_t)from, bytes);
     pthread_mutex_unlock(&lock);
     return r;
 }
@@ -520,7 +539,8 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr to, CUdeviceptr from, size_t by
 {
     NEED_CONTEXT();
     pthread_mutex_lock(&lock);
-    CUresult r = enqueue(stream, (void *)(uintptr_t)to, (const void *)(uintptr_t)from, bytes);
+    CUresult r =
+        enqueue(resolve(stream), (void *)(uintptr_t)to, (const void *)(uintptr_t)from, bytes);
     pthread_mutex_unlock(&lock);
     return r;
 }
@@ -587,19 +607,26 @@ EXPORT CUresult cuStreamSynchronize(struct CUstream_st *stream)
     if (!stream)
         return SUCCESS;
     pthread_mutex_lock(&lock);
-    if (stream == (struct CUstream_st *)1 || stream == (struct CUstream_st *)2) {
-        /* The legacy and per-thread default streams (CUDA array interface
-         * producers name them): the fake queues nothing on them, so finish
-         * everything, as a wait on a blocking stream could. */
-        for (struct CUstream_st *s = streams; s; s = s->next) {
-            host_waits += busy(s);
-            run_until(s, ~0ull);
-        }
-        default_stream_waits++;
-    } else {
-        host_waits += busy(stream);
-        run_until(stream, ~0ull);
+    /* the legacy and per-thread default streams: CUDA array interface
+     * producers name them */
+    default_stream_waits += resolve(stream) == &legacy_stream;
+    stream = resolve(stream);
+    host_waits += busy(stream);
+    run_until(stream, ~0ull);
+    pthread_mutex_unlock(&lock);
+    return SUCCESS;
+}
+
+EXPORT CUresult cuCtxSynchronize(void)
+{
+    NEED_CONTEXT();
+    pthread_mutex_lock(&lock);
+    for (struct CUstream_st *s = streams; s; s = s->next) {
+        host_waits += busy(s);
+        run_until(s, ~0ull);
     }
+    host_waits += busy(&legacy_stream);
+    run_until(&legacy_stream, ~0ull);
     pthread_mutex_unlock(&lock);
     return SUCCESS;
 }
@@ -624,6 +651,7 @@ EXPORT CUresult cuEventRecord(struct CUevent_st *event, struct CUstream_st *stre
     NEED_CONTEXT();
     if (!stream)
         return INVALID_HANDLE;
+    stream = resolve(stream);
     pthread_mutex_lock(&lock);
     event->stream_id = stream->id;
     event->mark = stream->base + stream->count;

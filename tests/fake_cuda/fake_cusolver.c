@@ -7,6 +7,9 @@
  * workspace sizes it reports are small but real: gpukit must allocate
  * them (the pointers it passes are checked to be non-NULL).
  *
+ * FAKE_CUSOLVER_LWORK sets the workspace size the one-matrix routines
+ * report (a negative one: an int that overflowed).
+ *
  * The batched routines (potrfBatched; syevjBatched and gesvdjBatched, whose
  * parameter objects it makes and ignores) loop over LAPACKE the same way:
  * syevd for the Jacobi eigensolver, gesvd for the Jacobi SVD, whose V
@@ -34,10 +37,18 @@ static char uplo_of(int fill)
     return fill ? 'U' : 'L';
 }
 
+/* The workspace size: 16 elements, or FAKE_CUSOLVER_LWORK's number (a
+ * negative one is a size that overflowed cuSOLVER's int). */
+static int fake_lwork(void)
+{
+    const char *value = getenv("FAKE_CUSOLVER_LWORK");
+    return value ? atoi(value) : 16;
+}
+
 #define BUFFER_SIZE(name, ...)                                                                     \
     EXPORT int name(__VA_ARGS__, int *lwork)                                                       \
     {                                                                                              \
-        *lwork = 16;                                                                               \
+        *lwork = fake_lwork();                                                                     \
         return SUCCESS;                                                                            \
     }
 

@@ -190,3 +190,22 @@ except linalg.LinAlgError as e:
              GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS, FAKE_CREATE_FAILS="cublasCreate_v2").stdout
     assert "calls 10\n" in out
     assert "singular (matrix [1] of the stack)" in out
+
+
+def test_an_overflowed_workspace_size_is_refused(py):
+    # cuSOLVER's 32-bit API gives workspace sizes as an int, which big
+    # enough matrices overflow (syevd's is about 2 n^2): refused with what
+    # to do, not run in a workspace too small.
+    out = py("""
+import numpy as np
+import gpukit
+from gpukit import linalg
+a = gpukit.asarray(np.eye(3), device="cuda:0")
+try:
+    linalg.eigh(a)
+except ValueError as e:
+    print(e)
+""", GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUSOLVER_LIBRARY=FAKE_CUSOLVER,
+             GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS, FAKE_CUSOLVER_LWORK="-2").stdout
+    assert "32-bit workspace size overflows for 3 x 3 matrices" in out, out
+    assert 'x.to_device("cpu")' in out

@@ -746,6 +746,78 @@ for bad, kind, text in [(Producer(n, typestr="<f16"), TypeError, "float128"),
 """, GPUKIT_CUDA_LIBRARY=FAKE_CUDA)
 
 
+RELEASE_HELPERS = """
+def push_context():
+    # the test plays another CUDA library: it queues work on the same device
+    gpukit.zeros(1, device="cuda:0")   # the driver initialised
+    context = ctypes.c_void_p()
+    assert fake.cuDevicePrimaryCtxRetain(ctypes.byref(context), 0) == 0
+    assert fake.cuCtxPushCurrent_v2(context) == 0
+
+def capsule_data(capsule):
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return ctypes.c_void_p.from_address(get(capsule, b"dltensor")).value
+
+def read_later(address, count, stream):
+    # the consumer's work: a copy out of the memory, queued on its stream
+    out = np.zeros(count, dtype=np.float32)
+    assert fake.cuMemcpyDtoHAsync_v2(ctypes.c_void_p(out.ctypes.data), ctypes.c_uint64(address),
+                                     ctypes.c_size_t(out.nbytes), stream) == 0
+    return out
+
+N = 1 << 16
+"""
+
+
+def test_exported_memory_returns_after_the_consumers_work(py):
+    """An export's memory goes back to gpukit's pool only once the work the
+    consumer queued on it is done: ordered after the legacy stream it named
+    (no host wait), else waited for on the host (any stream)."""
+    py(CUDA_HELPERS + RELEASE_HELPERS + """
+push_context()
+original = np.arange(N, dtype=np.float32)
+for how in ["dlpack stream 1", "dlpack stream 2", "cuda array interface"]:
+    x = gpukit.asarray(original, device="cuda:0")
+    if how.startswith("dlpack"):
+        stream = 1 if how.endswith("1") else 2
+        capsule = x.__dlpack__(stream=stream)
+        address, consumer = capsule_data(capsule), ctypes.c_void_p(1)
+    else:
+        capsule = x.__cuda_array_interface__
+        address, consumer = capsule["data"][0], ctypes.c_void_p()
+        assert fake.cuStreamCreate(ctypes.byref(consumer), 1) == 0
+    seen = read_later(address, N, consumer)
+    waits = fake.fake_cuda_host_waits()
+    del capsule, x
+    gc.collect()
+    # stream 1: a stream-ordered wait; otherwise the host waited for it
+    assert fake.fake_cuda_host_waits() - waits == (0 if how.endswith("1") else 1), how
+    # the pool hands the same memory out again, and gpukit writes it
+    y = gpukit.asarray(np.full(N, 7, dtype=np.float32), device="cuda:0")
+    assert capsule_data(y.__dlpack__(stream=-1)) == address
+    np.testing.assert_array_equal(np.asarray(y), 7)
+    assert fake.cuStreamSynchronize(consumer) == 0
+    np.testing.assert_array_equal(seen, original, err_msg=how)
+    del y
+""", GPUKIT_CUDA_LIBRARY=FAKE_CUDA)
+
+
+def test_imported_memory_returns_after_gpukits_work(py):
+    """The producer gets its memory back (the release callback) only once
+    the work gpukit queued on it is done: it may reuse it at once."""
+    py(CUDA_HELPERS + RELEASE_HELPERS + """
+n = np.arange(N, dtype=np.float32)
+p = Producer(n)
+a = gpukit.asarray(p)                  # zero-copy
+copy = gpukit.asarray(a, copy=True)    # queued on gpukit's stream, reading n
+del a, p
+gc.collect()
+n[:] = -1                              # the producer reuses its memory
+np.testing.assert_array_equal(np.asarray(copy), np.arange(N))
+""", GPUKIT_CUDA_LIBRARY=FAKE_CUDA)
+
+
 def test_dlpack_on_cuda(py):
     py(CUDA_HELPERS + """
 n = np.arange(8, dtype=np.float32)

@@ -120,6 +120,10 @@ typedef struct gk_gpu_driver {
     /* Work queued on `later` from now on starts after all work queued so
      * far on `earlier` (either NULL = the device's stream); no host wait. */
     gk_status (*stream_order)(gk_device device, gk_gpu_stream *later, gk_gpu_stream *earlier);
+    /* Waits on the host for everything queued on the device by anyone
+     * (every stream of the context, other libraries' too); NULL where
+     * gpukit shares no memory with other libraries (OpenCL). */
+    gk_status (*device_synchronize)(gk_device device);
 
     /* --- optional vendor libraries (NULL, or GK_ERR_NOT_FOUND when the
      * library is not there: the shared code then runs its own kernel) --- */

@@ -157,8 +157,13 @@ static gk_status run(gk_gpu_launch *launch, gk_gpu_function *function, const siz
         status = driver->stream_order(launch->device, stream, NULL);
     if (status == GK_OK)
         status = gk_gpu_run_function(launch, function, groups, local, stream);
-    if (status == GK_OK && stream)
+    if (status == GK_OK && stream) {
         status = driver->stream_order(launch->device, NULL, stream);
+        /* unordered, the callers' frees could hand the kernel's memory to
+         * the next op while it runs: the host waits for it instead */
+        if (status != GK_OK)
+            driver->stream_synchronize(launch->device, stream);
+    }
     return status;
 }
 

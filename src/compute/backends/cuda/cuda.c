@@ -536,6 +536,9 @@ static gk_status upload(gk_device device, CUdeviceptr to, size_t bytes, const ch
             r = cu->EventRecord(slot->done, d->stream);
         if (r != CUDA_SUCCESS) {
             status = cu_fail(device, r, "queueing a copy to the GPU");
+            /* a copy queued without its event is done before the slot is
+             * used again */
+            cu->StreamSynchronize(d->stream);
             break;
         }
         slot->pending = true;
@@ -586,6 +589,7 @@ static gk_status cuda_download(gk_device device, void *host, const char *address
                 r = cu->EventRecord(slot->done, d->stream);
             if (r != CUDA_SUCCESS) {
                 status = cu_fail(device, r, "queueing a copy from the GPU");
+                cu->StreamSynchronize(d->stream); /* as upload's */
                 break;
             }
             slot->pending = true;
@@ -902,6 +906,17 @@ static gk_status cuda_stream_order(gk_device device, gk_gpu_stream *later, gk_gp
     }
     leave();
     return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "ordering two streams");
+}
+
+static gk_status cuda_device_synchronize(gk_device device)
+{
+    cuda_device *d;
+    gk_status status = enter(device, &d);
+    if (status != GK_OK)
+        return status;
+    CUresult r = cu->CtxSynchronize();
+    leave();
+    return r == CUDA_SUCCESS ? GK_OK : cu_fail(device, r, "waiting for the device");
 }
 
 /* --- cuBLAS --- */
@@ -1277,6 +1292,14 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
         r = so->geqrf_bufferSize[p](h, m, n, c->a, m, &lwork);
     else if (c->op == GK_SOLVER_QR_Q)
         r = so->orgqr_bufferSize[p](h, m, n, (int)c->k, c->a, m, c->b, &lwork);
+    if (r == CUSOLVER_STATUS_SUCCESS && lwork < 0) {
+        /* an int that overflowed (syevd's is about 2 n^2) */
+        *status = gk_fail(GK_ERR_INVALID_ARGUMENT, "cuda:%d: cuSOLVER's 32-bit workspace size "
+                          "overflows for %lld x %lld matrices: compute them on the CPU "
+                          "(x.to_device(\"cpu\"))", device.index,
+                          (long long)(c->m ? c->m : c->n), (long long)c->n);
+        return r;
+    }
     void *work = NULL, *rwork = NULL;
     size_t work_bytes = (size_t)(lwork > 0 ? lwork : 1) * size;
     size_t rwork_bytes = (size_t)(k > 0 ? k : 1) * real_size;
@@ -1531,6 +1554,7 @@ const gk_gpu_driver gk_cuda_driver = {
     .stream_synchronize = cuda_stream_synchronize,
     .stream_destroy = cuda_stream_destroy,
     .stream_order = cuda_stream_order,
+    .device_synchronize = cuda_device_synchronize,
     .blas_matmul = cuda_blas_matmul,
     .fft = cuda_fft,
     .solver = cuda_solver,
