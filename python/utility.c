@@ -548,12 +548,13 @@ static PyObject *fn_linalg_cross(PyObject *module, PyObject *const *args, Py_ssi
     return gkpy_array_result(state, status, out);
 }
 
-/* A number (int or float, not bool) into *value; -1 with TypeError naming
- * `what`. */
+/* A number (an int, NumPy's too, or a float; not a bool) into *value; -1
+ * with TypeError naming `what`. */
 static int number_value(const char *function, const char *what, PyObject *object,
                         double *value)
 {
-    if (PyBool_Check(object) || !(PyLong_Check(object) || PyFloat_Check(object))) {
+    bool integer = PyIndex_Check(object) && !PySequence_Check(object);
+    if (PyBool_Check(object) || !(integer || PyFloat_Check(object))) {
         PyErr_Format(PyExc_TypeError, "%s(): %s must be an int or a float, not %.100s",
                      function, what, Py_TYPE(object)->tp_name);
         return -1;

@@ -49,7 +49,8 @@ gk_status gk_diagonal(const gk_array *a, int64_t offset, gk_array **out)
     int64_t rows = a->shape[rows_axis], cols = a->shape[cols_axis];
     /* The diagonal starts at (0, offset) above the main one, (-offset, 0)
      * below it, and runs until either edge. */
-    int64_t row0 = offset < 0 ? -offset : 0, col0 = offset > 0 ? offset : 0;
+    int64_t row0 = offset >= 0 ? 0 : offset <= -rows ? rows : -offset; /* no -INT64_MIN */
+    int64_t col0 = offset > 0 ? offset : 0;
     int64_t length = 0;
     if (row0 < rows && col0 < cols)
         length = rows - row0 < cols - col0 ? rows - row0 : cols - col0;
@@ -163,18 +164,26 @@ gk_status gk_cross(const gk_array *a, const gk_array *b, int axis, gk_array **ou
 /* --- norms --- */
 
 /* |x| as a floating array: the modulus of complex, abs of floats, and
- * integers and bool converted to their float dtype first (gk_float_for). */
+ * integers and bool converted to float64 first, as NumPy's norms and the
+ * factorizations do (their float dtype, float16 for int8, overflows). */
 static gk_status magnitude(const gk_array *a, gk_array **out)
 {
     *out = NULL;
     if (gk_dtype_is_inexact(a->dtype))
         return gk_unary(GK_ABS, a, out);
     gk_array *converted = NULL;
-    gk_status status = gk_cast(a, gk_float_for(a->dtype), &converted);
+    gk_status status = gk_cast(a, GK_FLOAT64, &converted);
     if (status == GK_OK)
         status = gk_unary(GK_ABS, converted, out);
     gk_array_free(converted);
     return status;
+}
+
+/* The largest of magnitudes m >= 0, as NumPy's norms take it (from 0):
+ * an empty m's is 0, which the sum gives in the reduced shape. */
+static gk_reduction largest_of(const gk_array *m)
+{
+    return gk_array_size(m) == 0 ? GK_SUM : GK_MAX;
 }
 
 /* sum(m^p)^(1/p) over the axes, m >= 0 (p = 2: sqrt of the sum of
@@ -216,7 +225,8 @@ gk_status gk_vector_norm(const gk_array *a, int naxes, const int *axes, double o
     if (status != GK_OK)
         return gk_fail(status, "vector_norm: %s", gk_last_error());
     if (isinf(ord)) {
-        status = gk_reduce_axes(ord > 0 ? GK_MAX : GK_MIN, m, naxes, axes, 0, keepdims, out);
+        status = gk_reduce_axes(ord > 0 ? largest_of(m) : GK_MIN, m, naxes, axes, 0, keepdims,
+                                out);
     } else if (ord == 0) {
         /* how many are nonzero, in the norm's dtype */
         gk_array *count = NULL;
@@ -411,6 +421,8 @@ static gk_status singular_norm(const gk_array *a, gk_reduction reduction, bool k
 {
     gk_array *values = NULL;
     gk_status status = gk_svdvals(a, &values);
+    if (status == GK_OK && reduction == GK_MAX)
+        reduction = largest_of(values);
     if (status == GK_OK && keepdims) {
         gk_array *reduced = NULL;
         status = gk_reduce(reduction, values, -1, true, &reduced);
@@ -432,6 +444,8 @@ static gk_status line_sum_norm(const gk_array *m, int sum_axis, gk_reduction pic
     int other = sum_axis == -2 ? -1 : -2;
     gk_array *sums = NULL;
     gk_status status = gk_reduce(GK_SUM, m, sum_axis, true, &sums);
+    if (status == GK_OK && pick == GK_MAX)
+        pick = largest_of(sums);
     if (status == GK_OK && keepdims) {
         status = gk_reduce(pick, sums, other, true, out);
     } else if (status == GK_OK) {

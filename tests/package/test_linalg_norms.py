@@ -40,6 +40,10 @@ def test_diagonal_and_trace(device, offset):
     assert linalg.trace(ints, dtype="float64").dtype == gk.float64
     with pytest.raises(ValueError, match="at least 2 axes"):
         linalg.diagonal(on(np.ones(3, np.float32), device))
+    # an offset beyond every edge, the most negative one too: empty
+    for far in (-2**63, -(2**63 - 1), 2**63 - 1):
+        assert linalg.diagonal(a, offset=far).shape == (2, 0)
+        close(linalg.trace(a, offset=far), np.zeros(2, np.float32))
 
 
 def test_outer_and_cross(device):
@@ -74,7 +78,17 @@ def test_vector_norm(device, ord, axis):
 
 def test_vector_norm_dtypes_and_special_values(device):
     ints = np.arange(-4, 5, dtype=np.int16)
-    close(linalg.vector_norm(on(ints, device)), np.linalg.vector_norm(ints).astype(np.float32))
+    close(linalg.vector_norm(on(ints, device)), np.linalg.vector_norm(ints))
+    # integers and bool in float64, as NumPy: int8's float16 overflowed
+    big = np.full(3, 100, np.int8)
+    close(linalg.vector_norm(on(big, device), ord=3), np.linalg.vector_norm(big, ord=3))
+    many = np.ones(70000, bool)
+    for ord in (0, 1, 2):
+        close(linalg.vector_norm(on(many, device), ord=ord), np.linalg.vector_norm(many, ord=ord))
+    close(linalg.matrix_norm(on(big[:2] * np.ones((2, 2), np.int8), device), ord=1),
+          np.linalg.matrix_norm(big[:2] * np.ones((2, 2), np.int8), ord=1))
+    # NumPy's int ord, as a Python int
+    close(linalg.vector_norm(on(ints, device), ord=np.int64(1)), np.linalg.vector_norm(ints, ord=1))
     z = (RNG.normal(size=6) + 1j * RNG.normal(size=6)).astype(np.complex64)
     close(linalg.vector_norm(on(z, device)), np.linalg.vector_norm(z))
     close(linalg.vector_norm(on(z, device), ord=1), np.linalg.vector_norm(z, ord=1))
@@ -82,6 +96,11 @@ def test_vector_norm_dtypes_and_special_values(device):
     assert linalg.vector_norm(on(special, device)).item() == math.inf
     assert math.isnan(linalg.vector_norm(on(np.array([1.0, math.nan]), device)).item())
     assert linalg.vector_norm(on(np.zeros(0, np.float32), device)).item() == 0
+    # the largest of no magnitudes is 0, as NumPy's (the smallest is an error in both)
+    close(linalg.vector_norm(on(np.zeros(0), device), ord=math.inf), 0.0)
+    close(linalg.vector_norm(on(np.zeros((2, 0)), device), ord=math.inf, axis=1), np.zeros(2))
+    with pytest.raises(ValueError):
+        linalg.vector_norm(on(np.zeros(0), device), ord=-math.inf)
     with pytest.raises(TypeError, match="ord"):
         linalg.vector_norm(on(special, device), ord="fro")
 
@@ -107,6 +126,11 @@ def test_matrix_norm_and_svdvals_edges(device):
           np.linalg.matrix_norm(z, ord=math.inf), 1e-12)
     x = RNG.normal(size=(4, 2, 3)).astype(np.float64)
     close(linalg.svdvals(on(x, device)), np.linalg.svdvals(x), 1e-12)
+    for shape in [(0, 3), (3, 0), (0, 0), (2, 0, 3)]:
+        empty = np.zeros(shape)
+        for ord in ["fro", "nuc", 1, 2, math.inf]:
+            close(linalg.matrix_norm(on(empty, device), ord=ord),
+                  np.linalg.matrix_norm(empty, ord=ord))
     with pytest.raises(ValueError, match="'fro', 'nuc'"):
         linalg.matrix_norm(on(x, device), ord=3)
     with pytest.raises(ValueError, match="at least 2 axes"):
