@@ -699,12 +699,57 @@ gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r)
 
 /* --- LU: solve, inv, det, slogdet --- */
 
+/* The largest magnitude of a part of matrix i of s; NaN when it holds a
+ * NaN. */
+static double largest_part(const stack *s, int64_t i)
+{
+    int64_t parts = s->rows * s->cols * (factor_is_complex(s) ? 2 : 1);
+    const char *m = matrix_at(s, i);
+    double largest = 0;
+    for (int64_t j = 0; j < parts; j++) {
+        double magnitude = fabs(part_at(s, m, j));
+        if (isnan(magnitude))
+            return NAN;
+        largest = magnitude > largest ? magnitude : largest;
+    }
+    return largest;
+}
+
+/* Multiplies `parts` parts of data, of the stack's precision, by 2^e
+ * (exactly, unless the result leaves the dtype's range). */
+static void scale_parts(const stack *s, char *data, int64_t parts, int e)
+{
+    for (int64_t j = 0; j < parts; j++) {
+        if (is_single(s))
+            ((float *)(void *)data)[j] = ldexpf(((float *)(void *)data)[j], e);
+        else
+            ((double *)(void *)data)[j] = ldexp(((double *)(void *)data)[j], e);
+    }
+}
+
 /* getrf of matrix i of s in place, which in column-major order is its
  * transpose (the same determinant; the inverse of the transpose is the
- * inverse's transpose); its pivots into `pivots`. */
-static lapack_int lu_matrix(const stack *s, int64_t i, lapack_int *pivots)
+ * inverse's transpose); its pivots into `pivots`. `largest` is
+ * largest_part of the matrix. A matrix whose parts are all tiny is first
+ * multiplied by the power of two 2^*exponent that brings its largest part
+ * near 1 (0: not scaled, the common case): Debian's OpenBLAS (0.3.21)
+ * divides by a pivot as a multiplication by its reciprocal, which
+ * overflows for a subnormal pivot (1 / 1e-39 in float32), and turned a
+ * well-conditioned matrix scaled down to 1e-39 into det -inf and a NaN
+ * solve. The callers undo the power. */
+static lapack_int lu_matrix(const stack *s, int64_t i, lapack_int *pivots, double largest,
+                            int *exponent)
 {
     lapack_int n = (lapack_int)s->rows;
+    /* below half the exponent range, pivots can be tiny without the
+     * matrix being anywhere near singular */
+    *exponent = 0;
+    if (largest > 0 && largest < (is_single(s) ? 0x1p-63 : 0x1p-511)) {
+        frexp(largest, exponent);
+        *exponent = -*exponent;
+        scale_parts(s, matrix_at(s, i), s->rows * s->cols * (factor_is_complex(s) ? 2 : 1),
+                    *exponent);
+    }
     return s->lapacke->getrf[s->precision](LAPACK_COL_MAJOR, n, n, matrix_at(s, i),
                                            at_least_one(n), pivots);
 }
@@ -731,9 +776,20 @@ static lapack_int solve_matrix(const stack *s, int64_t i, void *context, char *s
     lapack_int n = (lapack_int)s->rows, nrhs = c->nrhs;
     char *columns = scratch, *b_i = matrix_at(c->b, i);
     lapack_int *pivots = (lapack_int *)(void *)(scratch + (size_t)n * (size_t)nrhs * s->size);
-    lapack_int info = lu_matrix(s, i, pivots);
+    int exponent;
+    lapack_int info = lu_matrix(s, i, pivots, largest_part(s, i), &exponent);
     if (info != 0)
         return info;
+    /* a scaled a: b scaled into range too (2^e b), and x = 2^(ea - eb) y
+     * from the solution y of 2^ea a y = 2^eb b */
+    int64_t b_parts = (int64_t)n * nrhs * (factor_is_complex(s) ? 2 : 1);
+    int b_exponent = 0;
+    if (exponent != 0) {
+        double largest = largest_part(c->b, i);
+        if (largest > 0 && isfinite(largest))
+            frexp(largest, &b_exponent);
+        scale_parts(s, b_i, b_parts, -b_exponent);
+    }
     if (nrhs > 1)
         transpose(s, columns, b_i, n, nrhs, false);
     *which = 1;
@@ -741,6 +797,8 @@ static lapack_int solve_matrix(const stack *s, int64_t i, void *context, char *s
                                            pivots, nrhs > 1 ? columns : b_i, n);
     if (nrhs > 1)
         transpose(s, b_i, columns, nrhs, n, false);
+    if (exponent != 0)
+        scale_parts(s, b_i, b_parts, exponent + b_exponent);
     return info;
 }
 
@@ -847,13 +905,18 @@ static lapack_int inv_matrix(const stack *s, int64_t i, void *context, char *scr
 {
     lapack_int n = (lapack_int)s->rows, *pivots = (lapack_int *)(void *)scratch;
     char *inverse = factor_result_at(context, i);
-    lapack_int info = lu_matrix(s, i, pivots);
+    int exponent;
+    lapack_int info = lu_matrix(s, i, pivots, largest_part(s, i), &exponent);
     if (info != 0)
         return info;
     factor_set_identity(s, inverse, n);
     *which = 1;
-    return s->lapacke->getrs[s->precision](LAPACK_COL_MAJOR, 'N', n, n, matrix_at(s, i), n,
+    info = s->lapacke->getrs[s->precision](LAPACK_COL_MAJOR, 'N', n, n, matrix_at(s, i), n,
                                            pivots, inverse, n);
+    /* inv(a) = 2^e inv(2^e a) */
+    if (exponent != 0)
+        scale_parts(s, inverse, (int64_t)n * n * (factor_is_complex(s) ? 2 : 1), exponent);
+    return info;
 }
 
 gk_status gk_inv(const gk_array *a, gk_array **out)
@@ -955,25 +1018,41 @@ static double complex determinant_from_logs(double complex sign, double log_sum)
     return make_complex(creal(sign) * e - cimag(sign) * 0.0, creal(sign) * 0.0 + cimag(sign) * e);
 }
 
+/* lu's log |det| and det divided by 2^shift (a LU of 2^e a has the
+ * determinant 2^(n e) det(a)). */
+static void unscale_determinant(lu_determinant *lu, int shift)
+{
+    if (shift == 0)
+        return;
+    lu->log_sum -= shift * M_LN2;
+    lu->product =
+        make_complex(ldexp(creal(lu->product), -shift), ldexp(cimag(lu->product), -shift));
+}
+
 /* Matrix i's sign (a unit complex number; 0 when singular), log |det| and
  * det into the results given, from its LU factors: U's diagonal d (n
- * elements of s's dtype, `step` elements apart) and the pivots. det is
- * the product of the diagonal, negated once per row swap (it keeps more
- * precision than sign * exp(log |det|)); where that product overflows
- * the dtype, underflows on the way or is NaN, det is NumPy's
- * sign * exp(log |det|). */
+ * elements of s's dtype, `step` elements apart) and the pivots, of the
+ * matrix times 2^exponent. det is the product of the diagonal, negated
+ * once per row swap (it keeps more precision than sign * exp(log |det|));
+ * where that product overflows the dtype, underflows on the way or is
+ * NaN, det is NumPy's sign * exp(log |det|). */
 static void determinant_of(const stack *s, int64_t i, const char *d_start, int64_t step,
-                           const lapack_int *pivots, result *sign, result *logabs, result *det)
+                           const lapack_int *pivots, int exponent, result *sign, result *logabs,
+                           result *det)
 {
+    int shift = (int)s->rows * exponent;
     lu_determinant lu = determinant_from_lu(s, d_start, step, pivots, logabs != NULL);
+    unscale_determinant(&lu, shift);
     double complex product = lu.product;
     double largest = is_single(s) ? FLT_MAX : DBL_MAX;
     /* beyond the dtype's range, or 0 from an underflow on the way */
     bool lost = !(fabs(creal(product)) <= largest && fabs(cimag(product)) <= largest) ||
                 (product == 0 && !lu.zero);
     if (det && lost) {
-        if (!logabs)
+        if (!logabs) {
             lu = determinant_from_lu(s, d_start, step, pivots, true);
+            unscale_determinant(&lu, shift);
+        }
         product = determinant_from_logs(lu.unit, lu.log_sum);
     }
     store_determinant(s, i, (double complex[3]){lu.unit, lu.log_sum, product}, sign, logabs, det);
@@ -995,17 +1074,6 @@ typedef struct determinant_work {
 /* info > 0 is an exactly singular U: det 0, not an error */
 static const factor_routine determinant_routines[] = {{"getrf", NULL, NULL}};
 
-/* Whether matrix i holds a NaN. */
-static bool matrix_has_nan(const stack *s, int64_t i)
-{
-    int64_t parts = s->rows * s->cols * (factor_is_complex(s) ? 2 : 1);
-    const char *m = matrix_at(s, i);
-    for (int64_t j = 0; j < parts; j++)
-        if (isnan(part_at(s, m, j)))
-            return true;
-    return false;
-}
-
 /* Matrix i's determinant from its LU; scratch: the pivots. A matrix
  * holding NaN has NaN for all three, as on the GPU (LAPACKs differ on
  * whether a NaN pivot is singular: NumPy's says det 0 for some). */
@@ -1015,13 +1083,16 @@ static lapack_int determinant_matrix(const stack *s, int64_t i, void *context, c
     (void)which;
     const determinant_work *c = context;
     lapack_int *pivots = (lapack_int *)(void *)scratch, info = 0;
-    if (matrix_has_nan(s, i)) {
+    double largest = largest_part(s, i);
+    if (isnan(largest)) {
         set_nan(s, i, c->sign, c->logabs, c->det);
         return 0;
     }
-    if (s->rows > 0 && (info = lu_matrix(s, i, pivots)) < 0)
+    int exponent = 0;
+    if (s->rows > 0 && (info = lu_matrix(s, i, pivots, largest, &exponent)) < 0)
         return info;
-    determinant_of(s, i, matrix_at(s, i), s->rows + 1, pivots, c->sign, c->logabs, c->det);
+    determinant_of(s, i, matrix_at(s, i), s->rows + 1, pivots, exponent, c->sign, c->logabs,
+                   c->det);
     return info;
 }
 

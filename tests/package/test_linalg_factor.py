@@ -199,6 +199,36 @@ def test_det_special_cases(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_tiny_matrices_are_scaled_not_lost(device, dtype):
+    # A well-conditioned matrix scaled down into the subnormals: Debian's
+    # OpenBLAS multiplies by 1 / pivot, which overflows there (det -inf,
+    # solve NaN). gpukit scales it by a power of two first and back after;
+    # the answers are the exact ones (NumPy's own are off for float64's
+    # subnormals, so they are written out here).
+    scale = 1e-39 if REAL[dtype] == "float32" else 1e-310
+    base = np.array([[2, 1], [1, 3]], dtype=dtype)
+    a = on(base * np.array(scale, dtype=dtype), device)
+    assert np.isclose(host(linalg.det(a)), np.array(5 * scale * scale, dtype=dtype))
+    sign, logabs = linalg.slogdet(a)
+    assert host(sign) == 1
+    np.testing.assert_allclose(host(logabs), np.log(5) + 2 * np.log(scale), rtol=1e-6)
+    b = on(np.array([scale, scale], dtype=dtype), device)
+    np.testing.assert_allclose(host(linalg.solve(a, b)), [0.4, 0.2], rtol=tolerance(dtype))
+    # the matrix scaled, the right-hand side not: x = 2^(e_a + e_b) y
+    b = on(np.full(2, 1e-3, dtype), device)
+    np.testing.assert_allclose(host(linalg.solve(a, b)) * (scale / 1e-3), [0.4, 0.2],
+                               rtol=tolerance(dtype))
+    # the inverse's elements are about 1 / scale: infinite where that is
+    np.testing.assert_allclose(host(linalg.inv(a)),
+                               (np.array([[3, -1], [-1, 2]]) / 5 / scale).astype(dtype),
+                               rtol=tolerance(dtype))
+    # a stack: only its tiny matrix is scaled
+    stack = on(np.stack([base, base * np.array(scale, dtype=dtype)]), device)
+    np.testing.assert_allclose(host(linalg.slogdet(stack)[1]),
+                               [np.log(5), np.log(5) + 2 * np.log(scale)], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_det_overflow_has_numpys_infinities(device, dtype):
     # the infinite parts' signs are NumPy's sign * exp(log |det|)
     x = random((3, 40, 40), dtype) * 1e10
