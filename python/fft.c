@@ -145,7 +145,7 @@ static PyObject *fn_fft(PyObject *module, PyObject *const *args, Py_ssize_t narg
         return NULL;
     /* the names in gk_fft_norm's order */
     static const char *const norms[] = {"backward", "ortho", "forward"};
-    int norm = -1;
+    int norm = args[4] == Py_None ? 0 : -1; /* None: NumPy's spelling of the default */
     for (int i = 0; i < 3 && PyUnicode_Check(args[4]); i++)
         if (PyUnicode_CompareWithASCIIString(args[4], norms[i]) == 0)
             norm = i;

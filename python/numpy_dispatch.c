@@ -127,9 +127,34 @@ static PyObject *convert(PyObject *value, PyObject *asarray, PyObject *device)
     return moved;
 }
 
-/* function(*converted args, **kwargs), or NotImplemented when there is no
- * such gpukit function. */
-static PyObject *call(PyObject *self, PyObject *function, PyObject *args, PyObject *kwargs)
+/* The arrays of `args` (a tuple; its other items as they are) converted
+ * with astype to `dtype`; a new reference. */
+static PyObject *cast_arrays(PyObject *self, PyObject *args, PyObject *dtype)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *cast = PyTuple_New(n);
+    for (Py_ssize_t i = 0; cast && i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(args, i), *pair = NULL;
+        if (!Py_IS_TYPE(item, Py_TYPE(self))) {
+            PyTuple_SET_ITEM(cast, i, Py_NewRef(item));
+            continue;
+        }
+        pair = PyTuple_Pack(2, item, dtype);
+        PyObject *converted = pair ? namespace_call("astype", pair, NULL) : NULL;
+        Py_XDECREF(pair);
+        if (!converted)
+            Py_CLEAR(cast);
+        else
+            PyTuple_SET_ITEM(cast, i, converted);
+    }
+    return cast;
+}
+
+/* function(*converted args, **kwargs), the arrays among args first cast
+ * to `cast_to` when it is not NULL; NotImplemented when there is no such
+ * gpukit function. */
+static PyObject *call(PyObject *self, PyObject *function, PyObject *args, PyObject *kwargs,
+                      PyObject *cast_to)
 {
     if (!function)
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
@@ -140,6 +165,8 @@ static PyObject *call(PyObject *self, PyObject *function, PyObject *args, PyObje
     PyObject *result = NULL;
     if (converted) {
         PyObject *tuple = PyList_Check(converted) ? PyList_AsTuple(converted) : Py_NewRef(converted);
+        if (tuple && cast_to)
+            Py_SETREF(tuple, cast_arrays(self, tuple, cast_to));
         result = tuple ? PyObject_Call(function, tuple, kwargs) : NULL;
         Py_XDECREF(tuple);
     }
@@ -212,13 +239,22 @@ PyObject *gkpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
     } else if (unsupported) {
         result = Py_NewRef(Py_NotImplemented);
     } else if (strcmp(how, "__call__") == 0) {
-        /* dtype=: the result in that dtype (the elementwise functions of the
-         * array API standard take none) */
+        /* dtype=: computed in that dtype, as NumPy's loops are (the
+         * functions of the array API standard take none): the inputs cast
+         * to it first, so that int8 products summed as float64 do not wrap;
+         * except for bool, the output of comparisons, whose inputs keep
+         * their dtype (the result is cast after, as every result is). */
         PyObject *dtype = PyDict_GetItemString(kept, "dtype");
         Py_XINCREF(dtype);
         if (dtype && PyDict_DelItemString(kept, "dtype") < 0)
             Py_CLEAR(dtype);
-        result = call(self, gpukit_function(NULL, ufunc_name), inputs, kept);
+        gk_dtype requested = GK_BOOL;
+        int given = dtype ? gkpy_optional_dtype(gkpy_state_of_type(Py_TYPE(self)), dtype,
+                                                &requested)
+                          : 0;
+        result = given < 0 ? NULL
+                           : call(self, gpukit_function(NULL, ufunc_name), inputs, kept,
+                                  given && requested != GK_BOOL ? dtype : NULL);
         if (result && dtype && result != Py_NotImplemented) {
             PyObject *call_args = PyTuple_Pack(2, result, dtype);
             Py_SETREF(result, call_args ? namespace_call("astype", call_args, NULL) : NULL);
@@ -237,7 +273,7 @@ PyObject *gkpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
                 reduction = NULL;
             Py_XDECREF(zero);
         }
-        result = reduction ? call(self, gpukit_function(NULL, reduction), inputs, kept)
+        result = reduction ? call(self, gpukit_function(NULL, reduction), inputs, kept, NULL)
                            : (PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented));
     } else {
         result = Py_NewRef(Py_NotImplemented);
@@ -359,7 +395,7 @@ PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
         strlen(text) > 5 && strcmp(text + strlen(text) - 5, "_like") == 0)
         result = like_with_shape(text, func_args, kept);
     else if (kept)
-        result = call(self, gpukit_function(module, text), func_args, kept);
+        result = call(self, gpukit_function(module, text), func_args, kept, NULL);
     else if (text && module && unsupported)
         result = Py_NewRef(Py_NotImplemented);
     Py_XDECREF(kept);

@@ -542,10 +542,11 @@ gk_status gk_diff(const gk_array *a, int axis, int64_t n, const gk_array *prepen
 gk_status gk_tensordot(const gk_array *a, const gk_array *b, int naxes, const int *a_axes,
                        const int *b_axes, gk_array **out);
 /* The dot products of the vectors along `axis` of a and b broadcast
- * together (the axis counts in the broadcast shape; both must have it,
- * with one length: it does not broadcast): the sum of a * b along it, in
- * the promoted dtype; a complex `a` is conjugated (sum of conj(a) * b, the
- * standard's vecdot). */
+ * together (the axis counts in the broadcast shape, a non-negative one
+ * only for operands of the same ndim; both must have it, with one length:
+ * it does not broadcast): the sum of a * b along it, in the promoted
+ * dtype (float16 and bfloat16 in float32, rounded once); a complex `a` is
+ * conjugated (sum of conj(a) * b, the standard's vecdot). */
 gk_status gk_vecdot(const gk_array *a, const gk_array *b, int axis, gk_array **out);
 
 /* --- matrix products (every dtype; floating ones through the backend's
@@ -652,7 +653,8 @@ gk_status gk_trace(const gk_array *a, int64_t offset, gk_array **out);
 gk_status gk_outer(const gk_array *a, const gk_array *b, gk_array **out);
 /* The cross product of the 3-vectors along `axis` of a and b broadcast
  * together (both have length 3 there; the axis counts in the broadcast
- * shape, negative from the end). */
+ * shape, negative from the end; a non-negative one only for operands of
+ * the same ndim, where NumPy's per-operand count agrees). */
 gk_status gk_cross(const gk_array *a, const gk_array *b, int axis, gk_array **out);
 /* The ord-norm of the vectors over the axes listed (as gk_reduce_axes):
  * max |x| for inf, min |x| for -inf, the count of nonzeros for 0, else

@@ -154,6 +154,13 @@ gk_status gk_vecdot(const gk_array *a, const gk_array *b, int axis, gk_array **o
                        "broadcast)",
                        axis, gk_shape_text(a->ndim, a->shape, sa, sizeof sa),
                        gk_shape_text(b->ndim, b->shape, sb, sizeof sb), ndim);
+    if (axis >= 0 && a->ndim != b->ndim)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "vecdot: axis %d of shapes %s and %s is ambiguous: NumPy counts it in "
+                       "each operand, the standard only from the end; give a negative axis, "
+                       "which names the same axis of both",
+                       axis, gk_shape_text(a->ndim, a->shape, sa, sizeof sa),
+                       gk_shape_text(b->ndim, b->shape, sb, sizeof sb));
     int ax = axis < 0 ? axis + ndim : axis;
     /* The contracted axis must not broadcast: each operand's own length
      * there (1 where the operand has no such axis). */
@@ -171,15 +178,27 @@ gk_status gk_vecdot(const gk_array *a, const gk_array *b, int axis, gk_array **o
     if (status != GK_OK)
         return gk_fail(status, "vecdot: %s", gk_last_error());
     gk_dtype dtype = gk_promote_types(a->dtype, b->dtype);
-    gk_array *products = NULL, *conjugated = NULL;
+    gk_array *products = NULL, *conjugated = NULL, *wide[2] = {NULL, NULL};
     if (gk_dtype_is_complex(a->dtype)) {
         status = gk_unary(GK_CONJ, a, &conjugated);
         if (status != GK_OK)
             return status;
         a = conjugated;
     }
-    status = gk_binary(GK_MUL, a, b, &products);
+    /* 16-bit floats multiply and sum in float32, rounded once at the end
+     * (as matmul's): products rounded to 16 bits lose a bit each and
+     * overflow (300 * 300 in float16) */
+    if (gk_dtype_is_half(dtype)) {
+        status = gk_cast(a, GK_FLOAT32, &wide[0]);
+        if (status == GK_OK)
+            status = gk_cast(b, GK_FLOAT32, &wide[1]);
+        a = wide[0], b = wide[1];
+    }
+    if (status == GK_OK)
+        status = gk_binary(GK_MUL, a, b, &products);
     gk_array_free(conjugated);
+    gk_array_free(wide[0]);
+    gk_array_free(wide[1]);
     if (status == GK_OK)
         status = sum_as(products, ax, dtype, out);
     gk_array_free(products);

@@ -140,6 +140,8 @@ def test_errors(device):
         fft.ihfft(z)
     with pytest.raises(ValueError, match="norm"):
         fft.fft(z, norm="none")
+    # None: NumPy's spelling of the default, which wrappers pass on
+    np.testing.assert_array_equal(host(fft.ifft(z, norm=None)), host(fft.ifft(z)))
     with pytest.raises(ValueError, match="at least 1"):
         fft.fft(z, n=0)
     with pytest.raises(ValueError, match="at least one"):

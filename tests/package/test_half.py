@@ -331,6 +331,23 @@ def test_matmul_sums_in_float32(device, name):
 
 
 @pytest.mark.parametrize("name", HALVES)
+def test_vecdot_sums_in_float32_as_matmul(device, name):
+    # products in float32 too: 300 * 300 overflows float16, and a product
+    # rounded to 16 bits loses a bit
+    big = on(np.array([300.0, 300.0]), device).astype(name)
+    other = on(np.array([300.0, -300.0]), device).astype(name)
+    assert float(values_of(gpukit.vecdot(big, other))) == 0.0
+    rng = np.random.default_rng(12)
+    a = np.array([[rounded(float(v), name) for v in row] for row in rng.uniform(-1, 1, (20, 64))])
+    b = np.array([[rounded(float(v), name) for v in row] for row in rng.uniform(-1, 1, (20, 64))])
+    got = gpukit.vecdot(on(a, device).astype(name), on(b, device).astype(name))
+    assert got.dtype == name
+    # the exact sums rounded once (a float32 sum rounds them the same here)
+    want = [rounded(float(v), name) for v in np.sum(a * b, axis=-1)]
+    np.testing.assert_array_equal(values_of(got), want)
+
+
+@pytest.mark.parametrize("name", HALVES)
 def test_random_and_creation(device, name):
     u = gpukit.random.uniform((1000,), low=-1, high=1, seed=3, dtype=name, device=device)
     assert u.dtype == name and -1 <= gpukit.min(u).item() and gpukit.max(u).item() <= 1

@@ -28,6 +28,17 @@ def test_ufuncs_and_functions_stay_on_the_device(device):
         (np.zeros_like(x, shape=(2, 2)), np.zeros((2, 2))),
         (np.full_like(x, 7.0, shape=(5,)), np.full(5, 7.0)),
         (np.add(x, 1, dtype="f4"), (a + 1).astype(np.float32)),
+        # dtype= computes in it, as NumPy's loops: no int8 wrap, no float16 overflow
+        (np.add(gpukit.asarray(np.int8([100]), device=device), np.int8(100), dtype=np.int16),
+         np.int16([200])),
+        (np.matmul(gpukit.asarray(np.int8([[100, 100]]), device=device),
+                   gpukit.asarray(np.int8([[100], [100]]), device=device), dtype=np.float64),
+         np.float64([[20000]])),
+        (np.multiply(gpukit.asarray(np.float16([60000]), device=device), 2, dtype=np.float32),
+         np.float32([120000])),
+        # bool: the output of comparisons, whose inputs keep their dtype
+        (np.less(gpukit.asarray([0.5, 2.0], device=device), 1.5, dtype=bool),
+         np.array([True, False])),
         (x.squeeze(), a), (x[:1].squeeze(), a[0]), (x.ravel(), a.ravel()),
     ]:
         assert isinstance(got, gpukit.Array) and got.device == x.device

@@ -407,6 +407,12 @@ def test_vecdot_edges_and_errors(device):
         gk.vecdot(x, x, axis=2)
     with pytest.raises(ValueError, match="do not broadcast"):
         gk.vecdot(on(np.ones((2, 3)), device), on(np.ones((4, 3)), device))
+    # a non-negative axis of operands of different ndim: NumPy counts it in
+    # each, the broadcast shape would name another axis of one of them
+    with pytest.raises(ValueError, match="axis 1 of shapes .* is ambiguous"):
+        gk.vecdot(on(np.ones((4, 4)), device), on(np.ones((1, 4, 4)), device), axis=1)
+    with pytest.raises(ValueError, match="axis 1 of shapes .* is ambiguous"):
+        gk.linalg.cross(on(np.ones((3, 3)), device), on(np.ones((1, 3, 3)), device), axis=1)
     with pytest.raises(TypeError, match="axis must be an int"):
         gk.vecdot(x, x, axis=None)
 
