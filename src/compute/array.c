@@ -456,6 +456,19 @@ gk_status gk_same_device(int count, const gk_array *const *arrays, const char *w
     return GK_OK;
 }
 
+gk_status gk_check_vector_axis(const gk_array *a, const gk_array *b, int axis, const char *what)
+{
+    if (axis < 0 || a->ndim == b->ndim)
+        return GK_OK;
+    char sa[160], sb[160];
+    return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                   "%s: axis %d of shapes %s and %s is ambiguous: NumPy counts it in each "
+                   "operand, the standard only from the end; give a negative axis, which names "
+                   "the same axis of both",
+                   what, axis, gk_shape_text(a->ndim, a->shape, sa, sizeof sa),
+                   gk_shape_text(b->ndim, b->shape, sb, sizeof sb));
+}
+
 gk_status gk_normalize_axis(const gk_array *a, int axis, int *normalized)
 {
     if (axis < -a->ndim || axis >= a->ndim) {

@@ -87,6 +87,13 @@ gk_status gk_broadcast_shapes(int count, const gk_array *const *arrays, int *ndi
  * the devices and `what` ("add"). */
 gk_status gk_same_device(int count, const gk_array *const *arrays, const char *what);
 
+/* GK_OK unless `axis` is non-negative and a and b differ in ndim: the
+ * axis of vectors of two operands (vecdot, cross) counts in their
+ * broadcast shape, from the end as the standard has it; a non-negative
+ * one would name another axis than NumPy's (which counts in each
+ * operand), so it is refused there with a message naming `what`. */
+gk_status gk_check_vector_axis(const gk_array *a, const gk_array *b, int axis, const char *what);
+
 /* axis in [-ndim, ndim) to [0, ndim), or a message naming the shape. */
 gk_status gk_normalize_axis(const gk_array *a, int axis, int *normalized);
 

@@ -154,13 +154,8 @@ gk_status gk_vecdot(const gk_array *a, const gk_array *b, int axis, gk_array **o
                        "broadcast)",
                        axis, gk_shape_text(a->ndim, a->shape, sa, sizeof sa),
                        gk_shape_text(b->ndim, b->shape, sb, sizeof sb), ndim);
-    if (axis >= 0 && a->ndim != b->ndim)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "vecdot: axis %d of shapes %s and %s is ambiguous: NumPy counts it in "
-                       "each operand, the standard only from the end; give a negative axis, "
-                       "which names the same axis of both",
-                       axis, gk_shape_text(a->ndim, a->shape, sa, sizeof sa),
-                       gk_shape_text(b->ndim, b->shape, sb, sizeof sb));
+    if ((status = gk_check_vector_axis(a, b, axis, "vecdot")) != GK_OK)
+        return status;
     int ax = axis < 0 ? axis + ndim : axis;
     /* The contracted axis must not broadcast: each operand's own length
      * there (1 where the operand has no such axis). */

@@ -132,13 +132,8 @@ gk_status gk_cross(const gk_array *a, const gk_array *b, int axis, gk_array **ou
     if (axis < -ndim || axis >= ndim || ndim == 0)
         return gk_fail(GK_ERR_OUT_OF_RANGE, "cross: axis %d is out of range for shape %s", axis,
                        gk_shape_text(ndim, shape, sa, sizeof sa));
-    if (axis >= 0 && a->ndim != b->ndim)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "cross: axis %d of shapes %s and %s is ambiguous: NumPy counts it in "
-                       "each operand, the standard only from the end; give a negative axis, "
-                       "which names the same axis of both",
-                       axis, gk_shape_text(a->ndim, a->shape, sa, sizeof sa),
-                       gk_shape_text(b->ndim, b->shape, sb, sizeof sb));
+    if ((status = gk_check_vector_axis(a, b, axis, "cross")) != GK_OK)
+        return status;
     int ax = axis < 0 ? axis + ndim : axis;
     /* Counted from the end, the axis is the same in both inputs; it must be
      * there with length 3 (it does not broadcast). */
