@@ -59,6 +59,11 @@ typedef struct gkpy_state {
     PyThread_type_lock probe_lock;
     /* held by the one thread inside gpukit.reserve() */
     PyThread_type_lock reserve_lock;
+    /* NumPy dispatch (numpy_dispatch.c), each NULL until first asked:
+     * gpukit function -> how many arguments it takes by position;
+     * NumPy function -> the names of its positional parameters */
+    PyObject *positional_counts;
+    PyObject *positional_names;
 } gkpy_state;
 
 /* The state of the module that defined `type` (the types are not

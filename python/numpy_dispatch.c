@@ -358,6 +358,193 @@ static PyObject *transpose(PyObject *args, PyObject *kwargs)
     return result;
 }
 
+/* NumPy's keywords that gpukit's function (the standard's) spells
+ * otherwise, and NumPy's default where the two differ: np.linalg.pinv's
+ * rcond is the standard's rtol, and without either NumPy cuts at 1e-15
+ * (the standard at max(M, N) * eps). */
+static const struct {
+    const char *module, *name, *numpy_keyword, *keyword;
+    double numpy_default;
+} keywords_renamed[] = {
+    {"numpy.linalg", "pinv", "rcond", "rtol", 1e-15},
+};
+
+/* The parameters of `function` (inspect.Parameter objects, a list), or
+ * NULL with no exception when it has no signature to read. */
+static PyObject *parameters_of(PyObject *function)
+{
+    PyObject *inspect = PyImport_ImportModule("inspect");
+    PyObject *signature = inspect ? PyObject_CallMethod(inspect, "signature", "O", function) : NULL;
+    PyObject *mapping = signature ? PyObject_GetAttrString(signature, "parameters") : NULL;
+    PyObject *list = mapping ? PyMapping_Values(mapping) : NULL;
+    Py_XDECREF(mapping);
+    Py_XDECREF(signature);
+    Py_XDECREF(inspect);
+    if (!list)
+        PyErr_Clear();
+    return list;
+}
+
+/* A parameter's kind (inspect's: 0 positional-only, 1 positional or
+ * keyword, 2 *args, 3 keyword-only, 4 **kwargs); -1 when unknown. */
+static long parameter_kind(PyObject *parameter)
+{
+    PyObject *kind = PyObject_GetAttrString(parameter, "kind");
+    long value = kind ? PyLong_AsLong(kind) : -1;
+    Py_XDECREF(kind);
+    if (value == -1)
+        PyErr_Clear();
+    return value;
+}
+
+/* How many arguments gpukit's `function` takes by position
+ * (PY_SSIZE_T_MAX: any number, or its signature cannot be read), read
+ * once per function; -1 with an exception. */
+static Py_ssize_t positional_count(gkpy_state *state, PyObject *function)
+{
+    if (!state->positional_counts && !(state->positional_counts = PyDict_New()))
+        return -1;
+    PyObject *known = PyDict_GetItemWithError(state->positional_counts, function);
+    if (known)
+        return PyLong_AsSsize_t(known);
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *parameters = parameters_of(function);
+    Py_ssize_t count = parameters ? 0 : PY_SSIZE_T_MAX;
+    for (Py_ssize_t i = 0; parameters && i < PyList_GET_SIZE(parameters); i++) {
+        long kind = parameter_kind(PyList_GET_ITEM(parameters, i));
+        if (kind == 2)
+            count = PY_SSIZE_T_MAX;
+        else if ((kind == 0 || kind == 1) && count < PY_SSIZE_T_MAX)
+            count++;
+    }
+    Py_XDECREF(parameters);
+    PyObject *value = PyLong_FromSsize_t(count);
+    int stored = value ? PyDict_SetItem(state->positional_counts, function, value) : -1;
+    Py_XDECREF(value);
+    return stored < 0 ? -1 : count;
+}
+
+/* The names of the parameters NumPy's `numpy_function` takes by position,
+ * in order (a tuple, borrowed from the cache: empty when its signature
+ * cannot be read), read once per function; NULL with an exception. */
+static PyObject *positional_names(gkpy_state *state, PyObject *numpy_function)
+{
+    if (!state->positional_names && !(state->positional_names = PyDict_New()))
+        return NULL;
+    PyObject *known = PyDict_GetItemWithError(state->positional_names, numpy_function);
+    if (known || PyErr_Occurred())
+        return known;
+    PyObject *parameters = parameters_of(numpy_function), *names = PyList_New(0);
+    for (Py_ssize_t i = 0; parameters && names && i < PyList_GET_SIZE(parameters); i++) {
+        PyObject *parameter = PyList_GET_ITEM(parameters, i);
+        long kind = parameter_kind(parameter);
+        if (kind != 0 && kind != 1)
+            break;
+        PyObject *name = PyObject_GetAttrString(parameter, "name");
+        if (!name || PyList_Append(names, name) < 0)
+            Py_CLEAR(names);
+        Py_XDECREF(name);
+    }
+    Py_XDECREF(parameters);
+    PyObject *tuple = names ? PyList_AsTuple(names) : NULL;
+    Py_XDECREF(names);
+    int stored = tuple ? PyDict_SetItem(state->positional_names, numpy_function, tuple) : -1;
+    Py_XDECREF(tuple);
+    return stored < 0 ? NULL : tuple; /* the cache holds it */
+}
+
+/* args[count:] as keywords under the names NumPy's `numpy_function`
+ * gives them, added to *kwargs (a new dict); 0 when it cannot (no such
+ * names, a keyword given twice: the call then stays as it was, for
+ * gpukit's function to refuse), -1 with an exception. */
+static int extras_as_keywords(gkpy_state *state, PyObject *numpy_function, PyObject *args,
+                              Py_ssize_t count, PyObject **kwargs)
+{
+    PyObject *names = positional_names(state, numpy_function);
+    Py_ssize_t given = PyTuple_GET_SIZE(args);
+    if (!names)
+        return -1;
+    if (PyTuple_GET_SIZE(names) < given)
+        return 0;
+    PyObject *keywords = PyDict_Copy(*kwargs);
+    for (Py_ssize_t at = count; keywords && at < given; at++) {
+        PyObject *name = PyTuple_GET_ITEM(names, at);
+        int taken = PyDict_Contains(keywords, name);
+        if (taken == 0 && PyDict_SetItem(keywords, name, PyTuple_GET_ITEM(args, at)) < 0)
+            taken = -1;
+        if (taken != 0) {
+            Py_CLEAR(keywords);
+            if (taken < 0)
+                return -1;
+            return 0;
+        }
+    }
+    if (!keywords)
+        return -1;
+    Py_SETREF(*kwargs, keywords);
+    return 1;
+}
+
+/* NumPy's keyword `numpy_keyword` as gpukit's `keyword`, NumPy's default
+ * when neither is given (keywords_renamed's entry `i`); *kwargs is
+ * replaced by a new dict. -1 with an exception. */
+static int rename_keyword(size_t i, const char *function_name, PyObject **kwargs)
+{
+    PyObject *value = PyDict_GetItemString(*kwargs, keywords_renamed[i].numpy_keyword);
+    bool ours_given = PyDict_GetItemString(*kwargs, keywords_renamed[i].keyword) != NULL;
+    if (value && value != Py_None && ours_given) {
+        PyErr_Format(PyExc_ValueError, "%s: `%s` and `%s` can't be both set", function_name,
+                     keywords_renamed[i].numpy_keyword, keywords_renamed[i].keyword);
+        return -1;
+    }
+    PyObject *keywords = PyDict_Copy(*kwargs);
+    PyObject *ours = !value || value == Py_None
+                         ? PyFloat_FromDouble(keywords_renamed[i].numpy_default)
+                         : Py_NewRef(value);
+    int status = keywords && ours ? 0 : -1;
+    if (status == 0 && value)
+        status = PyDict_DelItemString(keywords, keywords_renamed[i].numpy_keyword);
+    if (status == 0 && !ours_given)
+        status = PyDict_SetItemString(keywords, keywords_renamed[i].keyword, ours);
+    Py_XDECREF(ours);
+    if (status < 0) {
+        Py_XDECREF(keywords);
+        return -1;
+    }
+    Py_SETREF(*kwargs, keywords);
+    return 0;
+}
+
+/* NumPy's call in gpukit's terms: the positional arguments beyond those
+ * gpukit's `function` takes by position (np.fft.fft(x, 8): gpukit's n is
+ * keyword-only) become keywords under NumPy's names, and the keywords
+ * gpukit spells otherwise are renamed (keywords_renamed). *args and
+ * *kwargs are replaced by new references where they change; -1 with an
+ * exception. */
+static int numpy_call_in_our_terms(gkpy_state *state, PyObject *numpy_function,
+                                   PyObject *function, const char *module, const char *name,
+                                   PyObject **args, PyObject **kwargs)
+{
+    Py_ssize_t count = positional_count(state, function);
+    if (count < 0)
+        return -1;
+    if (PyTuple_GET_SIZE(*args) > count) {
+        int moved = extras_as_keywords(state, numpy_function, *args, count, kwargs);
+        if (moved < 0)
+            return -1;
+        if (moved)
+            Py_SETREF(*args, PyTuple_GetSlice(*args, 0, count));
+        if (!*args)
+            return -1;
+    }
+    for (size_t i = 0; i < sizeof keywords_renamed / sizeof keywords_renamed[0]; i++)
+        if (strcmp(module, keywords_renamed[i].module) == 0 &&
+            strcmp(name, keywords_renamed[i].name) == 0 && rename_keyword(i, name, kwargs) < 0)
+            return -1;
+    return 0;
+}
+
 PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     PyObject *func, *types, *func_args, *func_kwargs;
@@ -385,8 +572,16 @@ PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *name = PyObject_GetAttrString(func, "__name__");
     PyObject *module = name ? PyObject_GetAttrString(func, "__module__") : NULL;
     const char *text = name ? PyUnicode_AsUTF8(name) : NULL;
-    bool unsupported;
-    PyObject *kept = text && module ? plain_kwargs(func_kwargs, &unsupported) : NULL;
+    PyObject *function = text && module ? gpukit_function(module, text) : NULL;
+    Py_INCREF(func_args);
+    Py_INCREF(func_kwargs);
+    bool unsupported = false, failed = PyErr_Occurred() != NULL;
+    const char *module_text = module ? PyUnicode_AsUTF8(module) : NULL;
+    if (function && (!module_text ||
+                     numpy_call_in_our_terms(gkpy_state_of_type(Py_TYPE(self)), func, function,
+                                             module_text, text, &func_args, &func_kwargs) < 0))
+        failed = true;
+    PyObject *kept = text && module && !failed ? plain_kwargs(func_kwargs, &unsupported) : NULL;
     PyObject *result = NULL;
     PyObject *shape = kept ? PyDict_GetItemString(kept, "shape") : NULL;
     if (kept && strcmp(text, "transpose") == 0 && PyTuple_GET_SIZE(func_args) >= 1)
@@ -395,10 +590,13 @@ PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
         strlen(text) > 5 && strcmp(text + strlen(text) - 5, "_like") == 0)
         result = like_with_shape(text, func_args, kept);
     else if (kept)
-        result = call(self, gpukit_function(module, text), func_args, kept, NULL);
+        result = call(self, Py_XNewRef(function), func_args, kept, NULL);
     else if (text && module && unsupported)
         result = Py_NewRef(Py_NotImplemented);
+    Py_XDECREF(function);
     Py_XDECREF(kept);
+    Py_XDECREF(func_args);
+    Py_XDECREF(func_kwargs);
     Py_XDECREF(module);
     Py_XDECREF(name);
     return result;

@@ -51,6 +51,41 @@ def test_ufuncs_and_functions_stay_on_the_device(device):
     assert gpukit.zeros(2, dtype="b1", device=device).dtype == gpukit.bool
 
 
+def test_numpys_positional_arguments_and_defaults(device):
+    # NumPy's positional arguments that gpukit takes as keywords (the
+    # standard's keyword-only ones) arrive under NumPy's names
+    z = np.arange(8.0) + 1j
+    r = np.arange(9.0).reshape(3, 3) + 3 * np.eye(3)
+    g, m = gpukit.asarray(z, device=device), gpukit.asarray(r, device=device)
+    for got, want in [
+        (np.fft.fft(g, 4), np.fft.fft(z, 4)),
+        (np.fft.ifft(g, 16, -1, "ortho"), np.fft.ifft(z, 16, -1, "ortho")),
+        (np.fft.fftshift(m, 0), np.fft.fftshift(r, 0)),
+        (np.tensordot(m, m, 1), np.tensordot(r, r, 1)),
+        (np.linalg.qr(m, "complete").R, np.linalg.qr(r, "complete").R),
+        (np.concatenate([m, m], 1), np.concatenate([r, r], 1)),
+        (np.sum(m, 0, None, None, True), np.sum(r, 0, None, None, True)),
+        (np.clip(m, 1, 5), np.clip(r, 1, 5)),  # gpukit takes these by position too
+    ]:
+        assert isinstance(got, gpukit.Array) and got.device == g.device
+        np.testing.assert_allclose(host(got), want, atol=1e-12)
+    # pinv: NumPy's rcond is the standard's rtol, and NumPy's default 1e-15
+    # (not max(M, N) * eps) when neither is given
+    near = np.float32([[1, 2], [2, 4.000001]])
+    n = gpukit.asarray(near, device=device)
+    for got, rtol in [(np.linalg.pinv(n), 1e-15), (np.linalg.pinv(n, 1e-3), 1e-3),
+                      (np.linalg.pinv(n, rcond=0.5), 0.5), (np.linalg.pinv(n, rtol=None), None)]:
+        np.testing.assert_array_equal(host(got), host(gpukit.linalg.pinv(n, rtol=rtol)))
+    assert host(np.linalg.pinv(n)).max() > 1e5 > host(np.linalg.pinv(n, rtol=None)).max()
+    with pytest.raises(ValueError, match="can't be both set"):
+        np.linalg.pinv(n, 1e-3, rtol=1e-3)
+    # what gpukit does not take stays an error naming it
+    with pytest.raises(TypeError, match="compute_uv"):
+        np.linalg.svd(m, False, False)
+    with pytest.raises(TypeError, match="multiple values"):
+        np.fft.fft(g, 8, n=8)
+
+
 def test_what_gpukit_lacks_is_numpys_type_error(device):
     x = gpukit.ones((2, 2), device=device)
     with pytest.raises(TypeError, match="unravel_index|no implementation"):
