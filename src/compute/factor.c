@@ -1202,7 +1202,30 @@ static const factor_routine eigh_routines[] = {
 typedef struct eigh_work {
     bool vectors;
     result *w;
+    /* complex: heevd's workspaces, in each matrix's scratch (heevd_sizes) */
+    lapack_int lwork, lrwork, liwork;
 } eigh_work;
+
+/* The workspaces heevd asks for n x n matrices (complex stacks only),
+ * work padded by n elements: Debian's LAPACK (3.11, on OpenBLAS 0.3.21)
+ * reads up to n elements past the work it asks for when jobz is 'N', which
+ * faulted where the heap ends there (eigvalsh of 512 x 512 complex64 from
+ * a Python thread, whose arena is small). The scratch they take. */
+static size_t heevd_sizes(const stack *s, eigh_work *c)
+{
+    lapack_int n = (lapack_int)s->rows, iwork = 0;
+    double work[2] = {0}, rwork = 0; /* room for a complex128 and a double */
+    float rwork_single = 0;
+    s->lapacke->heevd_work[s->precision - GK_LAPACK_C](
+        LAPACK_COL_MAJOR, c->vectors ? 'V' : 'N', 'U', n, NULL, at_least_one(n), NULL, work, -1,
+        is_single(s) ? (void *)&rwork_single : (void *)&rwork, -1, &iwork, -1);
+    c->lwork = (lapack_int)part_at(s, (const char *)work, 0) + n;
+    c->lrwork = (lapack_int)(is_single(s) ? rwork_single : rwork);
+    c->liwork = iwork;
+    size_t real_size = s->size / 2;
+    return (size_t)c->lwork * s->size + (size_t)c->lrwork * real_size +
+           (size_t)c->liwork * sizeof(lapack_int) + sizeof(lapack_int);
+}
 
 /* Matrix i's eigenvalues into w, and its vectors in place. In
  * column-major order the matrix is a^T = conj(a): its upper triangle is
@@ -1212,12 +1235,22 @@ typedef struct eigh_work {
 static lapack_int eigh_matrix(const stack *s, int64_t i, void *context, char *scratch,
                               int *which)
 {
-    (void)scratch, (void)which;
+    (void)which;
     const eigh_work *c = context;
-    lapack_int n = (lapack_int)s->rows;
-    char *h = matrix_at(s, i);
-    lapack_int info = s->lapacke->syevd[s->precision](LAPACK_COL_MAJOR, c->vectors ? 'V' : 'N',
-                                                      'U', n, h, n, factor_result_at(c->w, i));
+    lapack_int n = (lapack_int)s->rows, info;
+    char *h = matrix_at(s, i), jobz = c->vectors ? 'V' : 'N';
+    if (factor_is_complex(s)) {
+        /* scratch: work, rwork, then iwork (aligned for lapack_int) */
+        char *rwork = scratch + (size_t)c->lwork * s->size;
+        size_t iwork_at = (size_t)c->lwork * s->size + (size_t)c->lrwork * (s->size / 2);
+        iwork_at += (sizeof(lapack_int) - iwork_at % sizeof(lapack_int)) % sizeof(lapack_int);
+        info = s->lapacke->heevd_work[s->precision - GK_LAPACK_C](
+            LAPACK_COL_MAJOR, jobz, 'U', n, h, n, factor_result_at(c->w, i), scratch, c->lwork,
+            rwork, c->lrwork, (lapack_int *)(void *)(scratch + iwork_at), c->liwork);
+    } else {
+        info = s->lapacke->syevd[s->precision](LAPACK_COL_MAJOR, jobz, 'U', n, h, n,
+                                               factor_result_at(c->w, i));
+    }
     for (int64_t j = 1; info == 0 && c->vectors && factor_is_complex(s) && j < 2 * n * n;
          j += 2) {
         if (s->precision == GK_LAPACK_C)
@@ -1245,9 +1278,11 @@ gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors)
     result w = {0};
     if (status == GK_OK)
         status = factor_result_init(&w, &s, factor_real_dtype(&s), 1, n, 0);
-    eigh_work work = {vectors != NULL, &w};
+    eigh_work work = {vectors != NULL, &w, 0, 0, 0};
+    size_t scratch = status == GK_OK && n > 0 && factor_is_complex(&s) ? heevd_sizes(&s, &work)
+                                                                        : 0;
     if (status == GK_OK && n > 0)
-        status = factor_each_matrix(&s, eigh_matrix, &work, 0, eigh_routines,
+        status = factor_each_matrix(&s, eigh_matrix, &work, scratch, eigh_routines,
                                     REDUCTION_ONE_THREAD_ELEMENTS, 0);
     status = factor_result_upload(&w, &s, status, values);
     if (status == GK_OK && vectors) {

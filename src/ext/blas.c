@@ -37,6 +37,8 @@ static const gk_entry_point lapacke_entry_points[] = {
     FOUR("sgetri", "dgetri", "cgetri", "zgetri", getri),
     FOUR("spotrf", "dpotrf", "cpotrf", "zpotrf", potrf),
     FOUR("ssyevd", "dsyevd", "cheevd", "zheevd", syevd),
+    {"LAPACKE_cheevd_work", 1, offsetof(gk_lapacke, heevd_work[0])},
+    {"LAPACKE_zheevd_work", 1, offsetof(gk_lapacke, heevd_work[1])},
     {"LAPACKE_sgeev", 1, offsetof(gk_lapacke, geev_real[0])},
     {"LAPACKE_dgeev", 1, offsetof(gk_lapacke, geev_real[1])},
     {"LAPACKE_cgeev", 1, offsetof(gk_lapacke, geev_complex[0])},

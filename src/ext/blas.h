@@ -94,6 +94,13 @@ typedef struct gk_lapacke {
      * heevd for complex): w is real. */
     lapack_int (*syevd[GK_LAPACK_PRECISIONS])(int layout, char jobz, char uplo, lapack_int n,
                                               void *a, lapack_int lda, void *w);
+    /* heevd with the caller's workspaces (work: complex elements, rwork:
+     * real ones); lwork, lrwork, liwork -1 asks their sizes, written to
+     * work[0]'s real part, rwork[0] and iwork[0]. Index 0: C, 1: Z. */
+    lapack_int (*heevd_work[2])(int layout, char jobz, char uplo, lapack_int n, void *a,
+                                lapack_int lda, void *w, void *work, lapack_int lwork,
+                                void *rwork, lapack_int lrwork, lapack_int *iwork,
+                                lapack_int liwork);
     /* General eigenproblem: real matrices give the eigenvalues' parts (wr,
      * wi) and real vectors that pair up; complex ones give both complex. */
     lapack_int (*geev_real[2])(int layout, char jobvl, char jobvr, lapack_int n, void *a,

@@ -241,3 +241,34 @@ def test_threads_query_gpus_at_once(py):
         print(len(expected[0]), len(failures))
     """, scenario="h100x8").stdout.split()
     assert out == ["8", "0"]
+
+
+def test_complex_eigvalsh_in_a_thread(py):
+    """Debian's LAPACK reads up to n elements past the workspace heevd asks
+    for when it computes eigenvalues only; in a Python thread, whose heap
+    is small, that faulted (5 runs of 5 for 512 x 512 complex64). gpukit
+    gives it its own, padded workspace. Run in a child: a fault kills it."""
+    py("""
+        import threading
+        import numpy as np
+        import gpukit
+
+        rng = np.random.default_rng(0)
+        results = {}
+
+        def run(n, dtype, device):
+            a = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+            h = ((a + a.conj().T) / 2).astype(dtype)
+            got = gpukit.linalg.eigvalsh(gpukit.asarray(h, device=device))
+            results[n, dtype, device] = (np.asarray(got), np.linalg.eigvalsh(h))
+
+        for device in gpukit.devices():
+            for n, dtype in [(512, "complex64"), (200, "complex128"), (3, "complex64")]:
+                thread = threading.Thread(target=run, args=(n, dtype, device))
+                thread.start()
+                thread.join()
+        for (n, dtype, device), (got, expected) in results.items():
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-3 if dtype == "complex64"
+                                       else 1e-10, err_msg=f"{n} {dtype} {device}")
+        assert len(results) == 3 * len(gpukit.devices())
+    """)

@@ -71,6 +71,13 @@ static gk_status cpu_memory(gk_device device, uint64_t *free_bytes, uint64_t *to
  * made adding 4 MiB arrays 0.34x NumPy's speed (now 2x). */
 enum { ALIGNMENT = 64 };
 
+/* Every block has this many unused bytes after the array: vector kernels
+ * of the system's OpenBLAS (0.3.21's complex gemv, inside LAPACK's gesdd
+ * and heevd) read up to about 80 bytes past the matrices they are handed,
+ * which faults where an array ends at the edge of the heap (a Python
+ * thread's arena is small). Within our block, such a read is harmless. */
+enum { VENDOR_READ_SLACK = 256 };
+
 /* From 4 MiB the whole 2 MiB pages inside an array are asked to be
  * transparent huge pages, as NumPy asks: a fresh 128 MiB result then
  * faults 64 times instead of 32768. Arrays from 32 MiB, which malloc would
@@ -128,9 +135,10 @@ static kept_block kept[KEPT_BLOCKS];
 static size_t kept_bytes;
 static unsigned long kept_clock;
 
+/* The huge pages a block of an array of `bytes` takes (its slack too). */
 static size_t whole_huge_pages(size_t bytes)
 {
-    return (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    return (bytes + VENDOR_READ_SLACK + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
 }
 
 /* The memory limit of this process's cgroup (v2, as a container sees
@@ -297,7 +305,7 @@ static void *huge_pages_block(size_t bytes)
 static void *malloc_block(size_t bytes)
 {
     atomic_fetch_add(&allocations, 1); /* asked of malloc, as the GPU pool counts */
-    char *block = malloc(bytes + ALIGNMENT + sizeof(void *));
+    char *block = malloc(bytes + ALIGNMENT + sizeof(void *) + VENDOR_READ_SLACK);
     if (!block)
         return NULL;
     uintptr_t start = (uintptr_t)(block + sizeof(void *));
