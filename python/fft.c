@@ -10,6 +10,19 @@ static gk_array *array_of(PyObject *object)
     return ((gkpy_array *)object)->array;
 }
 
+/* Whether object is a sequence with a length: a 0-d array (NumPy's,
+ * gpukit's) has the sequence methods but no length, and stands for its
+ * one value. */
+static bool sized_sequence(PyObject *object)
+{
+    if (!PySequence_Check(object))
+        return false;
+    if (PyObject_Length(object) >= 0)
+        return true;
+    PyErr_Clear();
+    return false;
+}
+
 /* A sequence of ints (None: *count -1) into values; -1 with TypeError or
  * ValueError naming `what`. */
 static int int_sequence(const char *function, const char *what, PyObject *object, int *count,
@@ -18,12 +31,12 @@ static int int_sequence(const char *function, const char *what, PyObject *object
     *count = -1;
     if (object == Py_None)
         return 0;
-    if (!PySequence_Check(object) || PyUnicode_Check(object) || PyBytes_Check(object)) {
+    if (!sized_sequence(object) || PyUnicode_Check(object) || PyBytes_Check(object)) {
         PyErr_Format(PyExc_TypeError, "%s(): %s must be a sequence of ints or None, not %.100s",
                      function, what, Py_TYPE(object)->tp_name);
         return -1;
     }
-    PyObject *items = PySequence_Fast(object, "");
+    PyObject *items = PySequence_Fast(object, "a sequence of ints");
     if (!items)
         return -1;
     Py_ssize_t size = PySequence_Fast_GET_SIZE(items);
@@ -48,12 +61,12 @@ static int int_sequence(const char *function, const char *what, PyObject *object
     return result;
 }
 
-/* An int (not a bool, and not an array of several: a sequence is not one)
- * into *value; 0 when object is not one, -1 with the exception when it is
- * one out of range. */
+/* An int (not a bool, and not a sequence of them: a 0-d integer array is
+ * one) into *value; 0 when object is not one, -1 with the exception when
+ * it is one out of range. */
 static int single_int(PyObject *object, long long *value)
 {
-    if (!PyIndex_Check(object) || PyBool_Check(object) || PySequence_Check(object))
+    if (!PyIndex_Check(object) || PyBool_Check(object) || sized_sequence(object))
         return 0;
     *value = PyLong_AsLongLong(object);
     return *value == -1 && PyErr_Occurred() ? -1 : 1;

@@ -178,10 +178,23 @@ static PyObject *call(PyObject *self, PyObject *function, PyObject *args, PyObje
     return result;
 }
 
+/* Whether order= only lays the result out (ufuncs, the *_like functions,
+ * copies): else (reshape, ravel) NumPy's 'F' and 'A' read the elements
+ * in another order, which gpukit does not do. */
+static bool order_is_layout(const char *function)
+{
+    size_t length = function ? strlen(function) : 0;
+    return !function || (length > 5 && strcmp(function + length - 5, "_like") == 0) ||
+           strcmp(function, "copy") == 0 || strcmp(function, "asarray") == 0 ||
+           strcmp(function, "array") == 0;
+}
+
 /* kwargs without the keys NumPy passes at their defaults; NULL (with
  * *unsupported set) when one asks for what gpukit does not do (out=,
- * where=, casting other than same_kind, ...). */
-static PyObject *plain_kwargs(PyObject *kwargs, bool *unsupported)
+ * where=, casting other than same_kind, order='F' where it reorders
+ * elements, ...). `function`: the NumPy function's name, NULL for a
+ * ufunc. */
+static PyObject *plain_kwargs(PyObject *kwargs, const char *function, bool *unsupported)
 {
     *unsupported = false;
     PyObject *kept = PyDict_New();
@@ -204,12 +217,16 @@ static PyObject *plain_kwargs(PyObject *kwargs, bool *unsupported)
             (strcmp(name, "shape") == 0 && value == Py_None) ||
             (strcmp(name, "casting") == 0 && PyUnicode_Check(value) &&
              PyUnicode_CompareWithASCIIString(value, "same_kind") == 0) ||
-            ((strcmp(name, "order") == 0 || strcmp(name, "subok") == 0) &&
-             (value == Py_None || value == Py_True || PyUnicode_Check(value)));
+            (strcmp(name, "subok") == 0 && (value == Py_None || value == Py_True)) ||
+            (strcmp(name, "order") == 0 &&
+             (value == Py_None || order_is_layout(function) ||
+              (PyUnicode_Check(value) && (PyUnicode_CompareWithASCIIString(value, "C") == 0 ||
+                                          PyUnicode_CompareWithASCIIString(value, "K") == 0))));
         if (default_value)
             continue;
         if (strcmp(name, "out") == 0 || strcmp(name, "where") == 0 ||
-            strcmp(name, "casting") == 0 || strcmp(name, "initial") == 0) {
+            strcmp(name, "casting") == 0 || strcmp(name, "initial") == 0 ||
+            strcmp(name, "order") == 0) {
             *unsupported = true;
             Py_DECREF(kept);
             return NULL;
@@ -230,7 +247,7 @@ PyObject *gkpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *inputs = PyTuple_GetSlice(args, 2, PyTuple_GET_SIZE(args));
     PyObject *name = PyObject_GetAttrString(ufunc, "__name__");
     bool unsupported;
-    PyObject *kept = plain_kwargs(kwargs, &unsupported);
+    PyObject *kept = plain_kwargs(kwargs, NULL, &unsupported);
     PyObject *result = NULL;
     const char *ufunc_name = name ? PyUnicode_AsUTF8(name) : NULL;
     const char *how = PyUnicode_Check(method) ? PyUnicode_AsUTF8(method) : "";
@@ -380,7 +397,9 @@ static PyObject *parameters_of(PyObject *function)
     Py_XDECREF(mapping);
     Py_XDECREF(signature);
     Py_XDECREF(inspect);
-    if (!list)
+    /* inspect's answer for a callable without a signature */
+    if (!list && (PyErr_ExceptionMatches(PyExc_ValueError) ||
+                  PyErr_ExceptionMatches(PyExc_TypeError)))
         PyErr_Clear();
     return list;
 }
@@ -392,8 +411,6 @@ static long parameter_kind(PyObject *parameter)
     PyObject *kind = PyObject_GetAttrString(parameter, "kind");
     long value = kind ? PyLong_AsLong(kind) : -1;
     Py_XDECREF(kind);
-    if (value == -1)
-        PyErr_Clear();
     return value;
 }
 
@@ -419,6 +436,8 @@ static Py_ssize_t positional_count(gkpy_state *state, PyObject *function)
             count++;
     }
     Py_XDECREF(parameters);
+    if (PyErr_Occurred())
+        return -1;
     PyObject *value = PyLong_FromSsize_t(count);
     int stored = value ? PyDict_SetItem(state->positional_counts, function, value) : -1;
     Py_XDECREF(value);
@@ -426,15 +445,15 @@ static Py_ssize_t positional_count(gkpy_state *state, PyObject *function)
 }
 
 /* The names of the parameters NumPy's `numpy_function` takes by position,
- * in order (a tuple, borrowed from the cache: empty when its signature
- * cannot be read), read once per function; NULL with an exception. */
+ * in order (a tuple, a new reference: empty when its signature cannot be
+ * read), read once per function; NULL with an exception. */
 static PyObject *positional_names(gkpy_state *state, PyObject *numpy_function)
 {
     if (!state->positional_names && !(state->positional_names = PyDict_New()))
         return NULL;
     PyObject *known = PyDict_GetItemWithError(state->positional_names, numpy_function);
     if (known || PyErr_Occurred())
-        return known;
+        return Py_XNewRef(known);
     PyObject *parameters = parameters_of(numpy_function), *names = PyList_New(0);
     for (Py_ssize_t i = 0; parameters && names && i < PyList_GET_SIZE(parameters); i++) {
         PyObject *parameter = PyList_GET_ITEM(parameters, i);
@@ -447,11 +466,14 @@ static PyObject *positional_names(gkpy_state *state, PyObject *numpy_function)
         Py_XDECREF(name);
     }
     Py_XDECREF(parameters);
-    PyObject *tuple = names ? PyList_AsTuple(names) : NULL;
+    PyObject *tuple = names && !PyErr_Occurred() ? PyList_AsTuple(names) : NULL;
     Py_XDECREF(names);
-    int stored = tuple ? PyDict_SetItem(state->positional_names, numpy_function, tuple) : -1;
+    /* another thread may have read it meanwhile (inspect runs Python):
+     * the first stored stays */
+    PyObject *stored = tuple ? PyDict_SetDefault(state->positional_names, numpy_function, tuple)
+                             : NULL;
     Py_XDECREF(tuple);
-    return stored < 0 ? NULL : tuple; /* the cache holds it */
+    return Py_XNewRef(stored);
 }
 
 /* args[count:] as keywords under the names NumPy's `numpy_function`
@@ -465,25 +487,24 @@ static int extras_as_keywords(gkpy_state *state, PyObject *numpy_function, PyObj
     Py_ssize_t given = PyTuple_GET_SIZE(args);
     if (!names)
         return -1;
-    if (PyTuple_GET_SIZE(names) < given)
-        return 0;
-    PyObject *keywords = PyDict_Copy(*kwargs);
-    for (Py_ssize_t at = count; keywords && at < given; at++) {
+    int moved = PyTuple_GET_SIZE(names) >= given ? 1 : 0;
+    PyObject *keywords = moved ? PyDict_Copy(*kwargs) : NULL;
+    if (moved && !keywords)
+        moved = -1;
+    for (Py_ssize_t at = count; moved == 1 && at < given; at++) {
         PyObject *name = PyTuple_GET_ITEM(names, at);
         int taken = PyDict_Contains(keywords, name);
         if (taken == 0 && PyDict_SetItem(keywords, name, PyTuple_GET_ITEM(args, at)) < 0)
             taken = -1;
-        if (taken != 0) {
-            Py_CLEAR(keywords);
-            if (taken < 0)
-                return -1;
-            return 0;
-        }
+        if (taken != 0)
+            moved = taken < 0 ? -1 : 0;
     }
-    if (!keywords)
-        return -1;
-    Py_SETREF(*kwargs, keywords);
-    return 1;
+    Py_DECREF(names);
+    if (moved == 1)
+        Py_SETREF(*kwargs, keywords);
+    else
+        Py_XDECREF(keywords);
+    return moved;
 }
 
 /* NumPy's keyword `numpy_keyword` as gpukit's `keyword`, NumPy's default
@@ -576,12 +597,14 @@ PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_INCREF(func_args);
     Py_INCREF(func_kwargs);
     bool unsupported = false, failed = PyErr_Occurred() != NULL;
-    const char *module_text = module ? PyUnicode_AsUTF8(module) : NULL;
+    const char *module_text = function && PyUnicode_Check(module) ? PyUnicode_AsUTF8(module)
+                                                                   : NULL;
     if (function && (!module_text ||
                      numpy_call_in_our_terms(gkpy_state_of_type(Py_TYPE(self)), func, function,
                                              module_text, text, &func_args, &func_kwargs) < 0))
         failed = true;
-    PyObject *kept = text && module && !failed ? plain_kwargs(func_kwargs, &unsupported) : NULL;
+    PyObject *kept =
+        text && module && !failed ? plain_kwargs(func_kwargs, text, &unsupported) : NULL;
     PyObject *result = NULL;
     PyObject *shape = kept ? PyDict_GetItemString(kept, "shape") : NULL;
     if (kept && strcmp(text, "transpose") == 0 && PyTuple_GET_SIZE(func_args) >= 1)

@@ -659,8 +659,8 @@ gk_status gk_cross(const gk_array *a, const gk_array *b, int axis, gk_array **ou
 /* The ord-norm of the vectors over the axes listed (as gk_reduce_axes):
  * max |x| for inf, min |x| for -inf, the count of nonzeros for 0, else
  * sum(|x|^ord)^(1/ord) (NumPy's formulas; ord 2 is sqrt(sum |x|^2)). The
- * result is floating: the parts' dtype for complex, gk_float_for's for
- * integers and bool. */
+ * result is floating: the parts' dtype for complex, float64 for integers
+ * and bool (float32 on a device without float64), as NumPy's. */
 gk_status gk_vector_norm(const gk_array *a, int naxes, const int *axes, double ord,
                          bool keepdims, gk_array **out);
 /* The rank of each matrix over a's last two axes: how many singular values

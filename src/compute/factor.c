@@ -1202,36 +1202,77 @@ static const factor_routine eigh_routines[] = {
 typedef struct eigh_work {
     bool vectors;
     result *w;
-    /* complex: heevd's workspaces, in each matrix's scratch (heevd_sizes) */
+    /* syevd's or heevd's workspaces, in each matrix's scratch (eigh_sizes):
+     * work (elements of the dtype), rwork (real ones; complex only), iwork */
     lapack_int lwork, lrwork, liwork;
 } eigh_work;
 
-/* The workspaces heevd asks for n x n matrices (complex stacks only),
- * work padded by n elements: Debian's LAPACK (3.11, on OpenBLAS 0.3.21)
- * reads up to n elements past the work it asks for when jobz is 'N', which
- * faulted where the heap ends there (eigvalsh of 512 x 512 complex64 from
- * a Python thread, whose arena is small). The scratch they take. */
-static size_t heevd_sizes(const stack *s, eigh_work *c)
+/* LAPACK's least workspaces for ?syevd and ?heevd of n x n matrices (its
+ * documentation), in elements: work, rwork (heevd's), iwork. */
+static void eigh_least(int64_t n, bool vectors, bool is_complex, int64_t least[3])
 {
-    lapack_int n = (lapack_int)s->rows, iwork = 0;
+    if (n <= 1) {
+        least[0] = least[1] = least[2] = 1;
+        return;
+    }
+    least[0] = is_complex ? (vectors ? 2 * n + n * n : n + 1) : (vectors ? 1 + 6 * n + 2 * n * n
+                                                                      : 2 * n + 1);
+    least[1] = is_complex ? (vectors ? 1 + 5 * n + 2 * n * n : n) : 0;
+    least[2] = vectors ? 3 + 5 * n : 1;
+}
+
+/* The workspaces for the stack's matrices into c, and the scratch they
+ * take: what LAPACK's query asks (the optimal sizes, for its blocked
+ * reductions), never below its documented least (the query gives sizes as
+ * floats: syevd's 1 + 6n + 2n^2 = 16837401 for n = 2900 came back
+ * 16837400, which syevd then refused), and work n elements longer: Debian's LAPACK (3.11, on
+ * OpenBLAS 0.3.21) reads up to n past what heevd asks when it computes
+ * eigenvalues only, which faulted where the heap ends there (eigvalsh of
+ * 512 x 512 complex64 from a Python thread, whose arena is small). */
+static gk_status eigh_sizes(const stack *s, eigh_work *c, size_t *scratch)
+{
+    int64_t n = s->rows, least[3], sizes[3] = {0, 0, 0};
+    bool is_complex = factor_is_complex(s);
+    eigh_least(n, c->vectors, is_complex, least);
     double work[2] = {0}, rwork = 0; /* room for a complex128 and a double */
     float rwork_single = 0;
-    s->lapacke->heevd_work[s->precision - GK_LAPACK_C](
-        LAPACK_COL_MAJOR, c->vectors ? 'V' : 'N', 'U', n, NULL, at_least_one(n), NULL, work, -1,
-        is_single(s) ? (void *)&rwork_single : (void *)&rwork, -1, &iwork, -1);
-    c->lwork = (lapack_int)part_at(s, (const char *)work, 0) + n;
-    c->lrwork = (lapack_int)(is_single(s) ? rwork_single : rwork);
-    c->liwork = iwork;
-    size_t real_size = s->size / 2;
-    return (size_t)c->lwork * s->size + (size_t)c->lrwork * real_size +
-           (size_t)c->liwork * sizeof(lapack_int) + sizeof(lapack_int);
+    lapack_int iwork = 0, info, lda = at_least_one(n);
+    int which = is_single(s) ? 0 : 1;
+    char jobz = c->vectors ? 'V' : 'N';
+    if (is_complex)
+        info = s->lapacke->heevd_work[which](
+            LAPACK_COL_MAJOR, jobz, 'U', (lapack_int)n, NULL, lda, NULL, work, -1,
+            is_single(s) ? (void *)&rwork_single : (void *)&rwork, -1, &iwork, -1);
+    else
+        info = s->lapacke->syevd_work[which](LAPACK_COL_MAJOR, jobz, 'U', (lapack_int)n, NULL,
+                                             lda, NULL, work, -1, &iwork, -1);
+    if (info == 0) {
+        sizes[0] = (int64_t)part_at(s, (const char *)work, 0);
+        sizes[1] = is_complex ? (int64_t)(is_single(s) ? rwork_single : rwork) : 0;
+        sizes[2] = iwork;
+    }
+    for (int k = 0; k < 3; k++)
+        sizes[k] = sizes[k] > least[k] ? sizes[k] : least[k];
+    sizes[0] += n;
+    for (int k = 0; k < 3; k++)
+        if (sizes[k] > INT_MAX)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "%s: %lld x %lld matrices need more workspace than LAPACK's 32-bit "
+                           "sizes can give",
+                           s->function, (long long)n, (long long)n);
+    c->lwork = (lapack_int)sizes[0], c->lrwork = (lapack_int)sizes[1];
+    c->liwork = (lapack_int)sizes[2];
+    *scratch = (size_t)sizes[0] * s->size + (size_t)sizes[1] * (s->size / 2) +
+               (size_t)(sizes[2] + 1) * sizeof(lapack_int);
+    return GK_OK;
 }
 
 /* Matrix i's eigenvalues into w, and its vectors in place. In
  * column-major order the matrix is a^T = conj(a): its upper triangle is
  * a's lower one (NumPy's default UPLO='L'), its eigenvalues are a's and
  * its eigenvectors the columns of conj(V), which in C order are the rows
- * of the buffer: conjugated back, the buffer is V's transpose. */
+ * of the buffer: conjugated back, the buffer is V's transpose. scratch:
+ * work, rwork, then iwork (aligned for lapack_int). */
 static lapack_int eigh_matrix(const stack *s, int64_t i, void *context, char *scratch,
                               int *which)
 {
@@ -1239,18 +1280,19 @@ static lapack_int eigh_matrix(const stack *s, int64_t i, void *context, char *sc
     const eigh_work *c = context;
     lapack_int n = (lapack_int)s->rows, info;
     char *h = matrix_at(s, i), jobz = c->vectors ? 'V' : 'N';
-    if (factor_is_complex(s)) {
-        /* scratch: work, rwork, then iwork (aligned for lapack_int) */
-        char *rwork = scratch + (size_t)c->lwork * s->size;
-        size_t iwork_at = (size_t)c->lwork * s->size + (size_t)c->lrwork * (s->size / 2);
-        iwork_at += (sizeof(lapack_int) - iwork_at % sizeof(lapack_int)) % sizeof(lapack_int);
-        info = s->lapacke->heevd_work[s->precision - GK_LAPACK_C](
-            LAPACK_COL_MAJOR, jobz, 'U', n, h, n, factor_result_at(c->w, i), scratch, c->lwork,
-            rwork, c->lrwork, (lapack_int *)(void *)(scratch + iwork_at), c->liwork);
-    } else {
-        info = s->lapacke->syevd[s->precision](LAPACK_COL_MAJOR, jobz, 'U', n, h, n,
-                                               factor_result_at(c->w, i));
-    }
+    char *rwork = scratch + (size_t)c->lwork * s->size;
+    size_t iwork_at = (size_t)c->lwork * s->size + (size_t)c->lrwork * (s->size / 2);
+    iwork_at += (sizeof(lapack_int) - iwork_at % sizeof(lapack_int)) % sizeof(lapack_int);
+    lapack_int *iwork = (lapack_int *)(void *)(scratch + iwork_at);
+    int precision = is_single(s) ? 0 : 1;
+    if (factor_is_complex(s))
+        info = s->lapacke->heevd_work[precision](LAPACK_COL_MAJOR, jobz, 'U', n, h, n,
+                                                 factor_result_at(c->w, i), scratch, c->lwork,
+                                                 rwork, c->lrwork, iwork, c->liwork);
+    else
+        info = s->lapacke->syevd_work[precision](LAPACK_COL_MAJOR, jobz, 'U', n, h, n,
+                                                 factor_result_at(c->w, i), scratch, c->lwork,
+                                                 iwork, c->liwork);
     for (int64_t j = 1; info == 0 && c->vectors && factor_is_complex(s) && j < 2 * n * n;
          j += 2) {
         if (s->precision == GK_LAPACK_C)
@@ -1279,8 +1321,9 @@ gk_status gk_eigh(const gk_array *a, gk_array **values, gk_array **vectors)
     if (status == GK_OK)
         status = factor_result_init(&w, &s, factor_real_dtype(&s), 1, n, 0);
     eigh_work work = {vectors != NULL, &w, 0, 0, 0};
-    size_t scratch = status == GK_OK && n > 0 && factor_is_complex(&s) ? heevd_sizes(&s, &work)
-                                                                        : 0;
+    size_t scratch = 0;
+    if (status == GK_OK && n > 0)
+        status = eigh_sizes(&s, &work, &scratch);
     if (status == GK_OK && n > 0)
         status = factor_each_matrix(&s, eigh_matrix, &work, scratch, eigh_routines,
                                     REDUCTION_ONE_THREAD_ELEMENTS, 0);

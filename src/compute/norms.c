@@ -167,14 +167,18 @@ gk_status gk_cross(const gk_array *a, const gk_array *b, int axis, gk_array **ou
 
 /* |x| as a floating array: the modulus of complex, abs of floats, and
  * integers and bool converted to float64 first, as NumPy's norms and the
- * factorizations do (their float dtype, float16 for int8, overflows). */
+ * factorizations do (their float dtype, float16 for int8, overflows);
+ * float32 on a device without float64. */
 static gk_status magnitude(const gk_array *a, gk_array **out)
 {
     *out = NULL;
     if (gk_dtype_is_inexact(a->dtype))
         return gk_unary(GK_ABS, a, out);
+    bool has_float64 = true;
+    if (gk_device_has_dtype(gk_array_device(a), GK_FLOAT64, &has_float64) != GK_OK)
+        has_float64 = true; /* the cast then says what is wrong */
     gk_array *converted = NULL;
-    gk_status status = gk_cast(a, GK_FLOAT64, &converted);
+    gk_status status = gk_cast(a, has_float64 ? GK_FLOAT64 : GK_FLOAT32, &converted);
     if (status == GK_OK)
         status = gk_unary(GK_ABS, converted, out);
     gk_array_free(converted);

@@ -91,12 +91,12 @@ typedef struct gk_lapacke {
     lapack_int (*potrf[GK_LAPACK_PRECISIONS])(int layout, char uplo, lapack_int n, void *a,
                                               lapack_int lda);
     /* Symmetric / Hermitian eigenproblem, divide and conquer (syevd;
-     * heevd for complex): w is real. */
-    lapack_int (*syevd[GK_LAPACK_PRECISIONS])(int layout, char jobz, char uplo, lapack_int n,
-                                              void *a, lapack_int lda, void *w);
-    /* heevd with the caller's workspaces (work: complex elements, rwork:
-     * real ones); lwork, lrwork, liwork -1 asks their sizes, written to
-     * work[0]'s real part, rwork[0] and iwork[0]. Index 0: C, 1: Z. */
+     * heevd for complex), with the caller's workspaces (work: elements of
+     * the dtype, rwork: real ones; -1 sizes ask for them): w is real.
+     * Index 0: S or C, 1: D or Z. */
+    lapack_int (*syevd_work[2])(int layout, char jobz, char uplo, lapack_int n, void *a,
+                                lapack_int lda, void *w, void *work, lapack_int lwork,
+                                lapack_int *iwork, lapack_int liwork);
     lapack_int (*heevd_work[2])(int layout, char jobz, char uplo, lapack_int n, void *a,
                                 lapack_int lda, void *w, void *work, lapack_int lwork,
                                 void *rwork, lapack_int lrwork, lapack_int *iwork,

@@ -163,6 +163,11 @@ def test_errors(device):
     assert fft.fftn(z, s=(-1,)).shape == (8,)
     with pytest.raises(TypeError, match="axis must be an int"):
         fft.fft(z, axis=(0,))
+    # a 0-d integer array is an int, as in NumPy
+    for zero_d in (np.array(0), gk.asarray(0)):
+        assert fft.fft(z, axis=zero_d).shape == (8,)
+        assert fft.fftshift(z, axes=zero_d).shape == (8,)
+    assert fft.fft(z, n=np.array(4)).shape == (4,)
     # more axes than dimensions: an axis out of range, as NumPy says
     with pytest.raises(IndexError, match="out of range"):
         fft.fft(on(np.array(1 + 0j), device))

@@ -250,6 +250,17 @@ def test_cholesky(device, dtype, batch, upper):
     check(got, np.linalg.cholesky(x.astype(wide), upper=upper), dtype)
 
 
+def test_eigh_workspace_past_float_precision():
+    # LAPACK gives workspace sizes as floats: past 2^24 they round down
+    # (1 + 6n + 2n^2 = 16837401 came back 16837400 at n = 2900), and syevd
+    # refused its own answer. The sizes are never below LAPACK's least.
+    n = 2900
+    a = RNG.standard_normal((n, n)).astype(np.float32)
+    a = (a + a.T) / 2
+    w, _ = linalg.eigh(gk.asarray(a))
+    np.testing.assert_allclose(host(w), np.linalg.eigvalsh(a), atol=1e-3)
+
+
 def test_cholesky_not_positive_definite(device):
     with pytest.raises(linalg.LinAlgError, match="not positive definite"):
         linalg.cholesky(on([[1.0, 2.0], [2.0, 1.0]], device, "float64"))

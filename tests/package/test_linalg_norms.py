@@ -105,6 +105,24 @@ def test_vector_norm_dtypes_and_special_values(device):
         linalg.vector_norm(on(special, device), ord="fro")
 
 
+@pytest.mark.skipif(not any(str(d).startswith("opencl") for d in gk.devices()),
+                    reason="needs an OpenCL device")
+def test_integer_norms_without_float64(py):
+    # a device without float64 (many integrated GPUs; here PoCL told so)
+    # measures integers in float32 instead of refusing them
+    py("""
+        import numpy as np
+        import gpukit
+        from gpukit import linalg
+        x = gpukit.asarray(np.full(3, 100, np.int8), device="opencl")
+        got = linalg.vector_norm(x, ord=3)
+        assert got.dtype == gpukit.float32, got.dtype
+        np.testing.assert_allclose(np.asarray(got), 144.2249956, rtol=1e-6)
+        m = linalg.matrix_norm(gpukit.asarray(np.full((2, 2), 100, np.int8), device="opencl"))
+        assert m.dtype == gpukit.float32 and float(m) == 200.0
+    """, GPUKIT_OPENCL_FP64="0")
+
+
 MATRIX_ORDS = ["fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf]
 
 

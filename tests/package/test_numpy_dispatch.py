@@ -82,6 +82,14 @@ def test_numpys_positional_arguments_and_defaults(device):
     # what gpukit does not take stays an error naming it
     with pytest.raises(TypeError, match="compute_uv"):
         np.linalg.svd(m, False, False)
+    # order='F' reads the elements in another order, which gpukit does not:
+    # NumPy's TypeError, not C order's values (it only lays out a *_like)
+    for call in (lambda: np.reshape(m, (9,), "F"), lambda: np.reshape(m, (9,), order="F"),
+                 lambda: np.ravel(m, "A")):
+        with pytest.raises(TypeError, match="no implementation"):
+            call()
+    np.testing.assert_array_equal(host(np.reshape(m, (9,), order="C")), r.reshape(9))
+    assert np.zeros_like(m, order="F").shape == (3, 3)
     with pytest.raises(TypeError, match="multiple values"):
         np.fft.fft(g, 8, n=8)
 
