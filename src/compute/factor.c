@@ -705,14 +705,28 @@ static double largest_part(const stack *s, int64_t i)
 {
     int64_t parts = s->rows * s->cols * (factor_is_complex(s) ? 2 : 1);
     const char *m = matrix_at(s, i);
+    /* one loop per precision, without branches: it runs before every LU
+     * of a stack of small matrices, where it is a part of the time */
+    bool nan = false;
     double largest = 0;
-    for (int64_t j = 0; j < parts; j++) {
-        double magnitude = fabs(part_at(s, m, j));
-        if (isnan(magnitude))
-            return NAN;
-        largest = magnitude > largest ? magnitude : largest;
+    if (is_single(s)) {
+        const float *p = (const float *)(const void *)m;
+        float most = 0;
+        for (int64_t j = 0; j < parts; j++) {
+            float magnitude = fabsf(p[j]);
+            nan |= magnitude != magnitude;
+            most = magnitude > most ? magnitude : most;
+        }
+        largest = most;
+    } else {
+        const double *p = (const double *)(const void *)m;
+        for (int64_t j = 0; j < parts; j++) {
+            double magnitude = fabs(p[j]);
+            nan |= magnitude != magnitude;
+            largest = magnitude > largest ? magnitude : largest;
+        }
     }
-    return largest;
+    return nan ? NAN : largest;
 }
 
 /* Multiplies `parts` parts of data, of the stack's precision, by 2^e
@@ -727,10 +741,33 @@ static void scale_parts(const stack *s, char *data, int64_t parts, int e)
     }
 }
 
+/* Below this largest part (half the exponent range), a matrix's pivots
+ * can be tiny without it being anywhere near singular. */
+static double tiny_matrix_limit(const stack *s)
+{
+    return is_single(s) ? 0x1p-63 : 0x1p-511;
+}
+
+/* largest_part of matrix i where it is below tiny_matrix_limit, else that
+ * limit: the scan stops at the first part that reaches it (the first,
+ * nearly always), so that a stack of small matrices pays next to nothing
+ * for it. NaN counts as reaching it. */
+static double largest_if_tiny(const stack *s, int64_t i)
+{
+    int64_t parts = s->rows * s->cols * (factor_is_complex(s) ? 2 : 1);
+    const char *m = matrix_at(s, i);
+    double limit = tiny_matrix_limit(s);
+    for (int64_t j = 0; j < parts; j++)
+        if (!(fabs(part_at(s, m, j)) < limit))
+            return limit;
+    return largest_part(s, i);
+}
+
 /* getrf of matrix i of s in place, which in column-major order is its
  * transpose (the same determinant; the inverse of the transpose is the
  * inverse's transpose); its pivots into `pivots`. `largest` is
- * largest_part of the matrix. A matrix whose parts are all tiny is first
+ * largest_part of the matrix, or largest_if_tiny's answer. A matrix whose
+ * parts are all tiny is first
  * multiplied by the power of two 2^*exponent that brings its largest part
  * near 1 (0: not scaled, the common case): Debian's OpenBLAS (0.3.21)
  * divides by a pivot as a multiplication by its reciprocal, which
@@ -741,10 +778,8 @@ static lapack_int lu_matrix(const stack *s, int64_t i, lapack_int *pivots, doubl
                             int *exponent)
 {
     lapack_int n = (lapack_int)s->rows;
-    /* below half the exponent range, pivots can be tiny without the
-     * matrix being anywhere near singular */
     *exponent = 0;
-    if (largest > 0 && largest < (is_single(s) ? 0x1p-63 : 0x1p-511)) {
+    if (largest > 0 && largest < tiny_matrix_limit(s)) {
         frexp(largest, exponent);
         *exponent = -*exponent;
         scale_parts(s, matrix_at(s, i), s->rows * s->cols * (factor_is_complex(s) ? 2 : 1),
@@ -777,7 +812,7 @@ static lapack_int solve_matrix(const stack *s, int64_t i, void *context, char *s
     char *columns = scratch, *b_i = matrix_at(c->b, i);
     lapack_int *pivots = (lapack_int *)(void *)(scratch + (size_t)n * (size_t)nrhs * s->size);
     int exponent;
-    lapack_int info = lu_matrix(s, i, pivots, largest_part(s, i), &exponent);
+    lapack_int info = lu_matrix(s, i, pivots, largest_if_tiny(s, i), &exponent);
     if (info != 0)
         return info;
     /* a scaled a: b scaled into range too (2^e b), and x = 2^(ea - eb) y
@@ -906,7 +941,7 @@ static lapack_int inv_matrix(const stack *s, int64_t i, void *context, char *scr
     lapack_int n = (lapack_int)s->rows, *pivots = (lapack_int *)(void *)scratch;
     char *inverse = factor_result_at(context, i);
     int exponent;
-    lapack_int info = lu_matrix(s, i, pivots, largest_part(s, i), &exponent);
+    lapack_int info = lu_matrix(s, i, pivots, largest_if_tiny(s, i), &exponent);
     if (info != 0)
         return info;
     factor_set_identity(s, inverse, n);
