@@ -142,7 +142,9 @@ void gk_lapacke_resume_threads(const gk_lapacke *lapacke)
     if (!pausable(lapacke))
         return;
     pthread_mutex_lock(&pause_lock);
-    if (--pauses == 0)
+    /* a count someone else set meanwhile (openblas_set_num_threads from
+     * another thread, threadpoolctl) is theirs to keep */
+    if (--pauses == 0 && lapacke->openblas_get_num_threads() == 1)
         lapacke->openblas_set_num_threads(threads_before_pause);
     pthread_mutex_unlock(&pause_lock);
 }

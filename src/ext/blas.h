@@ -128,7 +128,8 @@ gk_status gk_lapacke_open(const char *op, const gk_lapacke **lapacke);
 
 /* OpenBLAS to one thread per call, from the first pause to the last
  * resume (pauses nest and may come from several threads; the last resume
- * restores the count the first pause found): for loops that share out
+ * restores the count the first pause found, unless someone else set
+ * another meanwhile): for loops that share out
  * many small LAPACK calls among gpukit's own threads, where OpenBLAS's
  * pool, asked for by several callers at once, only spins. No-ops where
  * LAPACKE does not run on an OpenBLAS with its own thread pool (an OpenMP

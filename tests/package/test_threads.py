@@ -272,3 +272,32 @@ def test_complex_eigvalsh_in_a_thread(py):
                                        else 1e-10, err_msg=f"{n} {dtype} {device}")
         assert len(results) == 3 * len(gpukit.devices())
     """)
+
+
+def test_openblas_thread_count_set_during_a_pause_is_kept(py):
+    """A stack of small matrices holds OpenBLAS to one thread while it runs
+    and restores the count after; a count another thread sets meanwhile
+    (openblas_set_num_threads, as threadpoolctl does) is kept."""
+    py("""
+        import ctypes, threading
+        import numpy as np
+        import gpukit
+        from gpukit import linalg
+
+        stack = gpukit.asarray(np.random.default_rng(0).standard_normal((400000, 4, 4))
+                               + 4 * np.eye(4))
+        linalg.inv(stack[:10])  # LAPACKE and its OpenBLAS loaded
+        openblas = ctypes.CDLL("libopenblas.so.0")  # the one gpukit's LAPACKE runs on
+        if openblas.openblas_get_parallel() != 1 or openblas.openblas_get_num_threads() == 1:
+            raise SystemExit(0)  # nothing is paused: an OpenMP or one-thread build
+        worker = threading.Thread(target=linalg.inv, args=(stack,))
+        worker.start()
+        paused = False
+        while worker.is_alive() and not paused:
+            paused = openblas.openblas_get_num_threads() == 1
+        if paused:
+            openblas.openblas_set_num_threads(3)
+        worker.join()
+        assert paused, "the stack ended before its pause was seen"
+        assert openblas.openblas_get_num_threads() == 3, openblas.openblas_get_num_threads()
+    """)
