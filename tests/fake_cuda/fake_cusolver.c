@@ -7,8 +7,8 @@
  * workspace sizes it reports are small but real: gpukit must allocate
  * them (the pointers it passes are checked to be non-NULL).
  *
- * FAKE_CUSOLVER_LWORK sets the workspace size the one-matrix routines
- * report (a negative one: an int that overflowed).
+ * FAKE_CUSOLVER_LWORK sets the workspace size every _bufferSize reports
+ * (a negative one: an int that overflowed).
  *
  * The batched routines (potrfBatched; syevjBatched and gesvdjBatched, whose
  * parameter objects it makes and ignores) loop over LAPACKE the same way:
@@ -226,7 +226,7 @@ static void conjugate_transpose(char *v, int ldv, const char *vt, int n, size_t 
                                                     const void *a, int lda, const void *w,         \
                                                     int *lwork, fake_params *params, int batch)    \
     {                                                                                              \
-        *lwork = 16;                                                                               \
+        *lwork = fake_lwork();                                                                     \
         return SUCCESS;                                                                            \
     }                                                                                              \
     EXPORT int cusolverDn##P##J##Batched(fake_handle *h, int jobz, int uplo, int n, T *a, int lda, \
@@ -247,7 +247,7 @@ static void conjugate_transpose(char *v, int ldv, const char *vt, int n, size_t 
         const void *u, int ldu, const void *v, int ldv, int *lwork, fake_params *params,           \
         int batch)                                                                                 \
     {                                                                                              \
-        *lwork = 16;                                                                               \
+        *lwork = fake_lwork();                                                                     \
         return SUCCESS;                                                                            \
     }                                                                                              \
     EXPORT int cusolverDn##P##gesvdjBatched(fake_handle *h, int jobz, int m, int n, T *a, int lda, \

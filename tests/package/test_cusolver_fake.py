@@ -196,16 +196,22 @@ def test_an_overflowed_workspace_size_is_refused(py):
     # cuSOLVER's 32-bit API gives workspace sizes as an int, which big
     # enough matrices overflow (syevd's is about 2 n^2): refused with what
     # to do, not run in a workspace too small.
+    # A batched eigh (syevjBatched) goes one matrix at a time instead,
+    # where the size is refused too here. (The Jacobi svd's check is not
+    # reached on the fake: svd's finiteness check is a kernel.)
     out = py("""
 import numpy as np
 import gpukit
 from gpukit import linalg
-a = gpukit.asarray(np.eye(3), device="cuda:0")
-try:
-    linalg.eigh(a)
-except ValueError as e:
-    print(e)
+for shape in [(3, 3), (4, 3, 3)]:
+    try:
+        linalg.eigh(gpukit.asarray(np.broadcast_to(np.eye(3), shape).copy(), device="cuda:0"))
+    except ValueError as e:
+        print(e)
 """, GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUSOLVER_LIBRARY=FAKE_CUSOLVER,
              GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS, FAKE_CUSOLVER_LWORK="-2").stdout
-    assert "32-bit workspace size overflows for 3 x 3 matrices" in out, out
-    assert 'x.to_device("cpu")' in out
+    lines = out.splitlines()
+    assert len(lines) == 2, out
+    assert "32-bit workspace size overflows for 3 x 3 matrices (1 at once)" in lines[0], out
+    assert "32-bit workspace size overflows for 3 x 3 matrices (4 at once)" in lines[1], out
+    assert all('x.to_device("cpu")' in line for line in lines)

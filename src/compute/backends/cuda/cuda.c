@@ -1223,6 +1223,9 @@ static cusolverStatus_t solve_batched(const gk_cusolver *so, cusolverDnHandle_t 
         if (r == CUSOLVER_STATUS_SUCCESS)
             r = so->syevjBatched_bufferSize[p](h, jobz, uplo, n, c->a, n, c->w, &lwork, *syevj,
                                                count);
+        /* an overflowed size: one matrix at a time instead (solve_each) */
+        if (r == CUSOLVER_STATUS_SUCCESS && lwork < 0)
+            return CUSOLVER_STATUS_INVALID_VALUE;
         bytes = (size_t)(lwork > 0 ? lwork : 1) * size;
         if (r == CUSOLVER_STATUS_SUCCESS &&
             (*status = gk_gpu_alloc(device, bytes, &work)) == GK_OK)
@@ -1232,6 +1235,19 @@ static cusolverStatus_t solve_batched(const gk_cusolver *so, cusolverDnHandle_t 
     if (work) /* stream order: free for work queued after this */
         gk_gpu_release(device, work, bytes);
     return r;
+}
+
+/* A workspace size cuSOLVER gave as a negative int: it overflowed
+ * (syevd's is about 2 n^2, a batched routine's the count times a
+ * matrix's). */
+static gk_status overflowed_workspace(gk_device device, const gk_solver_call *c)
+{
+    return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                   "cuda:%d: cuSOLVER's 32-bit workspace size overflows for %lld x %lld "
+                   "matrices (%lld at once): compute them in smaller stacks, or on the CPU "
+                   "(x.to_device(\"cpu\"))",
+                   device.index, (long long)(c->m ? c->m : c->n), (long long)c->n,
+                   (long long)c->count);
 }
 
 /* Whether gesvdjBatched takes the call's m x n matrices in its precision. */
@@ -1258,6 +1274,10 @@ static cusolverStatus_t solve_jacobi_svd(const gk_cusolver *so, cusolverDnHandle
     if (r == CUSOLVER_STATUS_SUCCESS)
         r = so->gesvdjBatched_bufferSize[p](h, jobz, m, n, c->a, m, c->w, c->b, m, c->c, n,
                                             &lwork, *gesvdj, (int)c->count);
+    if (r == CUSOLVER_STATUS_SUCCESS && lwork < 0) {
+        *status = overflowed_workspace(device, c);
+        return r;
+    }
     size_t bytes = (size_t)(lwork > 0 ? lwork : 1) * gk_dtype_size(c->dtype);
     void *work = NULL;
     if (r == CUSOLVER_STATUS_SUCCESS && (*status = gk_gpu_alloc(device, bytes, &work)) == GK_OK)
@@ -1293,11 +1313,7 @@ static cusolverStatus_t solve_each(const gk_cusolver *so, cusolverDnHandle_t h,
     else if (c->op == GK_SOLVER_QR_Q)
         r = so->orgqr_bufferSize[p](h, m, n, (int)c->k, c->a, m, c->b, &lwork);
     if (r == CUSOLVER_STATUS_SUCCESS && lwork < 0) {
-        /* an int that overflowed (syevd's is about 2 n^2) */
-        *status = gk_fail(GK_ERR_INVALID_ARGUMENT, "cuda:%d: cuSOLVER's 32-bit workspace size "
-                          "overflows for %lld x %lld matrices: compute them on the CPU "
-                          "(x.to_device(\"cpu\"))", device.index,
-                          (long long)(c->m ? c->m : c->n), (long long)c->n);
+        *status = overflowed_workspace(device, c);
         return r;
     }
     void *work = NULL, *rwork = NULL;
