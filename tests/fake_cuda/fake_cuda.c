@@ -123,17 +123,17 @@ struct CUstream_st {
 };
 static struct CUstream_st *streams;
 static int next_stream_id = 1;
-/* The legacy default stream, handle 1 (and the per-thread one, handle 2,
- * taken as the same): other libraries' work, queued through these
- * handles by the tests. gpukit's streams are non-blocking, so it is
- * ordered against neither. */
+/* The legacy default stream, handles 0 and 1 (and the per-thread one,
+ * handle 2, taken as the same): other libraries' work, queued through
+ * these handles by the tests. gpukit's streams are non-blocking, so it
+ * is ordered against neither. */
 static struct CUstream_st legacy_stream = {.id = -1};
 
 /* The stream a handle names. */
 static struct CUstream_st *resolve(struct CUstream_st *handle)
 {
     uintptr_t value = (uintptr_t)handle;
-    return value == 1 || value == 2 ? &legacy_stream : handle;
+    return value <= 2 ? &legacy_stream : handle;
 }
 
 struct CUevent_st {
@@ -604,8 +604,6 @@ EXPORT void fake_cuda_run_on(struct CUstream_st *stream)
 EXPORT CUresult cuStreamSynchronize(struct CUstream_st *stream)
 {
     NEED_CONTEXT();
-    if (!stream)
-        return SUCCESS;
     pthread_mutex_lock(&lock);
     /* the legacy and per-thread default streams: CUDA array interface
      * producers name them */
@@ -649,8 +647,6 @@ EXPORT CUresult cuEventDestroy_v2(struct CUevent_st *event)
 EXPORT CUresult cuEventRecord(struct CUevent_st *event, struct CUstream_st *stream)
 {
     NEED_CONTEXT();
-    if (!stream)
-        return INVALID_HANDLE;
     stream = resolve(stream);
     pthread_mutex_lock(&lock);
     event->stream_id = stream->id;
@@ -684,8 +680,9 @@ EXPORT CUresult cuEventSynchronize(struct CUevent_st *event)
 EXPORT CUresult cuStreamWaitEvent(struct CUstream_st *stream, struct CUevent_st *event,
                                   unsigned int flags)
 {
+    (void)stream; /* any, the legacy one (0, 1, 2) too */
     NEED_CONTEXT();
-    if (!stream || flags != 0)
+    if (flags != 0)
         return INVALID_VALUE;
     /* Work queued on `stream` from now on comes after the event: doing
      * the event's work now keeps that order. */
@@ -867,6 +864,8 @@ EXPORT CUresult cuLaunchKernel(entry *function, unsigned gx, unsigned gy, unsign
     unsigned dims[6] = {gx, gy, gz, bx, by, bz};
     memcpy(launch_dims, dims, sizeof dims);
     launch_stream = stream;
+    if (resolve(stream) == &legacy_stream)
+        enqueue(&legacy_stream, NULL, NULL, 0);
     for (struct CUstream_st *s = streams; s; s = s->next)
         if (s == stream)
             enqueue(s, NULL, NULL, 0);
