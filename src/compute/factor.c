@@ -767,13 +767,12 @@ static double largest_if_tiny(const stack *s, int64_t i)
  * transpose (the same determinant; the inverse of the transpose is the
  * inverse's transpose); its pivots into `pivots`. `largest` is
  * largest_part of the matrix, or largest_if_tiny's answer. A matrix whose
- * parts are all tiny is first
- * multiplied by the power of two 2^*exponent that brings its largest part
- * near 1 (0: not scaled, the common case): Debian's OpenBLAS (0.3.21)
- * divides by a pivot as a multiplication by its reciprocal, which
- * overflows for a subnormal pivot (1 / 1e-39 in float32), and turned a
- * well-conditioned matrix scaled down to 1e-39 into det -inf and a NaN
- * solve. The callers undo the power. */
+ * parts are all tiny is first multiplied by the power of two 2^*exponent
+ * that brings its largest part near 1 (0: not scaled, the common case):
+ * Debian's OpenBLAS (0.3.21) divides by a pivot as a multiplication by
+ * its reciprocal, which overflows for a subnormal pivot (1 / 1e-39 in
+ * float32), and turned a well-conditioned matrix scaled down to 1e-39
+ * into det -inf and a NaN solve. The callers undo the power. */
 static lapack_int lu_matrix(const stack *s, int64_t i, lapack_int *pivots, double largest,
                             int *exponent)
 {
