@@ -763,27 +763,34 @@ static double largest_if_tiny(const stack *s, int64_t i)
     return largest_part(s, i);
 }
 
+/* Matrix i multiplied by the power of two that brings its largest part
+ * near 1 when all its parts are tiny (`largest`: largest_part of it, or
+ * largest_if_tiny's answer); the power's exponent (0: not scaled, the
+ * common case). Debian's OpenBLAS (0.3.21) divides by a pivot as a
+ * multiplication by its reciprocal, which overflows for a subnormal pivot
+ * (1 / 1e-39 in float32), and turned a well-conditioned matrix scaled
+ * down to 1e-39 into det -inf and a NaN solve. The callers undo it. */
+static int scale_if_tiny(const stack *s, int64_t i, double largest)
+{
+    int exponent = 0;
+    if (largest > 0 && largest < tiny_matrix_limit(s)) {
+        frexp(largest, &exponent);
+        exponent = -exponent;
+        scale_parts(s, matrix_at(s, i), s->rows * s->cols * (factor_is_complex(s) ? 2 : 1),
+                    exponent);
+    }
+    return exponent;
+}
+
 /* getrf of matrix i of s in place, which in column-major order is its
  * transpose (the same determinant; the inverse of the transpose is the
- * inverse's transpose); its pivots into `pivots`. `largest` is
- * largest_part of the matrix, or largest_if_tiny's answer. A matrix whose
- * parts are all tiny is first multiplied by the power of two 2^*exponent
- * that brings its largest part near 1 (0: not scaled, the common case):
- * Debian's OpenBLAS (0.3.21) divides by a pivot as a multiplication by
- * its reciprocal, which overflows for a subnormal pivot (1 / 1e-39 in
- * float32), and turned a well-conditioned matrix scaled down to 1e-39
- * into det -inf and a NaN solve. The callers undo the power. */
+ * inverse's transpose); its pivots into `pivots`; scaled first by
+ * scale_if_tiny (its exponent into *exponent). */
 static lapack_int lu_matrix(const stack *s, int64_t i, lapack_int *pivots, double largest,
                             int *exponent)
 {
     lapack_int n = (lapack_int)s->rows;
-    *exponent = 0;
-    if (largest > 0 && largest < tiny_matrix_limit(s)) {
-        frexp(largest, exponent);
-        *exponent = -*exponent;
-        scale_parts(s, matrix_at(s, i), s->rows * s->cols * (factor_is_complex(s) ? 2 : 1),
-                    *exponent);
-    }
+    *exponent = scale_if_tiny(s, i, largest);
     return s->lapacke->getrf[s->precision](LAPACK_COL_MAJOR, n, n, matrix_at(s, i),
                                            at_least_one(n), pivots);
 }
@@ -927,26 +934,24 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
 }
 
 static const factor_routine inv_routines[] = {
-    {"getrf", NULL, "the matrix is singular"},
-    {"getrs", NULL, NULL},
+    {"gesv", NULL, "the matrix is singular"},
 };
 
 /* Matrix i's inverse into the result (context), as NumPy and the GPU
- * path make it: a^T's LU, then op N with the identity, which gives
- * inv(a^T) in column-major order: inv(a) in C order. scratch: the pivots. */
+ * path make it: a^T's LU, then op N with the identity (gesv: both in one
+ * call, as NumPy's, which for small matrices is half the calls' overhead),
+ * which gives inv(a^T) in column-major order: inv(a) in C order.
+ * scratch: the pivots. */
 static lapack_int inv_matrix(const stack *s, int64_t i, void *context, char *scratch,
                              int *which)
 {
+    (void)which;
     lapack_int n = (lapack_int)s->rows, *pivots = (lapack_int *)(void *)scratch;
     char *inverse = factor_result_at(context, i);
-    int exponent;
-    lapack_int info = lu_matrix(s, i, pivots, largest_if_tiny(s, i), &exponent);
-    if (info != 0)
-        return info;
+    int exponent = scale_if_tiny(s, i, largest_if_tiny(s, i));
     factor_set_identity(s, inverse, n);
-    *which = 1;
-    info = s->lapacke->getrs[s->precision](LAPACK_COL_MAJOR, 'N', n, n, matrix_at(s, i), n,
-                                           pivots, inverse, n);
+    lapack_int info = s->lapacke->gesv[s->precision](LAPACK_COL_MAJOR, n, n, matrix_at(s, i), n,
+                                                     pivots, inverse, n);
     /* inv(a) = 2^e inv(2^e a) */
     if (exponent != 0)
         scale_parts(s, inverse, (int64_t)n * n * (factor_is_complex(s) ? 2 : 1), exponent);

@@ -35,6 +35,7 @@ static const gk_entry_point lapacke_entry_points[] = {
     FOUR("sgetrf", "dgetrf", "cgetrf", "zgetrf", getrf),
     FOUR("sgetrs", "dgetrs", "cgetrs", "zgetrs", getrs),
     FOUR("sgetri", "dgetri", "cgetri", "zgetri", getri),
+    FOUR("sgesv", "dgesv", "cgesv", "zgesv", gesv),
     FOUR("spotrf", "dpotrf", "cpotrf", "zpotrf", potrf),
     {"LAPACKE_ssyevd_work", 1, offsetof(gk_lapacke, syevd_work[0])},
     {"LAPACKE_dsyevd_work", 1, offsetof(gk_lapacke, syevd_work[1])},

@@ -87,6 +87,10 @@ typedef struct gk_lapacke {
                                               const lapack_int *ipiv, void *b, lapack_int ldb);
     lapack_int (*getri[GK_LAPACK_PRECISIONS])(int layout, lapack_int n, void *a, lapack_int lda,
                                               const lapack_int *ipiv);
+    /* getrf and getrs ('N') in one call: b overwritten by the solution. */
+    lapack_int (*gesv[GK_LAPACK_PRECISIONS])(int layout, lapack_int n, lapack_int nrhs, void *a,
+                                             lapack_int lda, lapack_int *ipiv, void *b,
+                                             lapack_int ldb);
     /* Cholesky. */
     lapack_int (*potrf[GK_LAPACK_PRECISIONS])(int layout, char uplo, lapack_int n, void *a,
                                               lapack_int lda);
