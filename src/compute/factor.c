@@ -98,6 +98,12 @@ static char *matrix_at(const stack *s, int64_t i)
     return s->data + (size_t)(i * s->rows * s->cols) * s->size;
 }
 
+/* The real parts of one matrix of s (two per element of a complex one). */
+static int64_t matrix_parts(const stack *s)
+{
+    return s->rows * s->cols * (factor_is_complex(s) ? 2 : 1);
+}
+
 /* LAPACK's name of a routine of the stack's precision ("dgetrf"), in buf;
  * `complex_base` names it for complex matrices where it differs ("ungqr"
  * for "orgqr"). */
@@ -453,11 +459,11 @@ static double complex element(const stack *s, const char *data, int64_t i)
  * NumPy says then. */
 static gk_status check_finite(const stack *s, const char *why)
 {
-    size_t parts = (size_t)(s->count * s->rows * s->cols) * (factor_is_complex(s) ? 2 : 1);
+    size_t parts = (size_t)(s->count * matrix_parts(s));
     for (size_t i = 0; i < parts; i++) {
         if (!isfinite(part_at(s, s->data, (int64_t)i))) {
             char where[200];
-            int64_t matrix = (int64_t)(i / (factor_is_complex(s) ? 2 : 1)) / (s->rows * s->cols);
+            int64_t matrix = (int64_t)i / matrix_parts(s);
             return gk_fail(GK_ERR_LINALG, "%s: %s: the matrix contains NaN or infinity%s",
                            s->function, why, factor_which_matrix(s, matrix, where, sizeof where));
         }
@@ -703,7 +709,7 @@ gk_status gk_qr(const gk_array *a, bool complete, gk_array **q, gk_array **r)
  * NaN. */
 static double largest_part(const stack *s, int64_t i)
 {
-    int64_t parts = s->rows * s->cols * (factor_is_complex(s) ? 2 : 1);
+    int64_t parts = matrix_parts(s);
     const char *m = matrix_at(s, i);
     /* one loop per precision, without branches: it runs before every LU
      * of a stack of small matrices, where it is a part of the time */
@@ -741,6 +747,16 @@ static void scale_parts(const stack *s, char *data, int64_t parts, int e)
     }
 }
 
+/* The exponent e that brings 2^e * largest into [0.5, 1); 0 for 0, an
+ * infinity or NaN, which no power of two brings there. */
+static int power_to_one(double largest)
+{
+    int exponent = 0;
+    if (largest > 0 && isfinite(largest))
+        frexp(largest, &exponent);
+    return -exponent;
+}
+
 /* Below this largest part (half the exponent range), a matrix's pivots
  * can be tiny without it being anywhere near singular. */
 static double tiny_matrix_limit(const stack *s)
@@ -754,7 +770,7 @@ static double tiny_matrix_limit(const stack *s)
  * for it. NaN counts as reaching it. */
 static double largest_if_tiny(const stack *s, int64_t i)
 {
-    int64_t parts = s->rows * s->cols * (factor_is_complex(s) ? 2 : 1);
+    int64_t parts = matrix_parts(s);
     const char *m = matrix_at(s, i);
     double limit = tiny_matrix_limit(s);
     for (int64_t j = 0; j < parts; j++)
@@ -772,13 +788,9 @@ static double largest_if_tiny(const stack *s, int64_t i)
  * down to 1e-39 into det -inf and a NaN solve. The callers undo it. */
 static int scale_if_tiny(const stack *s, int64_t i, double largest)
 {
-    int exponent = 0;
-    if (largest > 0 && largest < tiny_matrix_limit(s)) {
-        frexp(largest, &exponent);
-        exponent = -exponent;
-        scale_parts(s, matrix_at(s, i), s->rows * s->cols * (factor_is_complex(s) ? 2 : 1),
-                    exponent);
-    }
+    int exponent = largest < tiny_matrix_limit(s) ? power_to_one(largest) : 0;
+    if (exponent != 0)
+        scale_parts(s, matrix_at(s, i), matrix_parts(s), exponent);
     return exponent;
 }
 
@@ -821,16 +833,11 @@ static lapack_int solve_matrix(const stack *s, int64_t i, void *context, char *s
     lapack_int info = lu_matrix(s, i, pivots, largest_if_tiny(s, i), &exponent);
     if (info != 0)
         return info;
-    /* a scaled a: b scaled into range too (2^e b), and x = 2^(ea - eb) y
+    /* a scaled a: b scaled into range too (2^eb b), and x = 2^(ea - eb) y
      * from the solution y of 2^ea a y = 2^eb b */
-    int64_t b_parts = (int64_t)n * nrhs * (factor_is_complex(s) ? 2 : 1);
-    int b_exponent = 0;
-    if (exponent != 0) {
-        double largest = largest_part(c->b, i);
-        if (largest > 0 && isfinite(largest))
-            frexp(largest, &b_exponent);
-        scale_parts(s, b_i, b_parts, -b_exponent);
-    }
+    int b_exponent = exponent != 0 ? power_to_one(largest_part(c->b, i)) : 0;
+    if (b_exponent != 0)
+        scale_parts(s, b_i, matrix_parts(c->b), b_exponent);
     if (nrhs > 1)
         transpose(s, columns, b_i, n, nrhs, false);
     *which = 1;
@@ -839,7 +846,7 @@ static lapack_int solve_matrix(const stack *s, int64_t i, void *context, char *s
     if (nrhs > 1)
         transpose(s, b_i, columns, nrhs, n, false);
     if (exponent != 0)
-        scale_parts(s, b_i, b_parts, exponent + b_exponent);
+        scale_parts(s, b_i, matrix_parts(c->b), exponent - b_exponent);
     return info;
 }
 
@@ -954,7 +961,7 @@ static lapack_int inv_matrix(const stack *s, int64_t i, void *context, char *scr
                                                      pivots, inverse, n);
     /* inv(a) = 2^e inv(2^e a) */
     if (exponent != 0)
-        scale_parts(s, inverse, (int64_t)n * n * (factor_is_complex(s) ? 2 : 1), exponent);
+        scale_parts(s, inverse, matrix_parts(s), exponent);
     return info;
 }
 
