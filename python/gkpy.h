@@ -59,10 +59,8 @@ typedef struct gkpy_state {
     PyThread_type_lock probe_lock;
     /* held by the one thread inside gpukit.reserve() */
     PyThread_type_lock reserve_lock;
-    /* NumPy dispatch (numpy_dispatch.c), each NULL until first asked:
-     * gpukit function -> how many arguments it takes by position;
-     * NumPy function -> the names of its positional parameters */
-    PyObject *positional_counts;
+    /* NumPy dispatch (numpy_dispatch.c): gpukit's and NumPy's functions
+     * -> the names of their positional parameters; NULL until first asked */
     PyObject *positional_names;
 } gkpy_state;
 

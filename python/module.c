@@ -34,8 +34,7 @@ static int state_objects(gkpy_state *state, PyObject **fields[])
         (PyObject **)&state->unique_types[2],
         &state->gpu_error,                     &state->no_gpu_error,
         &state->linalg_error,                  &state->device_context,
-        &state->held_reservation,              &state->positional_counts,
-        &state->positional_names,
+        &state->held_reservation,              &state->positional_names,
     };
     int count = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

@@ -414,50 +414,24 @@ static long parameter_kind(PyObject *parameter)
     return value;
 }
 
-/* How many arguments gpukit's `function` takes by position
- * (PY_SSIZE_T_MAX: any number, or its signature cannot be read), read
- * once per function; -1 with an exception. */
-static Py_ssize_t positional_count(gkpy_state *state, PyObject *function)
-{
-    if (!state->positional_counts && !(state->positional_counts = PyDict_New()))
-        return -1;
-    PyObject *known = PyDict_GetItemWithError(state->positional_counts, function);
-    if (known)
-        return PyLong_AsSsize_t(known);
-    if (PyErr_Occurred())
-        return -1;
-    PyObject *parameters = parameters_of(function);
-    Py_ssize_t count = parameters ? 0 : PY_SSIZE_T_MAX;
-    for (Py_ssize_t i = 0; parameters && i < PyList_GET_SIZE(parameters); i++) {
-        long kind = parameter_kind(PyList_GET_ITEM(parameters, i));
-        if (kind == 2)
-            count = PY_SSIZE_T_MAX;
-        else if ((kind == 0 || kind == 1) && count < PY_SSIZE_T_MAX)
-            count++;
-    }
-    Py_XDECREF(parameters);
-    if (PyErr_Occurred())
-        return -1;
-    PyObject *value = PyLong_FromSsize_t(count);
-    int stored = value ? PyDict_SetItem(state->positional_counts, function, value) : -1;
-    Py_XDECREF(value);
-    return stored < 0 ? -1 : count;
-}
-
-/* The names of the parameters NumPy's `numpy_function` takes by position,
- * in order (a tuple, a new reference: empty when its signature cannot be
- * read), read once per function; NULL with an exception. */
-static PyObject *positional_names(gkpy_state *state, PyObject *numpy_function)
+/* The names of the parameters `function` (gpukit's or NumPy's) takes by
+ * position, in order: a tuple, or None when it takes any number (*args)
+ * or its signature cannot be read. Read once per function (the cache is
+ * in the module state); a new reference, NULL with an exception. */
+static PyObject *positional_names(gkpy_state *state, PyObject *function)
 {
     if (!state->positional_names && !(state->positional_names = PyDict_New()))
         return NULL;
-    PyObject *known = PyDict_GetItemWithError(state->positional_names, numpy_function);
+    PyObject *known = PyDict_GetItemWithError(state->positional_names, function);
     if (known || PyErr_Occurred())
         return Py_XNewRef(known);
-    PyObject *parameters = parameters_of(numpy_function), *names = PyList_New(0);
-    for (Py_ssize_t i = 0; parameters && names && i < PyList_GET_SIZE(parameters); i++) {
+    PyObject *parameters = parameters_of(function);
+    PyObject *names = parameters ? PyList_New(0) : NULL;
+    bool any_number = !parameters && !PyErr_Occurred();
+    for (Py_ssize_t i = 0; names && i < PyList_GET_SIZE(parameters); i++) {
         PyObject *parameter = PyList_GET_ITEM(parameters, i);
         long kind = parameter_kind(parameter);
+        any_number |= kind == 2;
         if (kind != 0 && kind != 1)
             break;
         PyObject *name = PyObject_GetAttrString(parameter, "name");
@@ -466,13 +440,15 @@ static PyObject *positional_names(gkpy_state *state, PyObject *numpy_function)
         Py_XDECREF(name);
     }
     Py_XDECREF(parameters);
-    PyObject *tuple = names && !PyErr_Occurred() ? PyList_AsTuple(names) : NULL;
+    PyObject *value = PyErr_Occurred() ? NULL
+                      : any_number     ? Py_NewRef(Py_None)
+                                       : PyList_AsTuple(names);
     Py_XDECREF(names);
     /* another thread may have read it meanwhile (inspect runs Python):
      * the first stored stays */
-    PyObject *stored = tuple ? PyDict_SetDefault(state->positional_names, numpy_function, tuple)
+    PyObject *stored = value ? PyDict_SetDefault(state->positional_names, function, value)
                              : NULL;
-    Py_XDECREF(tuple);
+    Py_XDECREF(value);
     return Py_XNewRef(stored);
 }
 
@@ -487,7 +463,7 @@ static int extras_as_keywords(gkpy_state *state, PyObject *numpy_function, PyObj
     Py_ssize_t given = PyTuple_GET_SIZE(args);
     if (!names)
         return -1;
-    int moved = PyTuple_GET_SIZE(names) >= given ? 1 : 0;
+    int moved = names != Py_None && PyTuple_GET_SIZE(names) >= given ? 1 : 0;
     PyObject *keywords = moved ? PyDict_Copy(*kwargs) : NULL;
     if (moved && !keywords)
         moved = -1;
@@ -547,9 +523,11 @@ static int numpy_call_in_our_terms(gkpy_state *state, PyObject *numpy_function,
                                    PyObject *function, const char *module, const char *name,
                                    PyObject **args, PyObject **kwargs)
 {
-    Py_ssize_t count = positional_count(state, function);
-    if (count < 0)
+    PyObject *names = positional_names(state, function);
+    if (!names)
         return -1;
+    Py_ssize_t count = names == Py_None ? PY_SSIZE_T_MAX : PyTuple_GET_SIZE(names);
+    Py_DECREF(names);
     if (PyTuple_GET_SIZE(*args) > count) {
         int moved = extras_as_keywords(state, numpy_function, *args, count, kwargs);
         if (moved < 0)
