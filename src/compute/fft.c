@@ -477,12 +477,13 @@ gk_status gk_fftfreq(gk_device device, gk_dtype dtype, int64_t n, double d, bool
                      gk_array **out)
 {
     *out = NULL;
+    const char *name = real ? "rfftfreq" : "fftfreq";
     if (n < 1)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: n is %lld; it must be at least 1",
-                       real ? "rfftfreq" : "fftfreq", (long long)n);
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: n is %lld; it must be at least 1", name,
+                       (long long)n);
     if (!gk_dtype_is_float(dtype))
         return gk_fail(GK_ERR_UNSUPPORTED_DTYPE, "%s: the dtype must be real floating, not %s",
-                       real ? "rfftfreq" : "fftfreq", gk_dtype_name(dtype));
+                       name, gk_dtype_name(dtype));
     /* 0, 1, ..., then (fftfreq) the negative frequencies -(n/2), ..., -1;
      * all over d * n, computed in double precision in a host array (whose
      * making refuses a length beyond memory), then moved and converted */
@@ -490,8 +491,7 @@ gk_status gk_fftfreq(gk_device device, gk_dtype dtype, int64_t n, double d, bool
     gk_array *wide = NULL, *moved = NULL;
     gk_status status = gk_empty(gk_device_cpu(), GK_FLOAT64, 1, &count, &wide);
     if (status != GK_OK)
-        return gk_fail(status, "%s: %lld points: %s", real ? "rfftfreq" : "fftfreq",
-                       (long long)n, gk_last_error());
+        return gk_fail(status, "%s: %lld points: %s", name, (long long)n, gk_last_error());
     double *values = gk_array_data(wide);
     for (int64_t i = 0; i < count; i++) {
         int64_t k = i < (n + 1) / 2 || real ? i : i - n;

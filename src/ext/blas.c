@@ -34,7 +34,6 @@ static const gk_entry_point lapacke_entry_points[] = {
     FOUR("sorgqr", "dorgqr", "cungqr", "zungqr", orgqr),
     FOUR("sgetrf", "dgetrf", "cgetrf", "zgetrf", getrf),
     FOUR("sgetrs", "dgetrs", "cgetrs", "zgetrs", getrs),
-    FOUR("sgetri", "dgetri", "cgetri", "zgetri", getri),
     FOUR("sgesv", "dgesv", "cgesv", "zgesv", gesv),
     FOUR("spotrf", "dpotrf", "cpotrf", "zpotrf", potrf),
     {"LAPACKE_ssyevd_work", 1, offsetof(gk_lapacke, syevd_work[0])},

@@ -79,14 +79,12 @@ typedef struct gk_lapacke {
     lapack_int (*orgqr[GK_LAPACK_PRECISIONS])(int layout, lapack_int m, lapack_int n,
                                               lapack_int k, void *a, lapack_int lda,
                                               const void *tau);
-    /* LU: factor, solve from the factors (trans 'N', 'T' or 'C'), invert. */
+    /* LU: factor, and solve from the factors (trans 'N', 'T' or 'C'). */
     lapack_int (*getrf[GK_LAPACK_PRECISIONS])(int layout, lapack_int m, lapack_int n, void *a,
                                               lapack_int lda, lapack_int *ipiv);
     lapack_int (*getrs[GK_LAPACK_PRECISIONS])(int layout, char trans, lapack_int n,
                                               lapack_int nrhs, const void *a, lapack_int lda,
                                               const lapack_int *ipiv, void *b, lapack_int ldb);
-    lapack_int (*getri[GK_LAPACK_PRECISIONS])(int layout, lapack_int n, void *a, lapack_int lda,
-                                              const lapack_int *ipiv);
     /* getrf and getrs ('N') in one call: b overwritten by the solution. */
     lapack_int (*gesv[GK_LAPACK_PRECISIONS])(int layout, lapack_int n, lapack_int nrhs, void *a,
                                              lapack_int lda, lapack_int *ipiv, void *b,
