@@ -764,28 +764,13 @@ static double tiny_matrix_limit(const stack *s)
     return is_single(s) ? 0x1p-63 : 0x1p-511;
 }
 
-/* largest_part of matrix i where it is below tiny_matrix_limit, else that
- * limit: the scan stops at the first part that reaches it (the first,
- * nearly always), so that a stack of small matrices pays next to nothing
- * for it. NaN counts as reaching it. */
-static double largest_if_tiny(const stack *s, int64_t i)
-{
-    int64_t parts = matrix_parts(s);
-    const char *m = matrix_at(s, i);
-    double limit = tiny_matrix_limit(s);
-    for (int64_t j = 0; j < parts; j++)
-        if (!(fabs(part_at(s, m, j)) < limit))
-            return limit;
-    return largest_part(s, i);
-}
-
-/* Matrix i multiplied by the power of two that brings its largest part
- * near 1 when all its parts are tiny (`largest`: largest_part of it, or
- * largest_if_tiny's answer); the power's exponent (0: not scaled, the
- * common case). Debian's OpenBLAS (0.3.21) divides by a pivot as a
- * multiplication by its reciprocal, which overflows for a subnormal pivot
- * (1 / 1e-39 in float32), and turned a well-conditioned matrix scaled
- * down to 1e-39 into det -inf and a NaN solve. The callers undo it. */
+/* Multiplies matrix i by the power of two that brings its largest part
+ * near 1 when all its parts are tiny (`largest`: largest_part of it);
+ * the power's exponent (0: not scaled, the common case). Debian's
+ * OpenBLAS (0.3.21) divides by a pivot as a multiplication by its
+ * reciprocal, which overflows for a subnormal pivot (1 / 1e-39 in
+ * float32), and turned a well-conditioned matrix scaled down to 1e-39
+ * into det -inf and a NaN solve. The callers undo it. */
 static int scale_if_tiny(const stack *s, int64_t i, double largest)
 {
     int exponent = largest < tiny_matrix_limit(s) ? power_to_one(largest) : 0;
@@ -794,15 +779,47 @@ static int scale_if_tiny(const stack *s, int64_t i, double largest)
     return exponent;
 }
 
-/* getrf of matrix i of s in place, which in column-major order is its
- * transpose (the same determinant; the inverse of the transpose is the
- * inverse's transpose); its pivots into `pivots`; scaled first by
- * scale_if_tiny (its exponent into *exponent). */
+/* Transposes the n x n matrix m in place. */
+static void transpose_square(const stack *s, char *m, int64_t n)
+{
+    char held[16]; /* one element: complex128 at most */
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t c = r + 1; c < n; c++) {
+            char *x = m + (size_t)(r * n + c) * s->size, *y = m + (size_t)(c * n + r) * s->size;
+            memcpy(held, x, s->size);
+            memcpy(x, y, s->size);
+            memcpy(y, held, s->size);
+        }
+}
+
+/* What was done to matrix i before its LU, for the callers to undo. */
+typedef struct lu_preparation {
+    int exponent; /* multiplied by 2^exponent (scale_if_tiny) */
+    bool turned;  /* transposed: column-major order now holds a, not a^T */
+} lu_preparation;
+
+/* Matrix i made ready for getrf or gesv (`largest`: its largest_part).
+ * Its C-order data is a^T in column-major order, and a^T's LU serves
+ * every caller as well as a's, without a copy. But with an infinity the
+ * two LUs differ in kind, not in rounding ([[1, inf], [0, 1]]^T has an
+ * exactly zero pivot, a a NaN one: det 0 and "singular" against NumPy's
+ * NaNs), so a matrix holding one is transposed in place and factored as
+ * NumPy factors it. */
+static lu_preparation prepare_lu(const stack *s, int64_t i, double largest)
+{
+    bool turned = isinf(largest);
+    if (turned)
+        transpose_square(s, matrix_at(s, i), s->rows);
+    return (lu_preparation){scale_if_tiny(s, i, largest), turned};
+}
+
+/* getrf of matrix i of s in place, made ready by prepare_lu (what it did
+ * into *prep); its pivots into `pivots`. */
 static lapack_int lu_matrix(const stack *s, int64_t i, lapack_int *pivots, double largest,
-                            int *exponent)
+                            lu_preparation *prep)
 {
     lapack_int n = (lapack_int)s->rows;
-    *exponent = scale_if_tiny(s, i, largest);
+    *prep = prepare_lu(s, i, largest);
     return s->lapacke->getrf[s->precision](LAPACK_COL_MAJOR, n, n, matrix_at(s, i),
                                            at_least_one(n), pivots);
 }
@@ -829,10 +846,11 @@ static lapack_int solve_matrix(const stack *s, int64_t i, void *context, char *s
     lapack_int n = (lapack_int)s->rows, nrhs = c->nrhs;
     char *columns = scratch, *b_i = matrix_at(c->b, i);
     lapack_int *pivots = (lapack_int *)(void *)(scratch + (size_t)n * (size_t)nrhs * s->size);
-    int exponent;
-    lapack_int info = lu_matrix(s, i, pivots, largest_if_tiny(s, i), &exponent);
+    lu_preparation prep;
+    lapack_int info = lu_matrix(s, i, pivots, largest_part(s, i), &prep);
     if (info != 0)
         return info;
+    int exponent = prep.exponent;
     /* a scaled a: b scaled into range too (2^eb b), and x = 2^(ea - eb) y
      * from the solution y of 2^ea a y = 2^eb b */
     int b_exponent = exponent != 0 ? power_to_one(largest_part(c->b, i)) : 0;
@@ -841,8 +859,9 @@ static lapack_int solve_matrix(const stack *s, int64_t i, void *context, char *s
     if (nrhs > 1)
         transpose(s, columns, b_i, n, nrhs, false);
     *which = 1;
-    info = s->lapacke->getrs[s->precision](LAPACK_COL_MAJOR, 'T', n, nrhs, matrix_at(s, i), n,
-                                           pivots, nrhs > 1 ? columns : b_i, n);
+    info = s->lapacke->getrs[s->precision](LAPACK_COL_MAJOR, prep.turned ? 'N' : 'T', n, nrhs,
+                                           matrix_at(s, i), n, pivots, nrhs > 1 ? columns : b_i,
+                                           n);
     if (nrhs > 1)
         transpose(s, b_i, columns, nrhs, n, false);
     if (exponent != 0)
@@ -947,7 +966,8 @@ static const factor_routine inv_routines[] = {
 /* Matrix i's inverse into the result (context), as NumPy and the GPU
  * path make it: a^T's LU, then op N with the identity (gesv: both in one
  * call, as NumPy's, which for small matrices is half the calls' overhead),
- * which gives inv(a^T) in column-major order: inv(a) in C order.
+ * which gives inv(a^T) in column-major order: inv(a) in C order; or, for
+ * a matrix prepare_lu turned, inv(a) in column-major order, transposed.
  * scratch: the pivots. */
 static lapack_int inv_matrix(const stack *s, int64_t i, void *context, char *scratch,
                              int *which)
@@ -955,13 +975,15 @@ static lapack_int inv_matrix(const stack *s, int64_t i, void *context, char *scr
     (void)which;
     lapack_int n = (lapack_int)s->rows, *pivots = (lapack_int *)(void *)scratch;
     char *inverse = factor_result_at(context, i);
-    int exponent = scale_if_tiny(s, i, largest_if_tiny(s, i));
+    lu_preparation prep = prepare_lu(s, i, largest_part(s, i));
     factor_set_identity(s, inverse, n);
     lapack_int info = s->lapacke->gesv[s->precision](LAPACK_COL_MAJOR, n, n, matrix_at(s, i), n,
                                                      pivots, inverse, n);
+    if (prep.turned)
+        transpose_square(s, inverse, n);
     /* inv(a) = 2^e inv(2^e a) */
-    if (exponent != 0)
-        scale_parts(s, inverse, matrix_parts(s), exponent);
+    if (prep.exponent != 0)
+        scale_parts(s, inverse, matrix_parts(s), prep.exponent);
     return info;
 }
 
@@ -1134,10 +1156,10 @@ static lapack_int determinant_matrix(const stack *s, int64_t i, void *context, c
         set_nan(s, i, c->sign, c->logabs, c->det);
         return 0;
     }
-    int exponent = 0;
-    if (s->rows > 0 && (info = lu_matrix(s, i, pivots, largest, &exponent)) < 0)
+    lu_preparation prep = {0};
+    if (s->rows > 0 && (info = lu_matrix(s, i, pivots, largest, &prep)) < 0)
         return info;
-    determinant_of(s, i, matrix_at(s, i), s->rows + 1, pivots, exponent, c->sign, c->logabs,
+    determinant_of(s, i, matrix_at(s, i), s->rows + 1, pivots, prep.exponent, c->sign, c->logabs,
                    c->det);
     return info;
 }
