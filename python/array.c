@@ -296,13 +296,25 @@ static void operand_clear(operand *o)
     Py_XDECREF(o->keep);
 }
 
-int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_array **out)
+/* Python's own bool, int, float and complex: weak beside an array. */
+static bool is_python_number(PyObject *object)
 {
-    gk_value_kind kind = PyBool_Check(value)      ? GK_VALUE_BOOL
-                         : PyLong_Check(value)    ? GK_VALUE_INT
-                         : PyComplex_Check(value) ? GK_VALUE_COMPLEX
-                                                  : GK_VALUE_FLOAT;
-    gk_dtype dtype = gk_value_dtype(gk_array_dtype(x), kind);
+    return PyBool_Check(object) || PyLong_CheckExact(object) || PyFloat_CheckExact(object) ||
+           PyComplex_CheckExact(object);
+}
+
+static gk_value_kind value_kind(PyObject *value)
+{
+    return PyBool_Check(value)      ? GK_VALUE_BOOL
+           : PyLong_Check(value)    ? GK_VALUE_INT
+           : PyComplex_Check(value) ? GK_VALUE_COMPLEX
+                                    : GK_VALUE_FLOAT;
+}
+
+int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_op op,
+                      gk_array **out)
+{
+    gk_dtype dtype = gk_op_value_dtype(op, gk_array_dtype(x), value_kind(value));
     uint64_t bytes[2] = {0, 0}; /* room for complex128 */
     if (gkpy_store_scalar(value, dtype, bytes) < 0)
         return -1;
@@ -314,10 +326,64 @@ int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_
     return 0;
 }
 
-/* `object` as an operand beside x: 1 done, 0 not ours to handle
- * (NotImplemented), -1 error. */
-static int to_operand(gkpy_state *state, const gk_array *x, PyObject *object, bool scalars,
-                      operand *out)
+/* Where the Python int `value` lies against the integer dtype's range:
+ * -1 below it, 1 above it, 0 within. */
+static int against_range(PyObject *value, gk_dtype dtype)
+{
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow > 0 && dtype == GK_UINT64) {
+        PyLong_AsUnsignedLongLong(value);
+        bool beyond = PyErr_Occurred() != NULL;
+        PyErr_Clear();
+        return beyond;
+    }
+    if (overflow)
+        return overflow;
+    long long low = 0, high = LLONG_MAX; /* int64, and uint64 up to here */
+    switch (dtype) {
+    case GK_INT8: low = INT8_MIN, high = INT8_MAX; break;
+    case GK_INT16: low = INT16_MIN, high = INT16_MAX; break;
+    case GK_INT32: low = INT32_MIN, high = INT32_MAX; break;
+    case GK_INT64: low = LLONG_MIN; break;
+    case GK_UINT8: high = UINT8_MAX; break;
+    case GK_UINT16: high = UINT16_MAX; break;
+    case GK_UINT32: high = UINT32_MAX; break;
+    default: break;
+    }
+    return v < low ? -1 : v > high ? 1 : 0;
+}
+
+PyObject *gkpy_binary_value(gkpy_state *state, gk_op op, PyObject *array, PyObject *value,
+                            bool value_first)
+{
+    const gk_array *a = array_of(array);
+    gk_array *scalar = NULL, *out = NULL;
+    gk_status status;
+    gk_dtype dtype = gk_op_value_dtype(op, gk_array_dtype(a), value_kind(value));
+    bool comparison = op >= GK_EQ && op <= GK_GE;
+    int beyond = comparison && value_kind(value) == GK_VALUE_INT && gk_dtype_is_integer(dtype)
+                     ? against_range(value, dtype)
+                     : 0;
+    if (beyond) {
+        const int64_t *shape = gk_array_shape(a);
+        status = gk_full(gk_array_device(a), GK_BOOL, gk_array_ndim(a), shape,
+                         gk_comparison_beyond_range(op, beyond < 0, value_first), &out);
+        return gkpy_array_result(state, status, out);
+    }
+    if (gkpy_scalar_array(state, a, value, op, &scalar) < 0)
+        return NULL;
+    GKPY_RUN(gkpy_long_work(a), value_first ? gk_binary(op, scalar, a, &out)
+                                            : gk_binary(op, a, scalar, &out));
+    gk_dtype promoted = gk_promote_types(gk_array_dtype(a), gk_array_dtype(scalar));
+    gk_array_free(scalar);
+    return gkpy_op_result(state, status, out, op, promoted);
+}
+
+/* `object` as an operand beside x in `op` (GK_OP_COUNT: matmul): 1 done,
+ * 0 not ours to handle (NotImplemented), -1 error. */
+static int to_operand(gkpy_state *state, const gk_array *x, PyObject *object, gk_op op,
+                      bool scalars, operand *out)
 {
     out->temp = NULL;
     out->keep = NULL;
@@ -327,11 +393,10 @@ static int to_operand(gkpy_state *state, const gk_array *x, PyObject *object, bo
     }
     /* Python's own bool, int, float and complex are weak; NumPy scalars
      * (float64 is a float subclass) are arrays of their dtype, as in NumPy 2. */
-    if (PyBool_Check(object) || PyLong_CheckExact(object) || PyFloat_CheckExact(object) ||
-        PyComplex_CheckExact(object)) {
+    if (is_python_number(object)) {
         if (!scalars)
             return 0;
-        if (gkpy_scalar_array(state, x, object, &out->temp) < 0)
+        if (gkpy_scalar_array(state, x, object, op, &out->temp) < 0)
             return -1;
         out->array = out->temp;
         return 1;
@@ -357,8 +422,10 @@ static PyObject *binary(PyObject *left, PyObject *right, gk_op op, bool scalars)
     PyObject *self = left_ours ? left : right, *other = left_ours ? right : left;
     gkpy_state *state = state_of(self);
     const gk_array *x = array_of(self);
+    if (scalars && op != GK_OP_COUNT && is_python_number(other))
+        return gkpy_binary_value(state, op, self, other, !left_ours);
     operand o;
-    int found = to_operand(state, x, other, scalars, &o);
+    int found = to_operand(state, x, other, op, scalars, &o);
     if (found <= 0)
         return found < 0 ? NULL : Py_NewRef(Py_NotImplemented);
     const gk_array *a = left_ours ? x : o.array, *b = left_ours ? o.array : x;
@@ -388,7 +455,7 @@ static PyObject *inplace(PyObject *self, PyObject *other, gk_op op)
     gkpy_state *state = state_of(self);
     gk_array *x = array_of(self);
     operand o;
-    int found = to_operand(state, x, other, true, &o);
+    int found = to_operand(state, x, other, op, true, &o);
     if (found <= 0)
         return found < 0 ? NULL : Py_NewRef(Py_NotImplemented);
     gk_status status;

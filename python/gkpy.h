@@ -141,11 +141,18 @@ static inline bool gkpy_is_array(gkpy_state *state, PyObject *object)
 }
 int gkpy_array_init(PyObject *module, gkpy_state *state);
 
-/* A Python bool, int or float as the 0-d array that stands for it beside
- * the array x (the array API's weak scalars: gk_value_dtype's dtype, the
- * value stored exactly; OverflowError when an int does not fit). 0, or -1
- * with an exception. */
-int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_array **out);
+/* A Python bool, int, float or complex as the 0-d array that stands for
+ * it beside the array x in `op` (GK_OP_COUNT: none): the array API's weak
+ * scalars, of gk_op_value_dtype's dtype, the value stored exactly;
+ * OverflowError when an int does not fit. 0, or -1 with an exception. */
+int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_op op,
+                      gk_array **out);
+/* array OP value (value OP array when value_first) for a Python number
+ * `value`, weak (gkpy_scalar_array); a comparison with an int beyond an
+ * integer array's range is answered by value, as NumPy 2 does
+ * (gk_comparison_beyond_range). A new Array, or NULL with an exception. */
+PyObject *gkpy_binary_value(gkpy_state *state, gk_op op, PyObject *array, PyObject *value,
+                            bool value_first);
 
 /* Work on at least this many elements, or on a device other than the CPU,
  * runs without the GIL: releasing it costs about a microsecond, as much as

@@ -181,23 +181,6 @@ static void integer_range(gk_dtype dtype, double *low, double *limit)
     *limit = ldexp(1, is_signed ? bits - 1 : bits);
 }
 
-/* x1 OP x2 where one side is an Array and the other a plain value (a weak
- * scalar: gkpy_scalar_array). */
-static PyObject *binary_value(gkpy_state *state, gk_op op, PyObject *array, PyObject *value,
-                              bool value_first_operand)
-{
-    const gk_array *a = array_of(array);
-    gk_array *scalar = NULL, *out = NULL;
-    if (gkpy_scalar_array(state, a, value, &scalar) < 0)
-        return NULL;
-    gk_status status;
-    GKPY_RUN(gkpy_long_work(a), value_first_operand ? gk_binary(op, scalar, a, &out)
-                                                    : gk_binary(op, a, scalar, &out));
-    gk_dtype promoted = gk_promote_types(gk_array_dtype(a), gk_array_dtype(scalar));
-    gk_array_free(scalar);
-    return gkpy_op_result(state, status, out, op, promoted);
-}
-
 /* x1 OP x2 for any operands: Arrays, plain values, array-likes. */
 static PyObject *binary(gkpy_state *state, gk_op op, PyObject *x1, PyObject *x2)
 {
@@ -217,9 +200,9 @@ static PyObject *binary(gkpy_state *state, gk_op op, PyObject *x1, PyObject *x2)
         return result;
     }
     if (array1 && value2)
-        return binary_value(state, op, x1, x2, false);
+        return gkpy_binary_value(state, op, x1, x2, false);
     if (array2 && value1)
-        return binary_value(state, op, x2, x1, true);
+        return gkpy_binary_value(state, op, x2, x1, true);
     PyObject *pair[2];
     if (gkpy_as_pair(state, x1, x2, pair) < 0)
         return NULL;
@@ -380,7 +363,7 @@ static PyObject *fn_where(PyObject *module, PyObject *const *args, Py_ssize_t na
         PyObject *other = i == 1 ? args[2] : i == 2 ? args[1] : NULL;
         gk_array *scalar = NULL;
         if (i > 0 && is_python_scalar(args[i]) && other && gkpy_is_array(state, other)) {
-            if (gkpy_scalar_array(state, array_of(other), args[i], &scalar) == 0)
+            if (gkpy_scalar_array(state, array_of(other), args[i], GK_OP_COUNT, &scalar) == 0)
                 arrays[i] = gkpy_array_wrap(state, scalar);
         } else {
             arrays[i] = gkpy_as_array(state, args[i], near);

@@ -425,7 +425,7 @@ static gk_array *edge(gkpy_state *state, PyObject *x, PyObject *value, bool *fai
         return NULL;
     gk_array *out = NULL;
     if (PyBool_Check(value) || PyLong_CheckExact(value) || PyFloat_CheckExact(value)) {
-        if (gkpy_scalar_array(state, array_of(x), value, &out) < 0)
+        if (gkpy_scalar_array(state, array_of(x), value, GK_OP_COUNT, &out) < 0)
             *failed = true;
         return out;
     }

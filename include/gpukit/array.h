@@ -20,9 +20,11 @@
  *   (int8 array + 3 is int8, float32 array * 2.5 is float32), else the
  *   default dtype of its kind (bool array + 3 is int64, int32 array + 2.5
  *   is float64); an integer value that does not fit the integer dtype
- *   computed in is an error (uint8 + 300), never a silent wrap. Division is
- *   true division (integers compute in float64); the math functions of
- *   integers compute in gk_float_for's dtype. Comparisons give bool. Bools:
+ *   computed in is an error (uint8 + 300), never a silent wrap, but a
+ *   comparison answers by value (uint8 == -1 is false). Division is true
+ *   division (integers compute in float64); the math functions of
+ *   integers compute in gk_float_for's dtype (a plain value too:
+ *   gk_op_value_dtype). Comparisons give bool. Bools:
  *   add is or, mul is and, minimum/maximum are and/or; sub, pow and neg of
  *   bools are errors. Integer pow is exact, a negative exponent gives 0 (1
  *   or -1 for a base of 1 or -1). Integers wrap on overflow. Bool elements
@@ -431,9 +433,24 @@ typedef enum gk_value_kind {
  * else int64 or float64 (or for a complex value, see
  * gk_binary_value_complex). */
 gk_dtype gk_value_dtype(gk_dtype dtype, gk_value_kind kind);
+/* The dtype a plain value of `kind` takes beside an array of `dtype` in
+ * `op` (any gk_op; GK_OP_COUNT for none): gk_value_dtype's, except, as in
+ * NumPy 2, that an integer or bool value beside an integer or bool array
+ * takes the float where op computes in one (division, the math
+ * functions) and is a bool in the logical ops, so that int8 / 1000 and
+ * logical_and(uint8, 300) compute. */
+gk_dtype gk_op_value_dtype(gk_op op, gk_dtype dtype, gk_value_kind kind);
+/* A comparison op (GK_EQ .. GK_GE) of an integer array with an integer
+ * value beyond its dtype's range (`below` its least, else above its
+ * most), x OP value or (value_first) value OP x: the answer of every
+ * element, as NumPy 2 compares by value (uint8 == -1 is false, uint8 <
+ * 300 true). */
+bool gk_comparison_beyond_range(gk_op op, bool below, bool value_first);
 /* a OP value (value OP a when value_first), the value weak (see the top)
- * and of `kind`; a bool or integer value must be a whole number. Integer
- * values are exact up to 2^53 (a double holds them). */
+ * and of `kind` (its dtype: gk_op_value_dtype); a bool or integer value
+ * must be a whole number, and fit an integer dtype it takes, except in a
+ * comparison (gk_comparison_beyond_range). Integer values are exact up to
+ * 2^53 (a double holds them). */
 gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_kind kind,
                           bool value_first, gk_array **out);
 /* a OP (re + im*i), the complex value weak: a complex array keeps its

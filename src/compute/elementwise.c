@@ -244,6 +244,27 @@ gk_dtype gk_value_dtype(gk_dtype dtype, gk_value_kind kind)
     return kind == GK_VALUE_FLOAT ? GK_FLOAT64 : GK_INT64;
 }
 
+gk_dtype gk_op_value_dtype(gk_op op, gk_dtype dtype, gk_value_kind kind)
+{
+    gk_dtype weak = gk_value_dtype(dtype, kind);
+    if (!valid_op(op) || kind > GK_VALUE_INT || gk_dtype_is_inexact(dtype))
+        return weak;
+    if (op == GK_LOGICAL_AND || op == GK_LOGICAL_OR || op == GK_LOGICAL_XOR)
+        return GK_BOOL;
+    return compute_dtype(op, weak);
+}
+
+bool gk_comparison_beyond_range(gk_op op, bool below, bool value_first)
+{
+    /* x OP v with v above every x: x < v, x <= v and x != v hold; below
+     * every x, x > v, x >= v and x != v. v OP x is x OP' v, OP' the
+     * mirror of OP. */
+    if (value_first)
+        op = op == GK_LT ? GK_GT : op == GK_GT ? GK_LT : op == GK_LE ? GK_GE
+           : op == GK_GE ? GK_LE : op;
+    return op == GK_NE || (below ? op == GK_GT || op == GK_GE : op == GK_LT || op == GK_LE);
+}
+
 /* The kind a double counts as in the C calls that take plain doubles. */
 static gk_value_kind kind_of(double value)
 {
@@ -491,12 +512,17 @@ gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_ki
                        gk_op_name(op), value, kind == GK_VALUE_BOOL ? "bool" : "integer");
     /* The value is stored in the promoted dtype directly (no conversion
      * pass for one element), so the two arrays promote to that dtype. */
-    gk_dtype dtype = gk_value_dtype(a->dtype, kind);
-    if (!gk_dtype_is_inexact(dtype)) {
+    gk_dtype dtype = gk_op_value_dtype(op, a->dtype, kind);
+    if (!gk_dtype_is_inexact(dtype) && dtype != GK_BOOL) {
         /* Wrapping the value would give wrong comparisons, minimum/maximum
-         * and powers: NumPy 2 refuses too. */
+         * and powers: NumPy 2 refuses too, except for comparisons, which
+         * it answers by value. */
         double low, high;
         integer_range(dtype, &low, &high);
+        bool comparison = rules[op].result == TO_BOOL && op < GK_LOGICAL_AND;
+        if ((value < low || value > high) && comparison)
+            return gk_full(gk_array_device(a), GK_BOOL, a->ndim, a->shape,
+                           gk_comparison_beyond_range(op, value < low, value_first), out);
         if (value < low || value > high) {
             char da[200];
             return gk_fail(GK_ERR_INVALID_ARGUMENT,

@@ -2,11 +2,13 @@
 dtypes as objects (equal to NumPy's), moved between NumPy, Python lists and
 every device without losing a bit (uint64 and int64 extremes included), and
 the standard's data type functions (astype, can_cast, finfo, iinfo,
-isdtype, result_type, __array_namespace_info__) against NumPy 2's answers.
+isdtype, result_type, __array_namespace_info__) against NumPy 2's answers,
+and Python ints beyond a dtype's range beside its arrays.
 
 Only conversions are computed here, never arithmetic between dtypes: the
 operators' promotion is the core's (tests/unit) and the ops tests'."""
 import array
+import operator
 import pickle
 
 import numpy as np
@@ -113,6 +115,30 @@ def test_uint64_above_int64():
         gpukit.asarray(2 ** 64, dtype="uint64")
     with pytest.raises(OverflowError, match="uint64"):
         gpukit.asarray(-1, dtype="uint64")
+
+
+@pytest.mark.parametrize("name", INTEGERS)
+def test_python_ints_beyond_the_dtype(device, name):
+    # As in NumPy 2: comparisons answer by value (uint8 == -1 is false),
+    # division and the float functions take the int in the float they
+    # compute in, the logical ops as a bool; arithmetic in the dtype itself
+    # refuses it.
+    info = np.iinfo(name)
+    n = np.array([info.min, 0, info.max], dtype=name)
+    x = gpukit.asarray(n, device=device)
+    comparisons = [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]
+    for outside in [int(info.min) - 1, int(info.max) + 1, 2 ** 80, -2 ** 80]:
+        for compare in comparisons:
+            assert compare(x, outside).tolist() == [compare(int(v), outside) for v in n]
+            assert compare(outside, x).tolist() == [compare(outside, int(v)) for v in n]
+        with pytest.raises(OverflowError, match=name):
+            x + outside
+    outside = int(info.max) + 1
+    assert gpukit.logical_and(x, outside).tolist() == [bool(v) for v in n]
+    if outside < 2 ** 53:  # exact in float64
+        np.testing.assert_array_equal(gpukit.asarray(x / outside, device="cpu"),
+                                      n / np.float64(outside))
+        assert gpukit.atan2(x, outside).dtype == gpukit.atan2(x, 1).dtype
 
 
 @pytest.mark.parametrize("name", DTYPES)

@@ -877,7 +877,7 @@ static void test_promotion(gk_device device)
     for (int i = 0; i < COUNT(values); i++) {
         gk_array *a = random_array(device, values[i].dtype, 1, (int64_t[]){BIG}), *out = NULL;
         CHECK_OK(gk_binary_value(values[i].op, a, values[i].value, values[i].kind, false, &out));
-        gk_dtype stored = gk_value_dtype(values[i].dtype, values[i].kind);
+        gk_dtype stored = gk_op_value_dtype(values[i].op, values[i].dtype, values[i].kind);
         num value = gk_dtype_is_float(stored) ? (num){0, values[i].value}
                                      : (num){wrap(stored, (uint64_t)(int64_t)values[i].value), 0};
         num *va = read_nums(a), *expected = malloc(sizeof *expected * BIG);
@@ -903,6 +903,41 @@ static void test_promotion(gk_device device)
     CHECK_FAILS(gk_binary_value(GK_BITWISE_LEFT_SHIFT, a, 200, GK_VALUE_INT, false, &out),
                 GK_ERR_INVALID_ARGUMENT, "int8");
     CHECK(out == NULL, "no output on failure");
+    gk_array_free(a);
+    /* As in NumPy 2, a comparison with a value beyond the dtype's range is
+     * answered by value, and a value meets division and the logical ops in
+     * the dtype they compute in, where it fits. */
+    static const struct {
+        gk_op op;
+        double value;
+        bool value_first;
+        uint8_t answer; /* for each element */
+    } beyond[] = {
+        {GK_EQ, -1, false, 0}, {GK_NE, 300, false, 1}, {GK_LT, 300, false, 1},
+        {GK_LE, -1, false, 0}, {GK_GT, -1, false, 1},  {GK_GE, 300, false, 0},
+        {GK_LT, -1, true, 1},  {GK_GT, 300, true, 1},  {GK_LOGICAL_OR, -1, false, 1},
+    };
+    uint8_t elements[4] = {0, 2, 3, 255}, got[4];
+    CHECK_OK(gk_from_host(device, GK_UINT8, 1, (int64_t[]){4}, elements, &a));
+    for (int i = 0; i < COUNT(beyond); i++) {
+        CHECK_OK(gk_binary_value(beyond[i].op, a, beyond[i].value, GK_VALUE_INT,
+                                 beyond[i].value_first, &out));
+        CHECK(gk_array_dtype(out) == GK_BOOL && gk_to_host(out, got, sizeof got) == GK_OK,
+              "%s beside a value beyond uint8: bool", gk_op_name(beyond[i].op));
+        for (int k = 0; k < 4; k++)
+            CHECK(got[k] == beyond[i].answer, "uint8 %s %g (%s): element %d is %d",
+                  gk_op_name(beyond[i].op), beyond[i].value,
+                  beyond[i].value_first ? "value first" : "array first", k, got[k]);
+        gk_array_free(out);
+    }
+    CHECK_OK(gk_binary_value(GK_DIV, a, -1000, GK_VALUE_INT, false, &out));
+    double quotients[4];
+    CHECK(gk_array_dtype(out) == GK_FLOAT64 &&
+              gk_to_host(out, quotients, sizeof quotients) == GK_OK && quotients[3] == -0.255,
+          "uint8 / -1000 computes in float64");
+    gk_array_free(out);
+    CHECK_FAILS(gk_binary_value(GK_ADD, a, 300, GK_VALUE_INT, false, &out),
+                GK_ERR_INVALID_ARGUMENT, "uint8");
     gk_array_free(a);
 }
 
