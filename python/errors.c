@@ -1,6 +1,34 @@
 /* gk_status -> Python exceptions, and gpukit's own exception types. */
 #include "gkpy.h"
 
+/* gpukit.linalg.LinAlgError, or once NumPy's linalg is imported, its
+ * subclass that is numpy.linalg.LinAlgError too: code written for NumPy
+ * (scikit-learn's, a notebook's `except np.linalg.LinAlgError`) then
+ * catches gpukit's, through NumPy's functions or gpukit's own. Code that
+ * names NumPy's class has imported NumPy by the time it could catch one,
+ * and gpukit itself never imports NumPy (it would start NumPy's OpenBLAS
+ * threads). */
+static PyObject *linalg_error_to_raise(gkpy_state *state)
+{
+    if (state->numpy_linalg_error)
+        return state->numpy_linalg_error;
+    PyObject *modules = PySys_GetObject("modules"); /* borrowed */
+    PyObject *numpy_linalg = modules ? PyDict_GetItemString(modules, "numpy.linalg") : NULL;
+    PyObject *theirs = numpy_linalg ? PyObject_GetAttrString(numpy_linalg, "LinAlgError") : NULL;
+    PyObject *bases = theirs && PyType_Check(theirs)
+                          ? PyTuple_Pack(2, state->linalg_error, theirs)
+                          : NULL;
+    if (bases)
+        state->numpy_linalg_error =
+            PyErr_NewExceptionWithDoc("gpukit.linalg.LinAlgError",
+                                      "gpukit.linalg.LinAlgError, which is NumPy's too.", bases,
+                                      NULL);
+    Py_XDECREF(bases);
+    Py_XDECREF(theirs);
+    PyErr_Clear(); /* without NumPy (or with an odd one): gpukit's own */
+    return state->numpy_linalg_error ? state->numpy_linalg_error : state->linalg_error;
+}
+
 PyObject *gkpy_raise(gkpy_state *state, gk_status status)
 {
     PyObject *type;
@@ -35,7 +63,7 @@ PyObject *gkpy_raise(gkpy_state *state, gk_status status)
         type = PyExc_TypeError;
         break;
     case GK_ERR_LINALG:
-        type = state->linalg_error;
+        type = linalg_error_to_raise(state);
         break;
     case GK_ERR_NOT_FOUND:
     case GK_ERR_DRIVER:

@@ -40,6 +40,9 @@ typedef struct gkpy_state {
     PyObject *gpu_error;    /* gpukit.GPUError(RuntimeError) */
     PyObject *no_gpu_error; /* gpukit.NoGPUError(GPUError) */
     PyObject *linalg_error; /* gpukit.linalg.LinAlgError(ValueError) */
+    /* its subclass that is also NumPy's numpy.linalg.LinAlgError, raised
+     * instead once NumPy is imported (linalg_error_to_raise); NULL till then */
+    PyObject *numpy_linalg_error;
     /* gpukit.bool ... gpukit.uint64, indexed by gk_dtype */
     PyObject *dtypes[GK_DTYPE_COUNT];
     /* where arrays are created when no device= is given: the innermost

@@ -189,11 +189,18 @@ static bool order_is_layout(const char *function)
            strcmp(function, "array") == 0;
 }
 
+/* NumPy's default casting rule for `function`'s casting=. */
+static const char *default_casting(const char *function)
+{
+    return strcmp(function, "can_cast") == 0 || strcmp(function, "einsum") == 0 ? "safe"
+                                                                               : "same_kind";
+}
+
 /* kwargs without the keys NumPy passes at their defaults; NULL (with
  * *unsupported set) when one asks for what gpukit does not do (out=,
- * where=, casting other than same_kind, order='F' where it reorders
- * elements, ...). `function`: the NumPy function's name, NULL for a
- * ufunc. */
+ * where=, a casting rule other than the default, order='F' where it
+ * reorders elements, ...). `function`: the NumPy function's name, NULL
+ * for a ufunc (whose casting= the caller checks: ufunc_casting). */
 static PyObject *plain_kwargs(PyObject *kwargs, const char *function, bool *unsupported)
 {
     *unsupported = false;
@@ -215,8 +222,10 @@ static PyObject *plain_kwargs(PyObject *kwargs, const char *function, bool *unsu
                                    PyTuple_GET_ITEM(value, 0) == Py_None))) ||
             (strcmp(name, "where") == 0 && value == Py_True) ||
             (strcmp(name, "shape") == 0 && value == Py_None) ||
-            (strcmp(name, "casting") == 0 && PyUnicode_Check(value) &&
-             PyUnicode_CompareWithASCIIString(value, "same_kind") == 0) ||
+            (strcmp(name, "casting") == 0 &&
+             (!function || (PyUnicode_Check(value) &&
+                            PyUnicode_CompareWithASCIIString(value, default_casting(function)) ==
+                                0))) ||
             (strcmp(name, "subok") == 0 && (value == Py_None || value == Py_True)) ||
             (strcmp(name, "order") == 0 &&
              (value == Py_None || order_is_layout(function) ||
@@ -237,6 +246,82 @@ static PyObject *plain_kwargs(PyObject *kwargs, const char *function, bool *unsu
         }
     }
     return kept;
+}
+
+/* The ufuncs whose result is bool: their dtype= may only be bool, and then
+ * names the result, not the dtype the inputs compute in (NumPy's rule). */
+static bool gives_bool(const char *ufunc)
+{
+    static const char *const names[] = {
+        "equal",       "not_equal",   "less",       "less_equal", "greater",
+        "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
+        "isnan",       "isinf",       "isfinite",   "signbit",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(ufunc, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* NumPy's checks of a ufunc's casting= (default same_kind) before it
+ * computes: with dtype=, each input that has a dtype (arrays and NumPy
+ * scalars; Python's numbers are weak) must cast to it under the rule
+ * (numpy.can_cast decides; 'unsafe' lets all through), and a ufunc giving
+ * bool takes no dtype but bool. 1: go on; 0: not gpukit's to do (the rules
+ * 'no' and 'equiv' without dtype=); -1: NumPy's TypeError. */
+static int ufunc_casting(PyObject *self, const char *ufunc, PyObject *inputs, PyObject *dtype,
+                         gk_dtype requested, PyObject *casting)
+{
+    if (!casting)
+        casting = PyUnicode_FromString("same_kind");
+    else
+        Py_INCREF(casting);
+    if (!casting)
+        return -1;
+    const char *rule = PyUnicode_Check(casting) ? PyUnicode_AsUTF8(casting) : "";
+    int result = rule ? 1 : -1;
+    if (!dtype && rule)
+        result = strcmp(rule, "same_kind") == 0 || strcmp(rule, "safe") == 0 ||
+                 strcmp(rule, "unsafe") == 0;
+    else if (rule && gives_bool(ufunc) && requested != GK_BOOL) {
+        PyErr_Format(PyExc_TypeError,
+                     "No loop matching the specified signature and casting was found for "
+                     "ufunc %s (its result is bool: dtype=bool, or none)",
+                     ufunc);
+        result = -1;
+    } else if (rule && !gives_bool(ufunc) && strcmp(rule, "unsafe") != 0) {
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        PyObject *can_cast = numpy ? PyObject_GetAttrString(numpy, "can_cast") : NULL;
+        PyObject *keywords = can_cast ? Py_BuildValue("{sO}", "casting", casting) : NULL;
+        result = keywords ? 1 : -1;
+        for (Py_ssize_t i = 0; result == 1 && i < PyTuple_GET_SIZE(inputs); i++) {
+            PyObject *input = PyTuple_GET_ITEM(inputs, i);
+            if (!is_numpy(input) && !Py_IS_TYPE(input, Py_TYPE(self)))
+                continue;
+            PyObject *from = PyObject_GetAttrString(input, "dtype");
+            PyObject *pair = from ? PyTuple_Pack(2, from, dtype) : NULL;
+            PyObject *answer = pair ? PyObject_Call(can_cast, pair, keywords) : NULL;
+            int allowed = answer ? PyObject_IsTrue(answer) : -1;
+            if (allowed < 0 && PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear(); /* a dtype NumPy lacks (bfloat16): astype decides */
+                allowed = 1;
+            }
+            if (allowed == 0)
+                PyErr_Format(PyExc_TypeError,
+                             "Cannot cast ufunc '%s' input %zd from %S to %s with casting "
+                             "rule '%s' (casting='unsafe' casts anyway)",
+                             ufunc, i, from, gk_dtype_name(requested), rule);
+            result = allowed == 1 ? 1 : -1;
+            Py_XDECREF(answer);
+            Py_XDECREF(pair);
+            Py_XDECREF(from);
+        }
+        Py_XDECREF(keywords);
+        Py_XDECREF(can_cast);
+        Py_XDECREF(numpy);
+    }
+    Py_DECREF(casting);
+    return result;
 }
 
 PyObject *gkpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -269,7 +354,12 @@ PyObject *gkpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
         int given = dtype ? gkpy_optional_dtype(gkpy_state_of_type(Py_TYPE(self)), dtype,
                                                 &requested)
                           : 0;
-        result = given < 0 ? NULL
+        int go = given < 0 ? -1
+                           : ufunc_casting(self, ufunc_name, inputs, dtype, requested,
+                                           kwargs ? PyDict_GetItemString(kwargs, "casting")
+                                                  : NULL);
+        result = go < 0    ? NULL
+                 : go == 0 ? Py_NewRef(Py_NotImplemented)
                            : call(self, gpukit_function(NULL, ufunc_name), inputs, kept,
                                   given && requested != GK_BOOL ? dtype : NULL);
         if (result && dtype && result != Py_NotImplemented) {
@@ -544,6 +634,179 @@ static int numpy_call_in_our_terms(gkpy_state *state, PyObject *numpy_function,
     return 0;
 }
 
+/* --- NumPy's creation functions, called with like= a gpukit array --- */
+
+/* Whether `name` is one of NumPy's functions that take like=, and so meet
+ * a gpukit array only through it (gpukit has these). */
+static bool created_like(const char *name)
+{
+    static const char *const names[] = {"asarray", "arange", "empty", "eye",
+                                        "full",    "ones",   "zeros"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The argument named `name`, or at `position` (-1: keyword only); NULL
+ * (no exception) when absent or None. Borrowed. */
+static PyObject *argument(PyObject *args, PyObject *kwargs, Py_ssize_t position, const char *name)
+{
+    PyObject *value = position >= 0 && position < PyTuple_GET_SIZE(args)
+                          ? PyTuple_GET_ITEM(args, position)
+                          : PyDict_GetItemString(kwargs, name);
+    return value == Py_None ? NULL : value;
+}
+
+/* numpy.<function>(*arguments), arguments a tuple; a new reference. */
+static PyObject *numpy_call(const char *function, PyObject *arguments)
+{
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    PyObject *callee = numpy ? PyObject_GetAttrString(numpy, function) : NULL;
+    PyObject *result = callee ? PyObject_Call(callee, arguments, NULL) : NULL;
+    Py_XDECREF(callee);
+    Py_XDECREF(numpy);
+    return result;
+}
+
+/* The dtype NumPy's arange gives for its bounds (`bounds`: those given,
+ * a tuple): their dtypes promoted as arrays', with start 0 where only
+ * stop is given. */
+static PyObject *arange_dtype(PyObject *bounds)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(bounds);
+    PyObject *dtypes = PyTuple_New(n == 1 ? 2 : n);
+    for (Py_ssize_t i = 0; dtypes && i < PyTuple_GET_SIZE(dtypes); i++) {
+        PyObject *value = i < n ? PyTuple_GET_ITEM(bounds, i) : NULL;
+        PyObject *one = value ? PyTuple_Pack(1, value) : Py_BuildValue("(i)", 0);
+        PyObject *array = one ? numpy_call("asarray", one) : NULL;
+        PyObject *dtype = array ? PyObject_GetAttrString(array, "dtype") : NULL;
+        Py_XDECREF(array);
+        Py_XDECREF(one);
+        if (!dtype)
+            Py_CLEAR(dtypes);
+        else
+            PyTuple_SET_ITEM(dtypes, i, dtype);
+    }
+    PyObject *dtype = dtypes ? numpy_call("result_type", dtypes) : NULL;
+    Py_XDECREF(dtypes);
+    return dtype;
+}
+
+/* What NumPy's function would make, given to gpukit's: on the like=
+ * array's device (where device= is absent or None) and of NumPy's dtype
+ * where none is given: float64 for zeros, ones, empty and eye;
+ * the fill value's for full; the bounds' for arange; and the data as
+ * NumPy reads it for asarray (gpukit's defaults, float32 among them,
+ * would otherwise stand in for NumPy's). kwargs is updated, *args
+ * replaced where it changes; -1 with an exception. */
+static int numpy_creation_defaults(PyObject *self, const char *name, PyObject **args,
+                                   PyObject *kwargs)
+{
+    if (!argument(*args, kwargs, -1, "device")) {
+        PyObject *device = PyObject_GetAttrString(self, "device");
+        int set = device ? PyDict_SetItemString(kwargs, "device", device) : -1;
+        Py_XDECREF(device);
+        if (set < 0)
+            return -1;
+    }
+    /* eye's M, a keyword from NumPy, is gpukit's second positional n_cols */
+    PyObject *columns = strcmp(name, "eye") == 0 ? PyDict_GetItemString(kwargs, "M") : NULL;
+    if (columns && PyTuple_GET_SIZE(*args) == 1) {
+        PyObject *both = PyTuple_Pack(2, PyTuple_GET_ITEM(*args, 0), columns);
+        if (!both || PyDict_DelItemString(kwargs, "M") < 0) {
+            Py_XDECREF(both);
+            return -1;
+        }
+        Py_SETREF(*args, both);
+    }
+    if (argument(*args, kwargs, strcmp(name, "full") == 0 ? 2 : -1, "dtype"))
+        return 0;
+    PyObject *dtype = NULL, *inputs = NULL;
+    if (strcmp(name, "full") == 0) {
+        PyObject *fill = argument(*args, kwargs, 1, "fill_value");
+        inputs = fill ? PyTuple_Pack(1, fill) : NULL;
+        PyObject *array = inputs ? numpy_call("asarray", inputs) : NULL;
+        dtype = array ? PyObject_GetAttrString(array, "dtype") : NULL;
+        Py_XDECREF(array);
+    } else if (strcmp(name, "arange") == 0) {
+        PyObject *bounds[3] = {argument(*args, kwargs, 0, "start"),
+                               argument(*args, kwargs, 1, "stop"),
+                               argument(*args, kwargs, 2, "step")};
+        inputs = PyTuple_New(0);
+        for (int i = 0; inputs && i < 3; i++) {
+            PyObject *one = bounds[i] ? PyTuple_Pack(1, bounds[i]) : NULL;
+            if (one)
+                Py_SETREF(inputs, PySequence_Concat(inputs, one));
+            Py_XDECREF(one);
+        }
+        dtype = inputs && PyTuple_GET_SIZE(inputs) > 0 ? arange_dtype(inputs) : NULL;
+    } else if (strcmp(name, "asarray") == 0) {
+        PyObject *data = PyTuple_GET_SIZE(*args) > 0 ? PyTuple_GET_ITEM(*args, 0) : NULL;
+        if (data && !Py_IS_TYPE(data, Py_TYPE(self)) && !is_numpy(data)) {
+            PyObject *one = PyTuple_Pack(1, data);
+            PyObject *read = one ? numpy_call("asarray", one) : NULL;
+            PyObject *rest = read ? PyTuple_GetSlice(*args, 1, PyTuple_GET_SIZE(*args)) : NULL;
+            PyObject *head = rest ? PyTuple_Pack(1, read) : NULL;
+            PyObject *replaced = head ? PySequence_Concat(head, rest) : NULL;
+            Py_XDECREF(head);
+            Py_XDECREF(rest);
+            Py_XDECREF(read);
+            Py_XDECREF(one);
+            if (!replaced)
+                return -1;
+            Py_SETREF(*args, replaced);
+        }
+        return 0;
+    } else {
+        dtype = PyUnicode_FromString("float64");
+    }
+    Py_XDECREF(inputs);
+    if (!dtype)
+        return PyErr_Occurred() ? -1 : 0;
+    int set = PyDict_SetItemString(kwargs, "dtype", dtype);
+    Py_DECREF(dtype);
+    return set;
+}
+
+/* NumPy scalars among the arguments of the functions whose parameters
+ * are plain numbers (full's and full_like's fill value, arange's and
+ * linspace's bounds), as the Python numbers they hold (elsewhere they
+ * are 0-d arrays of their dtype, as in NumPy 2's promotion). *args and
+ * kwargs are updated; -1 with an exception. */
+static int numpy_scalars_as_numbers(const char *name, PyObject **args, PyObject *kwargs)
+{
+    if (strcmp(name, "full") != 0 && strcmp(name, "full_like") != 0 &&
+        strcmp(name, "arange") != 0 && strcmp(name, "linspace") != 0)
+        return 0;
+    PyObject *list = PySequence_List(*args);
+    for (Py_ssize_t i = 0; list && i < PyList_GET_SIZE(list); i++) {
+        PyObject *item = PyList_GET_ITEM(list, i);
+        if (is_numpy(item) && strcmp(Py_TYPE(item)->tp_name, "numpy.ndarray") != 0) {
+            PyObject *number = PyObject_CallMethod(item, "item", NULL);
+            if (!number || PyList_SetItem(list, i, number) < 0)
+                Py_CLEAR(list);
+        }
+    }
+    PyObject *key, *value;
+    Py_ssize_t at = 0;
+    while (list && PyDict_Next(kwargs, &at, &key, &value)) {
+        if (!is_numpy(value) || strcmp(Py_TYPE(value)->tp_name, "numpy.ndarray") == 0)
+            continue;
+        PyObject *number = PyObject_CallMethod(value, "item", NULL);
+        /* replacing a present key's value does not disturb PyDict_Next */
+        if (!number || PyDict_SetItem(kwargs, key, number) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(number);
+    }
+    PyObject *tuple = list ? PyList_AsTuple(list) : NULL;
+    Py_XDECREF(list);
+    if (!tuple)
+        return -1;
+    Py_SETREF(*args, tuple);
+    return 0;
+}
+
 PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     PyObject *func, *types, *func_args, *func_kwargs;
@@ -583,6 +846,11 @@ PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
         failed = true;
     PyObject *kept =
         text && module && !failed ? plain_kwargs(func_kwargs, text, &unsupported) : NULL;
+    if (kept && function && created_like(text) &&
+        numpy_creation_defaults(self, text, &func_args, kept) < 0)
+        Py_CLEAR(kept);
+    if (kept && function && numpy_scalars_as_numbers(text, &func_args, kept) < 0)
+        Py_CLEAR(kept);
     PyObject *result = NULL;
     PyObject *shape = kept ? PyDict_GetItemString(kept, "shape") : NULL;
     if (kept && strcmp(text, "transpose") == 0 && PyTuple_GET_SIZE(func_args) >= 1)

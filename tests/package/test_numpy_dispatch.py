@@ -1,7 +1,9 @@
 """NumPy's dispatch protocols on gpukit arrays (__array_ufunc__,
 __array_function__): NumPy functions and ufuncs run gpukit's on the array's
-device; what gpukit lacks is NumPy's TypeError; and dask.array graphs over
-gpukit chunks give NumPy's results on every device."""
+device, under NumPy's casting rules and defaults (like= creation makes
+NumPy's dtypes); gpukit's LinAlgError is NumPy's; what gpukit lacks is
+NumPy's TypeError; and dask.array graphs over gpukit chunks give NumPy's
+results on every device."""
 import numpy as np
 import pytest
 
@@ -92,6 +94,80 @@ def test_numpys_positional_arguments_and_defaults(device):
     assert np.zeros_like(m, order="F").shape == (3, 3)
     with pytest.raises(TypeError, match="multiple values"):
         np.fft.fft(g, 8, n=8)
+
+
+def test_numpys_casting_rules(device):
+    x = gpukit.asarray(np.array([1.7, -2.6]), device=device)
+    i = gpukit.asarray(np.int8([1, 2]), device=device)
+    # a ufunc's dtype= under casting= (same_kind by default), as NumPy checks it
+    for call in (lambda: np.add(x, x, dtype=np.int8), lambda: np.invert(x, dtype=np.int8),
+                 lambda: np.add(x, 1, dtype=np.float32, casting="safe"),
+                 lambda: np.add(i, i, dtype=np.float32, casting="no")):
+        with pytest.raises(TypeError, match="Cannot cast ufunc"):
+            call()
+    assert host(np.add(x, x, dtype=np.int8, casting="unsafe")).tolist() == [2, -4]
+    assert host(np.add(i, i, dtype=np.int8, casting="no")).tolist() == [2, 4]
+    assert host(np.add(x, x, casting="safe")).tolist() == [3.4, -5.2]
+    # a ufunc giving bool takes dtype=bool only
+    for call in (lambda: np.less(x, x, dtype=np.float32), lambda: np.isnan(x, dtype=np.float64),
+                 lambda: np.equal(i, i, dtype=np.int8)):
+        with pytest.raises(TypeError, match="No loop matching"):
+            call()
+    # can_cast's default rule is safe, not same_kind
+    assert not np.can_cast(x, np.float32) and np.can_cast(x, np.complex128)
+    assert not np.can_cast(x, np.float32, casting="safe")
+    with pytest.raises(TypeError, match="can_cast"):
+        np.can_cast(x, np.float32, casting="same_kind")  # gpukit has only the safe rule
+
+
+def test_numpys_creation_with_like(device):
+    # like= a gpukit array: NumPy's dtypes (float64, the data's), on its device
+    g = gpukit.asarray(np.arange(3.0), device=device)
+    for got, want in [
+        (np.zeros(3, like=g), np.zeros(3)),
+        (np.ones(2, dtype=np.int8, like=g), np.ones(2, dtype=np.int8)),
+        (np.arange(0, 1, 0.25, like=g), np.arange(0, 1, 0.25)),
+        (np.arange(5, like=g), np.arange(5)),
+        (np.arange(np.float32(0), 1.5, like=g), np.arange(np.float32(0), 1.5)),
+        (np.asarray([1.5, 2.5], like=g), np.asarray([1.5, 2.5])),
+        (np.asarray([1, 2], dtype=np.float32, like=g), np.asarray([1, 2], dtype=np.float32)),
+        (np.full(3, 1j, like=g), np.full(3, 1j)),
+        (np.full(3, np.float32(2), like=g), np.full(3, np.float32(2))),
+        (np.full(2, 7, like=g), np.full(2, 7)),
+        (np.eye(2, 3, 1, like=g), np.eye(2, 3, 1)),
+        (np.eye(2, M=3, dtype=np.int8, like=g), np.eye(2, M=3, dtype=np.int8)),
+        # NumPy scalars where gpukit takes plain numbers
+        (np.full_like(g, np.float64(2.5)), np.full(3, 2.5)),
+        (np.full_like(g, np.float32(1.5), shape=(2,)), np.full(2, 1.5)),
+    ]:
+        assert isinstance(got, gpukit.Array) and got.device == g.device
+        np.testing.assert_array_equal(host(got), want, strict=True)  # dtype too
+    empty = np.empty((2, 2), like=g)
+    assert empty.device == g.device and empty.dtype == gpukit.float64
+    assert np.zeros(2, like=g, device="cpu").device == gpukit.device("cpu")
+
+
+def test_linalg_error_is_numpys(device):
+    # once NumPy is imported, gpukit's LinAlgError is NumPy's too, through
+    # NumPy's functions and gpukit's own
+    singular = gpukit.zeros((2, 2), device=device)
+    for call in (lambda: np.linalg.inv(singular), lambda: gpukit.linalg.inv(singular)):
+        with pytest.raises(np.linalg.LinAlgError, match="singular") as caught:
+            call()
+        assert isinstance(caught.value, gpukit.linalg.LinAlgError)
+        assert isinstance(caught.value, ValueError)
+
+
+def test_linalg_error_without_numpy(py):
+    # gpukit imports no NumPy for it (that would start NumPy's OpenBLAS)
+    py("""
+        import sys, gpukit
+        try:
+            gpukit.linalg.inv(gpukit.zeros((2, 2)))
+        except gpukit.linalg.LinAlgError as e:
+            assert type(e).__mro__[1] is ValueError, type(e).__mro__
+        assert "numpy" not in sys.modules
+    """)
 
 
 def test_what_gpukit_lacks_is_numpys_type_error(device):
