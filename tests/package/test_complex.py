@@ -193,6 +193,21 @@ def test_divide_and_pow_on_finite_values(device, dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
+def test_pow_special_values(device, dtype):
+    # NumPy's: 0 ** y is 0 where Re(y) > 0 (else NaN); x ** 1 is x and
+    # x ** 2, x ** 3 plain products, so infinities keep NumPy's parts
+    x = values(dtype)
+    for y in [1 + 1j, 0.5 - 2j, 1, 2, 3, 4, -1, -2, 1e-3j, -1 + 1j, 0]:
+        exponent = np.full(x.shape, y, dtype)
+        with np.errstate(all="ignore"):
+            expected = np.power(x, exponent)
+        got = host(gpukit.pow(gpukit.asarray(x, device=device),
+                              gpukit.asarray(exponent, device=device)))
+        special = ~np.isfinite(x) | (x == 0)
+        same(got[special], expected[special])  # exactly, NaN for NaN
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("name", sorted(EXACT_UNARY))
 def test_exact_unary(device, dtype, name):
     x = values(dtype)

@@ -831,7 +831,14 @@ GK_DEVICE_FN GK_T cx_pow(GK_T x, GK_T y)
     if (c == 0 && d == 0)
         return cx_make(1, 0);
     if (a == 0 && b == 0)
-        return c > 0 && d == 0 ? cx_make(0, 0) : cx_make(CX_NAN, CX_NAN);
+        return c > 0 ? cx_make(0, 0) : cx_make(CX_NAN, CX_NAN);
+    /* 1, 2 and 3 unrolled, as on the CPU */
+    if (d == 0 && c == 1)
+        return x;
+    if (d == 0 && (c == 2 || c == 3)) {
+        GK_T square = cx_mul(x, x);
+        return c == 2 ? square : cx_mul(square, x);
+    }
     if (d == 0 && c == trunc(c) && fabs(c) < 100) {
         int k = (int)fabs(c);
         GK_T result = cx_make(1, 0), base = x;

@@ -6,9 +6,10 @@
  *   would add Annex G's recovery of infinities, which NumPy does not);
  *   divide and reciprocal are Smith's algorithm (NumPy's), which avoids
  *   overflow in |y|^2; x / 0 divides each part by 0.
- * - pow: x ** 0 is 1; 0 ** y is 0 for a real y > 0, NaN otherwise; small
- *   integer exponents (|n| < 100) by repeated squaring, as NumPy does;
- *   everything else is glibc's cpow.
+ * - pow: x ** 0 is 1; 0 ** y is 0 where Re(y) > 0, NaN otherwise; x ** 1
+ *   is x, x ** 2 and x ** 3 products, other small integer exponents
+ *   (|n| < 100) by repeated squaring, as NumPy does; everything else is
+ *   glibc's cpow.
  * - exp, log, sqrt, the trigonometric and hyperbolic functions and their
  *   inverses are glibc's (which implements C99 Annex G, the special cases
  *   the array API standard lists); expm1, log1p, log2 and log10 are built
@@ -98,7 +99,14 @@
         if (c == 0 && d == 0)                                                              \
             return make_##SUFFIX(1, 0);                                                      \
         if (a == 0 && b == 0)                                                              \
-            return c > 0 && d == 0 ? make_##SUFFIX(0, 0) : make_##SUFFIX(NAN, NAN);            \
+            return c > 0 ? make_##SUFFIX(0, 0) : make_##SUFFIX(NAN, NAN);                      \
+        /* 1, 2 and 3 unrolled (NumPy's): 1 * x would turn inf + 0j into inf + NaN j */     \
+        if (d == 0 && c == 1)                                                              \
+            return x;                                                                      \
+        if (d == 0 && (c == 2 || c == 3)) {                                                \
+            CT square = mul_##SUFFIX##_one(x, x);                                          \
+            return c == 2 ? square : mul_##SUFFIX##_one(square, x);                        \
+        }                                                                                  \
         if (d == 0 && c == F(trunc)(c) && F(fabs)(c) < 100) {                              \
             /* repeated squaring: exact for small integer powers of Gaussian          \
              * integers, as NumPy's result */                                              \
