@@ -14,7 +14,17 @@
 #include <stdio.h>
 #include <string.h>
 
-static PyObject *namespace_call(const char *name, PyObject *args, PyObject *kwargs);
+/* module.name(*args, **kwargs) (kwargs may be NULL); a new reference. */
+static PyObject *module_call(const char *module, const char *name, PyObject *args,
+                             PyObject *kwargs)
+{
+    PyObject *imported = PyImport_ImportModule(module);
+    PyObject *function = imported ? PyObject_GetAttrString(imported, name) : NULL;
+    PyObject *result = function ? PyObject_Call(function, args, kwargs) : NULL;
+    Py_XDECREF(function);
+    Py_XDECREF(imported);
+    return result;
+}
 
 /* NumPy's name -> gpukit's (the array API standard's), where they differ. */
 static const struct {
@@ -140,7 +150,7 @@ static PyObject *cast_arrays(PyObject *self, PyObject *args, PyObject *dtype)
             continue;
         }
         pair = PyTuple_Pack(2, item, dtype);
-        PyObject *converted = pair ? namespace_call("astype", pair, NULL) : NULL;
+        PyObject *converted = pair ? module_call("gpukit", "astype", pair, NULL) : NULL;
         Py_XDECREF(pair);
         if (!converted)
             Py_CLEAR(cast);
@@ -290,9 +300,7 @@ static int ufunc_casting(PyObject *self, const char *ufunc, PyObject *inputs, Py
                      ufunc);
         result = -1;
     } else if (rule && !gives_bool(ufunc) && strcmp(rule, "unsafe") != 0) {
-        PyObject *numpy = PyImport_ImportModule("numpy");
-        PyObject *can_cast = numpy ? PyObject_GetAttrString(numpy, "can_cast") : NULL;
-        PyObject *keywords = can_cast ? Py_BuildValue("{sO}", "casting", casting) : NULL;
+        PyObject *keywords = Py_BuildValue("{sO}", "casting", casting);
         result = keywords ? 1 : -1;
         for (Py_ssize_t i = 0; result == 1 && i < PyTuple_GET_SIZE(inputs); i++) {
             PyObject *input = PyTuple_GET_ITEM(inputs, i);
@@ -300,7 +308,7 @@ static int ufunc_casting(PyObject *self, const char *ufunc, PyObject *inputs, Py
                 continue;
             PyObject *from = PyObject_GetAttrString(input, "dtype");
             PyObject *pair = from ? PyTuple_Pack(2, from, dtype) : NULL;
-            PyObject *answer = pair ? PyObject_Call(can_cast, pair, keywords) : NULL;
+            PyObject *answer = pair ? module_call("numpy", "can_cast", pair, keywords) : NULL;
             int allowed = answer ? PyObject_IsTrue(answer) : -1;
             if (allowed < 0 && PyErr_ExceptionMatches(PyExc_TypeError)) {
                 PyErr_Clear(); /* a dtype NumPy lacks (bfloat16): astype decides */
@@ -317,8 +325,6 @@ static int ufunc_casting(PyObject *self, const char *ufunc, PyObject *inputs, Py
             Py_XDECREF(from);
         }
         Py_XDECREF(keywords);
-        Py_XDECREF(can_cast);
-        Py_XDECREF(numpy);
     }
     Py_DECREF(casting);
     return result;
@@ -364,7 +370,7 @@ PyObject *gkpy_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs)
                                   given && requested != GK_BOOL ? dtype : NULL);
         if (result && dtype && result != Py_NotImplemented) {
             PyObject *call_args = PyTuple_Pack(2, result, dtype);
-            Py_SETREF(result, call_args ? namespace_call("astype", call_args, NULL) : NULL);
+            Py_SETREF(result, call_args ? module_call("gpukit", "astype", call_args, NULL) : NULL);
             Py_XDECREF(call_args);
         }
         Py_XDECREF(dtype);
@@ -425,7 +431,7 @@ static PyObject *like_with_shape(const char *name, PyObject *args, PyObject *kwa
         Py_XDECREF(head);
         Py_XDECREF(rest);
     }
-    PyObject *result = call_args ? namespace_call(base, call_args, call_kwargs) : NULL;
+    PyObject *result = call_args ? module_call("gpukit", base, call_args, call_kwargs) : NULL;
     Py_XDECREF(call_args);
     Py_DECREF(call_kwargs);
     return result;
@@ -459,7 +465,7 @@ static PyObject *transpose(PyObject *args, PyObject *kwargs)
         axes = owned;
     }
     PyObject *call_args = PyTuple_Pack(2, x, axes);
-    PyObject *result = call_args ? namespace_call("permute_dims", call_args, NULL) : NULL;
+    PyObject *result = call_args ? module_call("gpukit", "permute_dims", call_args, NULL) : NULL;
     Py_XDECREF(call_args);
     Py_XDECREF(owned);
     return result;
@@ -658,17 +664,6 @@ static PyObject *argument(PyObject *args, PyObject *kwargs, Py_ssize_t position,
     return value == Py_None ? NULL : value;
 }
 
-/* numpy.<function>(*arguments), arguments a tuple; a new reference. */
-static PyObject *numpy_call(const char *function, PyObject *arguments)
-{
-    PyObject *numpy = PyImport_ImportModule("numpy");
-    PyObject *callee = numpy ? PyObject_GetAttrString(numpy, function) : NULL;
-    PyObject *result = callee ? PyObject_Call(callee, arguments, NULL) : NULL;
-    Py_XDECREF(callee);
-    Py_XDECREF(numpy);
-    return result;
-}
-
 /* The dtype NumPy's arange gives for its bounds (`bounds`: those given,
  * a tuple): their dtypes promoted as arrays', with start 0 where only
  * stop is given. */
@@ -679,7 +674,7 @@ static PyObject *arange_dtype(PyObject *bounds)
     for (Py_ssize_t i = 0; dtypes && i < PyTuple_GET_SIZE(dtypes); i++) {
         PyObject *value = i < n ? PyTuple_GET_ITEM(bounds, i) : NULL;
         PyObject *one = value ? PyTuple_Pack(1, value) : Py_BuildValue("(i)", 0);
-        PyObject *array = one ? numpy_call("asarray", one) : NULL;
+        PyObject *array = one ? module_call("numpy", "asarray", one, NULL) : NULL;
         PyObject *dtype = array ? PyObject_GetAttrString(array, "dtype") : NULL;
         Py_XDECREF(array);
         Py_XDECREF(one);
@@ -688,7 +683,7 @@ static PyObject *arange_dtype(PyObject *bounds)
         else
             PyTuple_SET_ITEM(dtypes, i, dtype);
     }
-    PyObject *dtype = dtypes ? numpy_call("result_type", dtypes) : NULL;
+    PyObject *dtype = dtypes ? module_call("numpy", "result_type", dtypes, NULL) : NULL;
     Py_XDECREF(dtypes);
     return dtype;
 }
@@ -726,7 +721,7 @@ static int numpy_creation_defaults(PyObject *self, const char *name, PyObject **
     if (strcmp(name, "full") == 0) {
         PyObject *fill = argument(*args, kwargs, 1, "fill_value");
         inputs = fill ? PyTuple_Pack(1, fill) : NULL;
-        PyObject *array = inputs ? numpy_call("asarray", inputs) : NULL;
+        PyObject *array = inputs ? module_call("numpy", "asarray", inputs, NULL) : NULL;
         dtype = array ? PyObject_GetAttrString(array, "dtype") : NULL;
         Py_XDECREF(array);
     } else if (strcmp(name, "arange") == 0) {
@@ -745,7 +740,7 @@ static int numpy_creation_defaults(PyObject *self, const char *name, PyObject **
         PyObject *data = PyTuple_GET_SIZE(*args) > 0 ? PyTuple_GET_ITEM(*args, 0) : NULL;
         if (data && !Py_IS_TYPE(data, Py_TYPE(self)) && !is_numpy(data)) {
             PyObject *one = PyTuple_Pack(1, data);
-            PyObject *read = one ? numpy_call("asarray", one) : NULL;
+            PyObject *read = one ? module_call("numpy", "asarray", one, NULL) : NULL;
             PyObject *rest = read ? PyTuple_GetSlice(*args, 1, PyTuple_GET_SIZE(*args)) : NULL;
             PyObject *head = rest ? PyTuple_Pack(1, read) : NULL;
             PyObject *replaced = head ? PySequence_Concat(head, rest) : NULL;
@@ -874,16 +869,6 @@ PyObject *gkpy_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
 /* --- NumPy's ndarray methods that code written for NumPy calls on chunks
  * (dask.array does), beyond the array API standard's --- */
 
-static PyObject *namespace_call(const char *name, PyObject *args, PyObject *kwargs)
-{
-    PyObject *gpukit = PyImport_ImportModule("gpukit");
-    PyObject *function = gpukit ? PyObject_GetAttrString(gpukit, name) : NULL;
-    PyObject *result = function ? PyObject_Call(function, args, kwargs) : NULL;
-    Py_XDECREF(function);
-    Py_XDECREF(gpukit);
-    return result;
-}
-
 PyObject *gkpy_array_squeeze(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"axis", NULL};
@@ -921,7 +906,7 @@ PyObject *gkpy_array_squeeze(PyObject *self, PyObject *args, PyObject *kwargs)
         axis = owned;
     }
     PyObject *call_args = PyTuple_Pack(2, self, axis);
-    PyObject *result = call_args ? namespace_call("squeeze", call_args, NULL) : NULL;
+    PyObject *result = call_args ? module_call("gpukit", "squeeze", call_args, NULL) : NULL;
     Py_XDECREF(call_args);
     Py_XDECREF(owned);
     return result;
