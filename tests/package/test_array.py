@@ -160,8 +160,7 @@ def test_python_scalars_are_weak(device):
     for bad in (300, -1, 2 ** 70):
         with pytest.raises(OverflowError):
             u8 + bad
-    with pytest.raises(OverflowError):
-        i32 < 2 ** 40
+    assert (i32 < 2 ** 40).tolist() == [True] * len(i32.tolist())  # by value, as NumPy 2
     u64 = gk.asarray([1], dtype="uint64", device=device)
     assert (u64 + (2 ** 64 - 2)).tolist() == [2 ** 64 - 1]  # exact beyond 2^53
 
