@@ -327,7 +327,6 @@ BINARY_FUNCTION(logical_xor, GK_LOGICAL_XOR)
 UNARY_FUNCTION(ceil, GK_CEIL)
 UNARY_FUNCTION(floor, GK_FLOOR)
 UNARY_FUNCTION(trunc, GK_TRUNC)
-UNARY_FUNCTION(round, GK_ROUND)
 UNARY_FUNCTION(sign, GK_SIGN)
 UNARY_FUNCTION(signbit, GK_SIGNBIT)
 UNARY_FUNCTION(isnan, GK_ISNAN)
@@ -427,6 +426,33 @@ static gk_status clip_core(const gk_array *a, PyObject *const bounds[2], const d
         gk_array_free(low);
     }
     return status;
+}
+
+/* round(x, /, *, decimals=0): NumPy's decimals beside the standard's x. */
+static PyObject *fn_round(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames)
+{
+    gkpy_state *state = gkpy_state_of_module(module);
+    static const char *const names[] = {"x", "decimals", NULL};
+    static const signature sig = {"round", names, 1, 1, 1};
+    PyObject *values[MAX_PARAMETERS];
+    if (parse(&sig, args, nargs, kwnames, values) < 0)
+        return NULL;
+    int overflow = 0;
+    long decimals = values[1] ? PyLong_AsLongAndOverflow(values[1], &overflow) : 0;
+    if (decimals == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow || decimals < -400 || decimals > 400) /* 10^400 is inf in every dtype */
+        decimals = overflow ? overflow * 400 : decimals < 0 ? -400 : 400;
+    PyObject *x = gkpy_as_array(state, values[0], NULL);
+    if (!x)
+        return NULL;
+    gk_array *out = NULL;
+    gk_status status;
+    GKPY_RUN(gkpy_long_work(array_of(x)), gk_round_decimals(array_of(x), (int)decimals, &out));
+    gk_dtype dtype = gk_array_dtype(array_of(x));
+    Py_DECREF(x);
+    return gkpy_op_result(state, status, out, GK_ROUND, dtype);
 }
 
 static PyObject *fn_clip(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
@@ -1286,9 +1312,12 @@ static PyMethodDef ops_functions[] = {
     {"trunc", FASTCALL(fn_trunc),
      UNARY_DOC("trunc", "x rounded toward zero elementwise, in x's dtype (integers and bools "
                         "unchanged).")},
-    {"round", FASTCALL(fn_round),
-     UNARY_DOC("round", "x rounded to the nearest integer elementwise, halves to even, in x's "
-                        "dtype (integers and bools unchanged).")},
+    {"round", KEYWORDS(fn_round),
+     PyDoc_STR("round(x, /, *, decimals=0)\n--\n\nx rounded elementwise, halves to even, in "
+               "x's dtype: to the nearest integer, or with decimals (NumPy's), to that many "
+               "decimal places (negative: tens, hundreds ...), as x * 10**decimals rounded "
+               "and divided back. Integers and bools are unchanged unless decimals < 0.\n\n"
+               "x is an Array or an array-like (converted onto the default device).")},
     {"sign", FASTCALL(fn_sign),
      UNARY_DOC("sign", "-1, 0 or 1 by x's sign elementwise, in x's dtype (sign(-0.0) is 0.0, "
                        "sign(NaN) NaN; bools are a TypeError).")},

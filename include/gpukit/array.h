@@ -463,6 +463,12 @@ gk_status gk_binary_value_complex(gk_op op, const gk_array *a, double re, double
 gk_status gk_binary_scalar(gk_op op, const gk_array *a, double value, gk_array **out);
 gk_status gk_unary(gk_op op, const gk_array *a, gk_array **out);
 gk_status gk_unary_into(gk_op op, const gk_array *a, gk_array *out);
+/* a rounded half to even to `decimals` decimal places (NumPy's round):
+ * a * 10^d rounded, divided by 10^d (for d < 0, a / 10^-d rounded,
+ * times 10^-d), in a's dtype (each part of a complex number); integers
+ * and bools are themselves for d >= 0 and go through float64 for d < 0,
+ * cast back, as in NumPy. decimals 0 is GK_ROUND. */
+gk_status gk_round_decimals(const gk_array *a, int decimals, gk_array **out);
 /* condition ? a : b, condition bool, all three broadcast together. */
 gk_status gk_where(const gk_array *condition, const gk_array *a, const gk_array *b,
                    gk_array **out);

@@ -53,6 +53,7 @@
 #include "core/error.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const op_names[GK_OP_COUNT] = {
@@ -639,6 +640,29 @@ static gk_status run_unary(gk_op op, const gk_array *a, gk_dtype compute, gk_arr
         status = copy ? backend->convert(device, &loop, &target, &in.operand)
                       : backend->elementwise(device, op, &loop, &target, &in.operand);
     gk_array_free(in.temp);
+    return status;
+}
+
+gk_status gk_round_decimals(const gk_array *a, int decimals, gk_array **out)
+{
+    *out = NULL;
+    if (decimals == 0 || (decimals > 0 && !gk_dtype_is_inexact(a ? a->dtype : GK_FLOAT32)))
+        return gk_unary(GK_ROUND, a, out);
+    double scale = pow(10, abs(decimals));
+    gk_array *scaled = NULL, *rounded = NULL, *back = NULL;
+    gk_status status = gk_binary_scalar(decimals > 0 ? GK_MUL : GK_DIV, a, scale, &scaled);
+    if (status == GK_OK)
+        status = gk_unary(GK_ROUND, scaled, &rounded);
+    if (status == GK_OK)
+        status = gk_binary_scalar(decimals > 0 ? GK_DIV : GK_MUL, rounded, scale, &back);
+    /* integers computed in float64 (the division's) return to their dtype */
+    if (status == GK_OK && gk_array_dtype(back) != a->dtype)
+        status = gk_cast(back, a->dtype, out);
+    else if (status == GK_OK)
+        *out = back, back = NULL;
+    gk_array_free(scaled);
+    gk_array_free(rounded);
+    gk_array_free(back);
     return status;
 }
 

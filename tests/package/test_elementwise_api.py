@@ -5,7 +5,8 @@ every device and every dtype it takes, against NumPy 2, on special values
 (NaN of both signs, +-inf, +-0.0, halves, subnormals, integer extremes,
 shift counts at and beyond the width, negative counts) crossed with each
 other, on 0-d, empty and broadcast operands; the TypeError of every dtype a
-function refuses. Where gpukit's documented result differs from NumPy's
+function refuses; round to decimals. Where gpukit's documented result
+differs from NumPy's
 (array.h: integer reciprocal of 0, the rounding functions and conj of
 bools, the float dtype integers compute in), the expectation says so."""
 import warnings
@@ -354,6 +355,25 @@ def test_invert_and_positive(device):
 
 
 # --- what else the standard asks ---
+
+@pytest.mark.parametrize("dtype", ("float16", "int16", "uint8", "int64") + FLOATS)
+def test_round_to_decimals(device, dtype):
+    # NumPy's round(x, decimals): x * 10**d rounded half to even and divided
+    # back (integers through float64 for d < 0), through gpukit.round and
+    # NumPy's dispatch alike
+    x = np.random.default_rng(5).standard_normal(500) * 1000
+    x = np.concatenate([x, [0.125, 0.375, -2.5, 12.5, 1250, 1350, -1250, 0.0, -0.0]])
+    x = (np.abs(x) % 250 if dtype == "uint8" else x).astype(dtype)
+    a = gk.asarray(x, device=device)
+    for decimals in (0, 1, 2, 3, -1, -2):
+        with np.errstate(all="ignore"):
+            expected = np.round(x, decimals)
+        for got in (gk.round(a, decimals=decimals), np.round(a, decimals)):
+            np.testing.assert_array_equal(host(got), expected, strict=True)
+    z = (x[:8] + 1j * x[8:16]).astype("complex128")  # each part, within an ulp
+    np.testing.assert_allclose(host(gk.round(gk.asarray(z, device=device), decimals=2)),
+                               np.round(z, 2), rtol=1e-15)
+
 
 def test_real_and_imag(device):
     values = np.array([[1.5, -2.0], [0.0, np.nan]], np.float32)
