@@ -762,6 +762,13 @@ static const char *index_text(translation *tr, scope *sc, PyObject *node, const 
     return fmt(tr, "gkjit_wrap((gk_i64)(%s), %s)", v.text, length);
 }
 
+/* The gk_view of an argument array: v_x's is w_x. Every Python name is
+ * v_<name> in C, so no local (x_view, say) can take a companion's name. */
+static const char *view_of(translation *tr, const char *array)
+{
+    return fmt(tr, "w%s", array + 1);
+}
+
 /* The C offset of array[index...] in its buffer: `index` is one
  * expression or a Tuple. */
 static int element_offset(translation *tr, scope *sc, PyObject *node, value array,
@@ -779,7 +786,7 @@ static int element_offset(translation *tr, scope *sc, PyObject *node, value arra
     if (array.type.shared)
         text_add(&offset, "0");
     else
-        text_add(&offset, "%s_view.offset", array.text);
+        text_add(&offset, "%s.offset", view_of(tr, array.text));
     int64_t stride = 1;
     for (int d = count - 1; d >= 0; d--) {
         PyObject *item = items ? PyList_GET_ITEM(items, d) : index;
@@ -789,7 +796,8 @@ static int element_offset(translation *tr, scope *sc, PyObject *node, value arra
             return unsupported(sc, item, "slicing an array inside a kernel");
         }
         const char *length = array.type.shared ? fmt(tr, "%lld", (long long)array.type.shape[d])
-                                               : fmt(tr, "%s_view.shape[%d]", array.text, d);
+                                               : fmt(tr, "%s.shape[%d]", view_of(tr, array.text),
+                                                     d);
         bool ok;
         const char *i = index_text(tr, sc, item, length, &ok);
         if (!ok) {
@@ -804,7 +812,7 @@ static int element_offset(translation *tr, scope *sc, PyObject *node, value arra
             /* A known unit step lets the compiler vectorise across threads. */
             text_add(&offset, " + (%s)", i);
         } else {
-            text_add(&offset, " + (%s) * %s_view.strides[%d]", i, array.text, d);
+            text_add(&offset, " + (%s) * %s.strides[%d]", i, view_of(tr, array.text), d);
         }
     }
     Py_XDECREF(items);
@@ -1205,7 +1213,7 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
     text_add(&call, "%s(", fn->name);
     for (int i = 0; i < count; i++) {
         if (args[i].type.kind == TY_ARRAY)
-            text_add(&call, "%s%s, %s_view", i ? ", " : "", args[i].text, args[i].text);
+            text_add(&call, "%s%s, %s", i ? ", " : "", args[i].text, view_of(tr, args[i].text));
         else
             text_add(&call, "%s%s", i ? ", " : "", as(tr, args[i], fn->params[i]));
     }
@@ -1375,7 +1383,8 @@ static int attribute(translation *tr, scope *sc, PyObject *node, value *out)
                 out->items[d] = base.type.shared
                                     ? number(tr, TY_I64, "((gk_i64)%lld)",
                                              (long long)base.type.shape[d])
-                                    : number(tr, TY_I64, "%s_view.shape[%d]", base.text, d);
+                                    : number(tr, TY_I64, "%s.shape[%d]",
+                                             view_of(tr, base.text), d);
                 out->items[d].constant = base.type.shared;
                 out->items[d].number = base.type.shape[d];
                 out->items[d].nonneg = true;
@@ -1385,7 +1394,7 @@ static int attribute(translation *tr, scope *sc, PyObject *node, value *out)
             for (int d = 0; d < base.type.ndim; d++)
                 total *= base.type.shape[d];
             *out = base.type.shared ? number(tr, TY_I64, "((gk_i64)%lld)", (long long)total)
-                                    : number(tr, TY_I64, "%s_view.size", base.text);
+                                    : number(tr, TY_I64, "%s.size", view_of(tr, base.text));
             out->nonneg = true;
         } else if (strcmp(name, "ndim") == 0) {
             *out = number(tr, TY_I64, "((gk_i64)%d)", base.type.ndim);
@@ -2197,10 +2206,10 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
                 break;
             }
             if (params[i].kind == TY_ARRAY)
-                text_add(&signature, "%sGK_GLOBAL %s *v_%s, gk_view v_%s_view", i ? ", " : "",
+                text_add(&signature, "%sGK_GLOBAL %s *v_%s, gk_view w_%s", i ? ", " : "",
                          storage_type(params[i].dtype), v->name, v->name);
             else
-                text_add(&signature, "%s%s v_%s_arg", i ? ", " : "", c_type(params[i]), v->name);
+                text_add(&signature, "%s%s a_%s", i ? ", " : "", c_type(params[i]), v->name);
         }
         bool argument_widened = false;
         for (int i = 0; i < nargs && status == 0; i++)
@@ -2211,7 +2220,7 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
         sc->widened = false;
         if (status == 0)
             status = block(tr, sc, def, "body") < 0 ? -1 : 0;
-        /* Scalar arguments arrive as *_arg and live in variables that may
+        /* Scalar arguments arrive as a_* and live in variables that may
          * be assigned; locals are declared once at the top. */
         if (status == 0 && !sc->widened)
             break;
@@ -2236,7 +2245,7 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
             if (t.kind == TY_ARRAY)
                 continue;
             if (v < nargs)
-                text_add(out, "    %s v_%s = v_%s_arg;\n", c_type(t), sc->vars[v].name,
+                text_add(out, "    %s v_%s = a_%s;\n", c_type(t), sc->vars[v].name,
                          sc->vars[v].name);
             else
                 text_add(out, "    %s v_%s = 0;\n", c_type(t), sc->vars[v].name);

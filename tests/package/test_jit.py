@@ -956,3 +956,16 @@ def test_int64_min_literal(device):
     out = gpukit.zeros((2,), dtype=gpukit.int64, device=device)
     smallest_literal[1, 1](out)
     np.testing.assert_array_equal(host(out), [np.iinfo(np.int64).min] * 2)
+
+
+@gpukit.jit
+def names_like_generated_ones(x, n):
+    x_view = x[0]          # beside argument x (its gk_view was v_x_view)
+    n_arg = n + 1          # beside argument n (it arrived as v_n_arg)
+    x[1] = x_view + n_arg
+
+
+def test_locals_named_like_generated_names(device):
+    x = put(np.array([2.0, 0.0]), device)
+    names_like_generated_ones[1, 1](x, 3)
+    np.testing.assert_array_equal(host(x), [2.0, 6.0])
