@@ -2153,6 +2153,51 @@ static PyObject *parse_function(scope *sc)
     return def;
 }
 
+/* Whether a statement list (or an If's branches) holds a break outside
+ * any inner loop. */
+static bool breaks(PyObject *list)
+{
+    bool found = false;
+    for (Py_ssize_t i = 0; list && !found && i < PyList_GET_SIZE(list); i++) {
+        PyObject *s = PyList_GET_ITEM(list, i);
+        if (is(s, "Break"))
+            return true;
+        if (is(s, "If")) {
+            PyObject *body = field(s, "body"), *orelse = field(s, "orelse");
+            found = breaks(body) || breaks(orelse);
+            Py_XDECREF(body);
+            Py_XDECREF(orelse);
+        }
+    }
+    return found;
+}
+
+/* Whether running a statement list always ends in a return: a return, an
+ * if whose branches both do, or a `while True:` it cannot break out of. */
+static bool always_returns(PyObject *list)
+{
+    bool returns = false;
+    for (Py_ssize_t i = 0; list && !returns && i < PyList_GET_SIZE(list); i++) {
+        PyObject *s = PyList_GET_ITEM(list, i);
+        PyObject *a = NULL, *b = NULL;
+        if (is(s, "Return")) {
+            returns = true;
+        } else if (is(s, "If")) {
+            a = field(s, "body"), b = field(s, "orelse");
+            returns = always_returns(a) && always_returns(b);
+        } else if (is(s, "While")) {
+            a = field(s, "test"), b = field(s, "body");
+            PyObject *v = is(a, "Constant") ? field(a, "value") : NULL;
+            returns = v && PyObject_IsTrue(v) == 1 && !breaks(b);
+            Py_XDECREF(v);
+        }
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+    PyErr_Clear();
+    return returns;
+}
+
 /* Translates one function (kernel or device function) into tr's output. */
 static int translate_function(translation *tr, scope *sc, int nargs, const ty *params,
                               const char *c_name)
@@ -2227,6 +2272,16 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
         if (status == 0 && pass == MAX_PASSES)
             status = fail(sc, def, PyExc_TypeError, "the variables' types do not settle");
     }
+    /* Python would return None there, which no number type holds; C would
+     * return garbage. */
+    PyObject *body = status == 0 && sc->has_result && sc->result.kind != TY_NONE
+                         ? field(def, "body")
+                         : NULL;
+    if (body && !always_returns(body))
+        status = fail(sc, def, PyExc_TypeError,
+                      "a device function that returns a value must return one on every path "
+                      "(it can reach its end)");
+    Py_XDECREF(body);
     if (status == 0) {
         strbuf *out = &tr->device_text;
         if (sc->is_kernel)

@@ -969,3 +969,41 @@ def test_locals_named_like_generated_names(device):
     x = put(np.array([2.0, 0.0]), device)
     names_like_generated_ones[1, 1](x, 3)
     np.testing.assert_array_equal(host(x), [2.0, 6.0])
+
+
+@gpukit.jit(device=True)
+def sign_or_nothing(x):
+    if x > 0:
+        return 1
+    elif x < 0:
+        return -1
+
+
+@gpukit.jit(device=True)
+def sign_everywhere(x):
+    while True:
+        if x > 0:
+            return 1
+        if x < 0:
+            return -1
+        return 0
+
+
+def calls_sign(out):
+    out[0] = sign_or_nothing(out[1])
+
+
+@gpukit.jit
+def calls_total_sign(out):
+    out[0] = sign_everywhere(out[1])
+
+
+def test_device_function_that_can_fall_off_its_end(device):
+    """Python returns None where a device function reaches its end; no
+    number holds that (C returned garbage), so it is refused."""
+    with pytest.raises(TypeError, match="must return one on every path") as caught:
+        gpukit.jit(calls_sign)[1, 1](gpukit.zeros((2,), device=device))
+    assert "sign_or_nothing" in str(caught.value)
+    out = put(np.array([0.0, -4.0]), device)
+    calls_total_sign[1, 1](out)
+    assert host(out)[0] == -1
