@@ -416,6 +416,15 @@ static PyObject *translate(jit_kernel_object *self, const launch_arg *args, int 
     return source;
 }
 
+/* The compiler options of translated kernels. NVRTC fuses a * b + c into
+ * one rounding by default; the jit's arithmetic is Python's and NumPy's,
+ * so CUDA compiles without fusing (OpenCL: the prelude's FP_CONTRACT
+ * pragma, jit_translate.c). */
+static const char *compile_options(gk_device device)
+{
+    return device.kind == GK_DEVICE_CUDA ? "--fmad=false" : NULL;
+}
+
 /* The compiled kernel for this signature on `device` (borrowed from the
  * cache). */
 static gk_kernel *compiled_kernel(gkpy_state *state, jit_kernel_object *self, gk_device device,
@@ -436,7 +445,8 @@ static gk_kernel *compiled_kernel(gkpy_state *state, jit_kernel_object *self, gk
     if (text) {
         gk_status status;
         Py_BEGIN_ALLOW_THREADS
-        status = gk_kernel_compile(device, GK_KERNEL_PORTABLE, text, name, NULL, &kernel);
+        status = gk_kernel_compile(device, GK_KERNEL_PORTABLE, text, name,
+                                   compile_options(device), &kernel);
         Py_END_ALLOW_THREADS
         if (status != GK_OK)
             gkpy_raise(state, status);
@@ -1068,7 +1078,8 @@ static gk_kernel *vectorize_kernel_for(gkpy_state *state, vectorize_object *self
         const char *text = PyUnicode_AsUTF8(source);
         gk_status status;
         Py_BEGIN_ALLOW_THREADS
-        status = gk_kernel_compile(device, GK_KERNEL_PORTABLE, text, kernel_name, NULL, &kernel);
+        status = gk_kernel_compile(device, GK_KERNEL_PORTABLE, text, kernel_name,
+                                   compile_options(device), &kernel);
         Py_END_ALLOW_THREADS
         if (status != GK_OK)
             gkpy_raise(state, status);

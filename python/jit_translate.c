@@ -20,7 +20,8 @@
  * Python's semantics where C's differ: // and % round toward negative
  * infinity, / of integers is float64, ** of integers is an integer, a
  * negative index counts from the end of its axis, math.floor/ceil/trunc
- * give int64, `and`/`or`/`not` give bool. */
+ * give int64, `not` gives bool and `and`/`or` the operand that decides.
+ * NumPy's where Python's ints are unbounded: int64 wraps (docs/KERNELS.md). */
 #include "jit.h"
 
 #include <math.h>
@@ -128,7 +129,8 @@ typedef struct translation translation;
 /* One function being translated (the kernel or a device function). */
 typedef struct scope {
     PyObject *function;
-    PyObject *globals, *freevars, *closure; /* borrowed */
+    PyObject *globals, *closure; /* borrowed from the function */
+    PyObject *freevars;          /* owned: code.co_freevars is a new tuple per read (3.11+) */
     const char *filename;
     int first_line;
     char qualname[64];
@@ -140,6 +142,7 @@ typedef struct scope {
     bool has_result;
     strbuf body;
     strbuf shared_decls;   /* GK_LOCAL arrays, at the top of a kernel */
+    strbuf hidden_decls;   /* expressions' hidden locals (gkjit_e*), at the top */
     int indent;
     int temp;            /* counter for hidden names */
 } scope;
@@ -157,6 +160,18 @@ struct translation {
     char **strings;
     size_t string_count, string_capacity;
 };
+
+/* Frees a scope made with calloc and what it holds. */
+static void scope_free(scope *sc)
+{
+    if (!sc)
+        return;
+    Py_XDECREF(sc->freevars);
+    free(sc->body.data);
+    free(sc->shared_decls.data);
+    free(sc->hidden_decls.data);
+    free(sc);
+}
 
 static const char *keep(translation *tr, char *s)
 {
@@ -418,19 +433,28 @@ static variable *assign_var(scope *sc, PyObject *node, const char *name, ty t, b
 /* ---- helpers the generated code calls ------------------------------------ */
 
 /* Always in front: Python's integer division, modulo and power, negative
- * indices. Integer division by zero gives 0 (Numba's kernels do not raise
- * either). */
+ * indices, and the helpers that evaluate their operands once. Integer
+ * division by zero gives 0 (Numba's kernels do not raise either). int64
+ * arithmetic that overflows wraps as NumPy's does (through gk_u64: signed
+ * overflow is undefined in C, and compilers exploit it). Floating-point
+ * operations are not contracted (a * b + c is not fused), so results
+ * equal Python's and NumPy's: the OpenCL pragma here, NVRTC's --fmad=false
+ * for CUDA (jit.c). */
 static const char PRELUDE[] =
+    "#ifdef GK_OPENCL\n"
+    "#pragma OPENCL FP_CONTRACT OFF\n"
+    "#endif\n"
     "GK_DEVICE_FN gk_i64 gkjit_wrap(gk_i64 i, gk_i64 n) { return i < 0 ? i + n : i; }\n"
     "GK_DEVICE_FN gk_i64 gkjit_floordiv_i64(gk_i64 a, gk_i64 b)\n"
     "{\n"
     "    if (b == 0) return 0;\n"
+    "    if (b == -1) return (gk_i64)(0 - (gk_u64)a); /* INT64_MIN // -1 wraps */\n"
     "    gk_i64 q = a / b;\n"
     "    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
     "}\n"
     "GK_DEVICE_FN gk_i64 gkjit_mod_i64(gk_i64 a, gk_i64 b)\n"
     "{\n"
-    "    if (b == 0) return 0;\n"
+    "    if (b == 0 || b == -1) return 0; /* INT64_MIN % -1 overflows in C */\n"
     "    gk_i64 r = a % b;\n"
     "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
     "}\n"
@@ -439,9 +463,9 @@ static const char PRELUDE[] =
     "GK_DEVICE_FN gk_i64 gkjit_pow_i64(gk_i64 base, gk_i64 e)\n"
     "{\n"
     "    if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;\n"
-    "    gk_i64 r = 1;\n"
-    "    while (e) { if (e & 1) r *= base; base *= base; e >>= 1; }\n"
-    "    return r;\n"
+    "    gk_u64 r = 1, b = (gk_u64)base;\n"
+    "    while (e) { if (e & 1) r *= b; b *= b; e >>= 1; }\n"
+    "    return (gk_i64)r;\n"
     "}\n"
     "GK_DEVICE_FN gk_u64 gkjit_pow_u64(gk_u64 base, gk_u64 e)\n"
     "{\n"
@@ -449,21 +473,48 @@ static const char PRELUDE[] =
     "    while (e) { if (e & 1) r *= base; base *= base; e >>= 1; }\n"
     "    return r;\n"
     "}\n"
-    "GK_DEVICE_FN float gkjit_mod_f32(float a, float b)\n"
-    "{\n"
-    "    float r = fmod(a, b);\n"
-    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
-    "    return r != 0 ? r : copysign(0.0f, b);\n"
+    /* Shift counts outside [0, 64) are undefined in C and masked in OpenCL;
+     * NumPy's (and gk_bitwise_left_shift's) results are 0, or -1 for a
+     * negative value shifted right. */
+    "GK_DEVICE_FN gk_i64 gkjit_shl_i64(gk_i64 a, gk_i64 b)\n"
+    "{ return (gk_u64)b < 64 ? (gk_i64)((gk_u64)a << b) : 0; }\n"
+    "GK_DEVICE_FN gk_i64 gkjit_shr_i64(gk_i64 a, gk_i64 b)\n"
+    "{ return (gk_u64)b < 64 ? a >> b : (a < 0 ? -1 : 0); }\n"
+    "GK_DEVICE_FN gk_u64 gkjit_shl_u64(gk_u64 a, gk_u64 b) { return b < 64 ? a << b : 0; }\n"
+    "GK_DEVICE_FN gk_u64 gkjit_shr_u64(gk_u64 a, gk_u64 b) { return b < 64 ? a >> b : 0; }\n"
+    "GK_DEVICE_FN gk_i64 gkjit_abs_i64(gk_i64 a) { return a < 0 ? (gk_i64)(0 - (gk_u64)a) : a; }\n"
+    /* min and max as Python's: the first of equal values, NaN wherever it
+     * is compared; functions, so each operand is evaluated once. */
+    "#define GKJIT_ORDER(T, S) \\\n"
+    "GK_DEVICE_FN T gkjit_min_##S(T a, T b) { return b < a ? b : a; } \\\n"
+    "GK_DEVICE_FN T gkjit_max_##S(T a, T b) { return b > a ? b : a; }\n"
+    /* Python's float // and % (NumPy's npy_divmod): the quotient comes
+     * from fmod's exact remainder, so x // y and x % y agree (-5.0 // inf
+     * is -1 and -5.0 % inf is inf); division by zero gives a / b. */
+    "#define GKJIT_FLOAT_DIVISION(T, S) \\\n"
+    "GK_DEVICE_FN T gkjit_mod_##S(T a, T b) \\\n"
+    "{ \\\n"
+    "    T r = fmod(a, b); \\\n"
+    "    if (r != 0 && ((r < 0) != (b < 0))) r += b; \\\n"
+    "    return r != 0 ? r : copysign((T)0, b); \\\n"
+    "} \\\n"
+    "GK_DEVICE_FN T gkjit_floordiv_##S(T a, T b) \\\n"
+    "{ \\\n"
+    "    if (b == 0) return a / b; \\\n"
+    "    T mod = fmod(a, b), div = (a - mod) / b; \\\n"
+    "    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1; \\\n"
+    "    if (div == 0) return copysign((T)0, a / b); \\\n"
+    "    T floored = floor(div); \\\n"
+    "    return div - floored > (T)0.5 ? floored + 1 : floored; \\\n"
     "}\n"
-    "GK_DEVICE_FN float gkjit_floordiv_f32(float a, float b) { return floor((a - gkjit_mod_f32(a, b)) / b); }\n"
+    "GKJIT_ORDER(int, bool)\n"
+    "GKJIT_ORDER(gk_i64, i64)\n"
+    "GKJIT_ORDER(gk_u64, u64)\n"
+    "GKJIT_ORDER(float, f32)\n"
+    "GKJIT_FLOAT_DIVISION(float, f32)\n"
     "#ifdef GK_HAS_FP64\n"
-    "GK_DEVICE_FN double gkjit_mod_f64(double a, double b)\n"
-    "{\n"
-    "    double r = fmod(a, b);\n"
-    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
-    "    return r != 0 ? r : copysign(0.0, b);\n"
-    "}\n"
-    "GK_DEVICE_FN double gkjit_floordiv_f64(double a, double b) { return floor((a - gkjit_mod_f64(a, b)) / b); }\n"
+    "GKJIT_ORDER(double, f64)\n"
+    "GKJIT_FLOAT_DIVISION(double, f64)\n"
     "#endif\n"
     "#if defined(GK_OPENCL) && defined(cl_khr_int64_base_atomics)\n"
     "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
@@ -711,9 +762,17 @@ static const char *index_text(translation *tr, scope *sc, PyObject *node, const 
     return fmt(tr, "gkjit_wrap((gk_i64)(%s), %s)", v.text, length);
 }
 
-/* The C lvalue of array[index...]: `index` is one expression or a Tuple. */
-static int element(translation *tr, scope *sc, PyObject *node, value array, PyObject *index,
-                   const char **lvalue)
+/* The gk_view of an argument array: v_x's is w_x. Every Python name is
+ * v_<name> in C, so no local (x_view, say) can take a companion's name. */
+static const char *view_of(translation *tr, const char *array)
+{
+    return fmt(tr, "w%s", array + 1);
+}
+
+/* The C offset of array[index...] in its buffer: `index` is one
+ * expression or a Tuple. */
+static int element_offset(translation *tr, scope *sc, PyObject *node, value array,
+                          PyObject *index, const char **at)
 {
     PyObject *items = is(index, "Tuple") ? field(index, "elts") : NULL;
     int count = items ? (int)PyList_GET_SIZE(items) : 1;
@@ -727,7 +786,7 @@ static int element(translation *tr, scope *sc, PyObject *node, value array, PyOb
     if (array.type.shared)
         text_add(&offset, "0");
     else
-        text_add(&offset, "%s_view.offset", array.text);
+        text_add(&offset, "%s.offset", view_of(tr, array.text));
     int64_t stride = 1;
     for (int d = count - 1; d >= 0; d--) {
         PyObject *item = items ? PyList_GET_ITEM(items, d) : index;
@@ -737,7 +796,8 @@ static int element(translation *tr, scope *sc, PyObject *node, value array, PyOb
             return unsupported(sc, item, "slicing an array inside a kernel");
         }
         const char *length = array.type.shared ? fmt(tr, "%lld", (long long)array.type.shape[d])
-                                               : fmt(tr, "%s_view.shape[%d]", array.text, d);
+                                               : fmt(tr, "%s.shape[%d]", view_of(tr, array.text),
+                                                     d);
         bool ok;
         const char *i = index_text(tr, sc, item, length, &ok);
         if (!ok) {
@@ -752,12 +812,23 @@ static int element(translation *tr, scope *sc, PyObject *node, value array, PyOb
             /* A known unit step lets the compiler vectorise across threads. */
             text_add(&offset, " + (%s)", i);
         } else {
-            text_add(&offset, " + (%s) * %s_view.strides[%d]", i, array.text, d);
+            text_add(&offset, " + (%s) * %s.strides[%d]", i, view_of(tr, array.text), d);
         }
     }
     Py_XDECREF(items);
-    *lvalue = fmt(tr, "%s[%s]", array.text, offset.data ? offset.data : "0");
+    *at = fmt(tr, "%s", offset.data ? offset.data : "0");
     free(offset.data);
+    return 0;
+}
+
+/* The C lvalue of array[index...]. */
+static int element(translation *tr, scope *sc, PyObject *node, value array, PyObject *index,
+                   const char **lvalue)
+{
+    const char *at;
+    if (element_offset(tr, sc, node, array, index, &at) < 0)
+        return -1;
+    *lvalue = fmt(tr, "%s[%s]", array.text, at);
     return 0;
 }
 
@@ -782,11 +853,28 @@ static const char *store(translation *tr, gk_dtype dtype, const char *lvalue, va
 {
     if (dtype == GK_BOOL)
         return fmt(tr, "%s = (gk_u8)((%s) != 0);", lvalue, v.text);
-    if (dtype == GK_FLOAT16)
-        return fmt(tr, "%s = gk_f16_from_float((float)(%s));", lvalue, v.text);
-    if (dtype == GK_BFLOAT16)
-        return fmt(tr, "%s = gk_bf16_from_float((float)(%s));", lvalue, v.text);
+    if (dtype == GK_FLOAT16 || dtype == GK_BFLOAT16) {
+        /* A float64 value rounds once, straight to the 16-bit type (through
+         * float it would round twice); float64 values exist only where
+         * GK_HAS_FP64 gives the dialect's _from_double. */
+        const char *prefix = dtype == GK_FLOAT16 ? "gk_f16" : "gk_bf16";
+        if (v.type.kind == TY_F64)
+            return fmt(tr, "%s = %s_from_double(%s);", lvalue, prefix, v.text);
+        return fmt(tr, "%s = %s_from_float((float)(%s));", lvalue, prefix, v.text);
+    }
     return fmt(tr, "%s = (%s)(%s);", lvalue, storage_type(dtype), v.text);
+}
+
+/* The suffix of the prelude's helpers for a number type (gkjit_mod_f64). */
+static const char *helper_suffix(ty t)
+{
+    switch (t.kind) {
+    case TY_BOOL: return "bool";
+    case TY_I64: return "i64";
+    case TY_U64: return "u64";
+    case TY_F32: return "f32";
+    default: return "f64";
+    }
 }
 
 static int binary(translation *tr, scope *sc, PyObject *node, const char *op, value a, value b,
@@ -802,15 +890,16 @@ static int binary(translation *tr, scope *sc, PyObject *node, const char *op, va
     if (t.kind == TY_BOOL && !bitwise)
         t = scalar(TY_I64); /* True + True == 2 */
     const char *x = as(tr, a, t), *y = as(tr, b, t);
-    const char *suffix = t.kind == TY_U64 ? "u64" : t.kind == TY_I64 ? "i64"
-                         : t.kind == TY_F32 ? "f32" : "f64";
+    const char *suffix = helper_suffix(t);
     out->type = t;
-    if (strcmp(op, "Add") == 0)
-        out->text = fmt(tr, "(%s + %s)", x, y);
-    else if (strcmp(op, "Sub") == 0)
-        out->text = fmt(tr, "(%s - %s)", x, y);
-    else if (strcmp(op, "Mult") == 0)
-        out->text = fmt(tr, "(%s * %s)", x, y);
+    const char *arithmetic = strcmp(op, "Add") == 0    ? "+"
+                             : strcmp(op, "Sub") == 0  ? "-"
+                             : strcmp(op, "Mult") == 0 ? "*"
+                                                       : NULL;
+    if (arithmetic && t.kind == TY_I64) /* wraps on overflow, as NumPy's int64 */
+        out->text = fmt(tr, "((gk_i64)((gk_u64)(%s) %s (gk_u64)(%s)))", x, arithmetic, y);
+    else if (arithmetic)
+        out->text = fmt(tr, "(%s %s %s)", x, arithmetic, y);
     else if (strcmp(op, "Div") == 0) {
         if (is_integer(t))
             t = scalar(TY_F64);
@@ -830,9 +919,10 @@ static int binary(translation *tr, scope *sc, PyObject *node, const char *op, va
         const char *c = strcmp(op, "BitAnd") == 0   ? "&"
                         : strcmp(op, "BitOr") == 0  ? "|"
                         : strcmp(op, "BitXor") == 0 ? "^"
-                        : strcmp(op, "LShift") == 0 ? "<<"
-                                                    : ">>";
-        out->text = fmt(tr, "(%s %s %s)", x, c, y);
+                                                    : NULL;
+        /* Shifts through helpers: counts outside [0, 64) give NumPy's results. */
+        out->text = c ? fmt(tr, "(%s %s %s)", x, c, y)
+                      : fmt(tr, "gkjit_sh%c_%s(%s, %s)", op[0] == 'L' ? 'l' : 'r', suffix, x, y);
     } else
         return unsupported(sc, node, fmt(tr, "the operator %s", op));
     /* What stays a non-negative integer (LShift may overflow into the sign). */
@@ -1110,9 +1200,7 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
         fn->translating = false;
         tr->depth--;
         fn->result = inner->has_result ? inner->result : scalar(TY_NONE);
-        free(inner->body.data);
-        free(inner->shared_decls.data);
-        free(inner);
+        scope_free(inner);
         if (status < 0) {
             Py_DECREF(python);
             return -1;
@@ -1125,7 +1213,7 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
     text_add(&call, "%s(", fn->name);
     for (int i = 0; i < count; i++) {
         if (args[i].type.kind == TY_ARRAY)
-            text_add(&call, "%s%s, %s_view", i ? ", " : "", args[i].text, args[i].text);
+            text_add(&call, "%s%s, %s", i ? ", " : "", args[i].text, view_of(tr, args[i].text));
         else
             text_add(&call, "%s%s", i ? ", " : "", as(tr, args[i], fn->params[i]));
     }
@@ -1214,10 +1302,8 @@ static int call(translation *tr, scope *sc, PyObject *node, value *out)
                                          : out->nonneg || args[i].nonneg;
             ty t = promote(out->type, args[i].type);
             const char *a = as(tr, *out, t), *b = as(tr, args[i], t);
-            /* Python's: the first of equal values, NaN wherever compared. */
-            out->text = fmt(tr, name[1] == 'i' ? "((%s) < (%s) ? (%s) : (%s))"
-                                               : "((%s) > (%s) ? (%s) : (%s))",
-                            b, a, b, a);
+            /* The prelude's gkjit_min_* and gkjit_max_*: each operand evaluated once. */
+            out->text = fmt(tr, "gkjit_%s_%s(%s, %s)", name, helper_suffix(t), a, b);
             out->type = t;
             out->constant = false;
             out->nonneg = nonneg && is_integer(t);
@@ -1230,8 +1316,9 @@ static int call(translation *tr, scope *sc, PyObject *node, value *out)
         ty t = args[0].type.kind == TY_BOOL ? scalar(TY_I64) : args[0].type;
         const char *a = as(tr, args[0], t);
         out->type = t;
+        /* Functions, so the operand is evaluated once; abs(INT64_MIN) wraps. */
         out->text = t.kind == TY_U64 ? a
-                    : is_integer(t) ? fmt(tr, "((%s) < 0 ? -(%s) : (%s))", a, a, a)
+                    : is_integer(t) ? fmt(tr, "gkjit_abs_i64(%s)", a)
                                     : fmt(tr, "fabs(%s)", a);
         return 0;
     }
@@ -1296,7 +1383,8 @@ static int attribute(translation *tr, scope *sc, PyObject *node, value *out)
                 out->items[d] = base.type.shared
                                     ? number(tr, TY_I64, "((gk_i64)%lld)",
                                              (long long)base.type.shape[d])
-                                    : number(tr, TY_I64, "%s_view.shape[%d]", base.text, d);
+                                    : number(tr, TY_I64, "%s.shape[%d]",
+                                             view_of(tr, base.text), d);
                 out->items[d].constant = base.type.shared;
                 out->items[d].number = base.type.shape[d];
                 out->items[d].nonneg = true;
@@ -1306,7 +1394,7 @@ static int attribute(translation *tr, scope *sc, PyObject *node, value *out)
             for (int d = 0; d < base.type.ndim; d++)
                 total *= base.type.shape[d];
             *out = base.type.shared ? number(tr, TY_I64, "((gk_i64)%lld)", (long long)total)
-                                    : number(tr, TY_I64, "%s_view.size", base.text);
+                                    : number(tr, TY_I64, "%s.size", view_of(tr, base.text));
             out->nonneg = true;
         } else if (strcmp(name, "ndim") == 0) {
             *out = number(tr, TY_I64, "((gk_i64)%d)", base.type.ndim);
@@ -1391,6 +1479,116 @@ static int subscript(translation *tr, scope *sc, PyObject *node, value *out)
     return fail(sc, node, PyExc_TypeError, "%s cannot be indexed", type_name(base.type));
 }
 
+/* A new hidden local of type `t`, declared at the top of the function, in
+ * which an expression keeps an operand it uses twice: (gkjit_e1 = x).
+ * (A statement before the expression would run even where the expression
+ * does not, and only once in a while loop's condition.) */
+static const char *hidden_local(translation *tr, scope *sc, ty t)
+{
+    const char *name = fmt(tr, "gkjit_e%d", sc->temp++);
+    text_add(&sc->hidden_decls, "    %s %s = 0;\n", c_type(t), name);
+    return name;
+}
+
+/* `a or b` is a when a is true, else b; `a and b` is a when a is false,
+ * else b: Python's operand (of the operands' promoted type), not a bool.
+ * Each operand is evaluated at most once, left to right, and no further
+ * than the answer needs. Of bools it is C's || and &&. */
+static int bool_op(translation *tr, scope *sc, PyObject *node, value *out)
+{
+    PyObject *op = field(node, "op"), *values = field(node, "values");
+    int status = op && values ? 0 : -1;
+    int n = status == 0 ? (int)PyList_GET_SIZE(values) : 0;
+    bool is_and = status == 0 && is(op, "And");
+    value *items = calloc((size_t)n + 1, sizeof *items);
+    keep(tr, (char *)items);
+    if (!items && status == 0)
+        status = (PyErr_NoMemory(), -1);
+    ty t = scalar(TY_BOOL);
+    bool nonneg = true;
+    for (int i = 0; status == 0 && i < n; i++) {
+        status = expr(tr, sc, PyList_GET_ITEM(values, i), &items[i]);
+        if (status == 0 && !is_number(items[i].type))
+            status = fail(sc, node, PyExc_TypeError, "and/or take numbers, not %s",
+                          type_name(items[i].type));
+        if (status == 0) {
+            t = i ? promote(t, items[i].type) : items[i].type;
+            nonneg = nonneg && items[i].nonneg;
+        }
+    }
+    Py_XDECREF(op);
+    Py_XDECREF(values);
+    if (status < 0)
+        return -1;
+    const char *text = as(tr, items[n - 1], t);
+    for (int i = n - 2; i >= 0; i--) {
+        if (t.kind == TY_BOOL) {
+            text = fmt(tr, "(%s %s %s)", items[i].text, is_and ? "&&" : "||", text);
+            continue;
+        }
+        const char *kept = hidden_local(tr, sc, t);
+        text = fmt(tr, "((%s = %s) %s 0 ? %s : %s)", kept, as(tr, items[i], t),
+                   is_and ? "==" : "!=", kept, text);
+    }
+    out->type = t;
+    out->text = text;
+    out->nonneg = nonneg && is_integer(t);
+    return 0;
+}
+
+/* a < b < c is Python's a < b and b < c, with b evaluated once (kept in a
+ * hidden local unless it is a name or a constant) and c only if a < b. */
+static int compare(translation *tr, scope *sc, PyObject *node, value *out)
+{
+    PyObject *left = field(node, "left"), *ops = field(node, "ops"),
+             *rights = field(node, "comparators");
+    value a;
+    int status = left && ops && rights ? expr(tr, sc, left, &a) : -1;
+    Py_ssize_t n = status == 0 ? PyList_GET_SIZE(ops) : 0;
+    strbuf t = {0};
+    for (Py_ssize_t i = 0; status == 0 && i < n; i++) {
+        value b;
+        PyObject *right = PyList_GET_ITEM(rights, i);
+        const char *c = compare_op(kind_of(PyList_GET_ITEM(ops, i)));
+        status = expr(tr, sc, right, &b);
+        if (status == 0 && !c)
+            status = unsupported(sc, node, fmt(tr, "the comparison %s",
+                                              kind_of(PyList_GET_ITEM(ops, i))));
+        if (status == 0 && (!is_number(a.type) || !is_number(b.type)))
+            status = fail(sc, node, PyExc_TypeError, "cannot compare %s and %s",
+                          type_name(a.type), type_name(b.type));
+        if (status == 0) {
+            ty w = promote(a.type, b.type);
+            value next = b;
+            if (i + 1 < n && !is(right, "Name") && !is(right, "Constant")) {
+                next.text = hidden_local(tr, sc, b.type);
+                b.text = fmt(tr, "(%s = %s)", next.text, b.text);
+            }
+            text_add(&t, "%s(%s %s %s)", i ? " && " : "(", as(tr, a, w), c, as(tr, b, w));
+            a = next;
+        }
+    }
+    text_add(&t, ")");
+    Py_XDECREF(left);
+    Py_XDECREF(ops);
+    Py_XDECREF(rights);
+    out->type = scalar(TY_BOOL);
+    out->text = keep(tr, t.data);
+    return status;
+}
+
+/* Whether a node is the literal 9223372036854775808 (2**63), which alone
+ * does not fit in int64 but is -9223372036854775808 after a minus. */
+static bool is_2_to_63(PyObject *node)
+{
+    PyObject *v = is(node, "Constant") ? field(node, "value") : NULL;
+    bool yes = v && PyLong_CheckExact(v) &&
+               PyLong_AsUnsignedLongLong(v) == (unsigned long long)1 << 63;
+    Py_XDECREF(v);
+    PyErr_Clear();
+    return yes;
+}
+
 static int expr(translation *tr, scope *sc, PyObject *node, value *out)
 {
     memset(out, 0, sizeof *out);
@@ -1426,6 +1624,14 @@ static int expr(translation *tr, scope *sc, PyObject *node, value *out)
     }
     if (strcmp(kind, "UnaryOp") == 0) {
         PyObject *operand = field(node, "operand"), *op = field(node, "op");
+        if (op && is(op, "USub") && is_2_to_63(operand)) {
+            Py_DECREF(operand);
+            Py_DECREF(op);
+            PyObject *smallest = PyLong_FromLongLong(INT64_MIN);
+            int status = smallest ? object_value(tr, sc, node, smallest, out) : -1;
+            Py_XDECREF(smallest); /* a number's value is copied */
+            return status;
+        }
         value a;
         int status = operand && op ? expr(tr, sc, operand, &a) : -1;
         const char *o = op ? kind_of(op) : "";
@@ -1442,67 +1648,23 @@ static int expr(translation *tr, scope *sc, PyObject *node, value *out)
             ty t = a.type.kind == TY_BOOL ? scalar(TY_I64) : a.type;
             if (strcmp(o, "Invert") == 0 && !is_integer(a.type))
                 return fail(sc, node, PyExc_TypeError, "~ needs an integer");
-            *out = number(tr, t.kind, "(%s%s)",
-                          strcmp(o, "USub") == 0 ? "-" : strcmp(o, "Invert") == 0 ? "~" : "+",
-                          as(tr, a, t));
-            if (a.constant && strcmp(o, "USub") == 0) {
+            bool minus = strcmp(o, "USub") == 0;
+            if (minus && t.kind == TY_I64) /* -INT64_MIN wraps, as NumPy's */
+                *out = number(tr, t.kind, "((gk_i64)(0 - (gk_u64)(%s)))", as(tr, a, t));
+            else
+                *out = number(tr, t.kind, "(%s%s)",
+                              minus ? "-" : strcmp(o, "Invert") == 0 ? "~" : "+", as(tr, a, t));
+            if (a.constant && minus) {
                 out->constant = true;
-                out->number = -a.number;
+                out->number = (int64_t)(0 - (uint64_t)a.number);
             }
         }
         return 0;
     }
-    if (strcmp(kind, "BoolOp") == 0) {
-        PyObject *op = field(node, "op"), *values = field(node, "values");
-        int status = op && values ? 0 : -1;
-        strbuf t = {0};
-        const char *c = op && is(op, "And") ? " && " : " || ";
-        for (Py_ssize_t i = 0; status == 0 && i < PyList_GET_SIZE(values); i++) {
-            value v;
-            status = expr(tr, sc, PyList_GET_ITEM(values, i), &v);
-            if (status == 0 && !is_number(v.type))
-                status = fail(sc, node, PyExc_TypeError, "and/or take numbers, not %s",
-                              type_name(v.type));
-            if (status == 0)
-                text_add(&t, "%s%s", i ? c : "(", truth(tr, v));
-        }
-        text_add(&t, ")");
-        Py_XDECREF(op);
-        Py_XDECREF(values);
-        out->type = scalar(TY_BOOL);
-        out->text = keep(tr, t.data);
-        return status;
-    }
-    if (strcmp(kind, "Compare") == 0) {
-        PyObject *left = field(node, "left"), *ops = field(node, "ops"),
-                 *rights = field(node, "comparators");
-        value a;
-        int status = left && ops && rights ? expr(tr, sc, left, &a) : -1;
-        strbuf t = {0};
-        for (Py_ssize_t i = 0; status == 0 && i < PyList_GET_SIZE(ops); i++) {
-            value b;
-            const char *c = compare_op(kind_of(PyList_GET_ITEM(ops, i)));
-            status = expr(tr, sc, PyList_GET_ITEM(rights, i), &b);
-            if (status == 0 && !c)
-                status = unsupported(sc, node, fmt(tr, "the comparison %s",
-                                                  kind_of(PyList_GET_ITEM(ops, i))));
-            if (status == 0 && (!is_number(a.type) || !is_number(b.type)))
-                status = fail(sc, node, PyExc_TypeError, "cannot compare %s and %s",
-                              type_name(a.type), type_name(b.type));
-            if (status == 0) {
-                ty w = promote(a.type, b.type);
-                text_add(&t, "%s(%s %s %s)", i ? " && " : "(", as(tr, a, w), c, as(tr, b, w));
-                a = b;
-            }
-        }
-        text_add(&t, ")");
-        Py_XDECREF(left);
-        Py_XDECREF(ops);
-        Py_XDECREF(rights);
-        out->type = scalar(TY_BOOL);
-        out->text = keep(tr, t.data);
-        return status;
-    }
+    if (strcmp(kind, "BoolOp") == 0)
+        return bool_op(tr, sc, node, out);
+    if (strcmp(kind, "Compare") == 0)
+        return compare(tr, sc, node, out);
     if (strcmp(kind, "IfExp") == 0) {
         PyObject *test = field(node, "test"), *body = field(node, "body"),
                  *orelse = field(node, "orelse");
@@ -1548,6 +1710,41 @@ static int expr(translation *tr, scope *sc, PyObject *node, value *out)
 
 /* ---- statements ---------------------------------------------------------- */
 
+/* `v` kept in temporaries (a number, or each number of a tuple), so that
+ * assigning it to several targets evaluates it once; constants stay. */
+static value evaluated_once(translation *tr, scope *sc, value v)
+{
+    if (is_number(v.type) && !v.constant) {
+        const char *name = fmt(tr, "gkjit_t%d", sc->temp++);
+        line(sc, "%s %s = %s;", c_type(v.type), name, v.text);
+        v.text = name;
+    } else if (v.type.kind == TY_TUPLE) {
+        value *items = calloc((size_t)v.count + 1, sizeof *items);
+        keep(tr, (char *)items);
+        for (int i = 0; items && i < v.count; i++)
+            items[i] = evaluated_once(tr, sc, v.items[i]);
+        v.items = items ? items : v.items;
+    }
+    return v;
+}
+
+/* The array and the offset of the element a Subscript target names. */
+static int target_element(translation *tr, scope *sc, PyObject *target, value *array,
+                          const char **at)
+{
+    PyObject *base_node = field(target, "value"), *index = field(target, "slice");
+    int status = base_node && index ? expr(tr, sc, base_node, array) : -1;
+    Py_XDECREF(base_node);
+    if (status == 0 && array->type.kind != TY_ARRAY)
+        status = fail(sc, target, PyExc_TypeError, "only array elements can be assigned, "
+                                                   "not items of %s",
+                      type_name(array->type));
+    if (status == 0)
+        status = element_offset(tr, sc, target, *array, index, at);
+    Py_XDECREF(index);
+    return status;
+}
+
 /* Assigns `v` to the target node (a name, an element, or a tuple of them). */
 static int assign(translation *tr, scope *sc, PyObject *target, value v)
 {
@@ -1581,23 +1778,14 @@ static int assign(translation *tr, scope *sc, PyObject *target, value v)
         return 0;
     }
     if (is(target, "Subscript")) {
-        PyObject *base_node = field(target, "value"), *index = field(target, "slice");
         value base;
-        int status = base_node && index ? expr(tr, sc, base_node, &base) : -1;
-        Py_XDECREF(base_node);
-        if (status == 0 && base.type.kind != TY_ARRAY)
-            status = fail(sc, target, PyExc_TypeError, "only array elements can be assigned, "
-                                                       "not items of %s",
-                          type_name(base.type));
+        const char *at = NULL;
+        int status = target_element(tr, sc, target, &base, &at);
         if (status == 0 && !is_number(v.type))
             status = fail(sc, target, PyExc_TypeError, "an array element cannot hold %s",
                           type_name(v.type));
-        const char *lvalue = NULL;
         if (status == 0)
-            status = element(tr, sc, target, base, index, &lvalue);
-        Py_XDECREF(index);
-        if (status == 0)
-            line(sc, "%s", store(tr, base.type.dtype, lvalue, v));
+            line(sc, "%s", store(tr, base.type.dtype, fmt(tr, "%s[%s]", base.text, at), v));
         return status;
     }
     if (is(target, "Tuple") || is(target, "List")) {
@@ -1610,22 +1798,14 @@ static int assign(translation *tr, scope *sc, PyObject *target, value v)
             status = fail(sc, target, PyExc_TypeError,
                           "cannot unpack %s into %d names", v.type.kind == TY_TUPLE
                               ? fmt(tr, "a tuple of %d", v.count) : type_name(v.type), n);
-        /* Through temporaries, so `a, b = b, a` swaps. */
-        const char *temps[MAX_TUPLE];
-        for (int i = 0; status == 0 && i < n; i++) {
-            if (!is_number(v.items[i].type)) {
+        for (int i = 0; status == 0 && i < n; i++)
+            if (!is_number(v.items[i].type))
                 status = fail(sc, target, PyExc_TypeError, "only numbers can be unpacked");
-                break;
-            }
-            temps[i] = fmt(tr, "gkjit_t%d", sc->temp++);
-            line(sc, "%s %s = %s;", c_type(v.items[i].type), temps[i], v.items[i].text);
-        }
-        for (int i = 0; status == 0 && i < n; i++) {
-            value t = v.items[i];
-            t.text = temps[i];
-            t.constant = false;
-            status = assign(tr, sc, PyList_GET_ITEM(items, i), t);
-        }
+        /* Through temporaries, so `a, b = b, a` swaps. */
+        if (status == 0)
+            v = evaluated_once(tr, sc, v);
+        for (int i = 0; status == 0 && i < n; i++)
+            status = assign(tr, sc, PyList_GET_ITEM(items, i), v.items[i]);
         Py_DECREF(items);
         return status;
     }
@@ -1683,6 +1863,9 @@ static int for_range(translation *tr, scope *sc, PyObject *node)
                           type_name(args[i].type));
     if (status == 0 && !is(target, "Name"))
         status = unsupported(sc, target, "a for loop target that is not a name");
+    /* Python raises where the loop starts; here it would never end. */
+    if (status == 0 && count == 3 && args[2].constant && args[2].number == 0)
+        status = fail(sc, iter, PyExc_ValueError, "range() arg 3 must not be zero");
     if (status == 0) {
         ty t = scalar(TY_I64);
         value start = count >= 2 ? args[0] : number(tr, TY_I64, "0");
@@ -1690,6 +1873,7 @@ static int for_range(translation *tr, scope *sc, PyObject *node)
         value step = count == 3 ? args[2] : number(tr, TY_I64, "1");
         if (count < 3)
             step.constant = true, step.number = 1;
+
         if (count < 2)
             start.nonneg = true;
         int k = sc->temp++;
@@ -1720,6 +1904,41 @@ static int for_range(translation *tr, scope *sc, PyObject *node)
     return status;
 }
 
+/* target op= value. An element's index is computed once (it may have
+ * side effects: out[atomic.add(c, 0, 1)] += 1) and the element read
+ * before the value is computed, as Python does. */
+static int aug_assign(translation *tr, scope *sc, PyObject *node)
+{
+    PyObject *target = field(node, "target"), *op = field(node, "op"), *v = field(node, "value");
+    value current, change, result, array;
+    const char *at, *lvalue = NULL;
+    int status = target && op && v ? 0 : -1;
+    if (status == 0 && is(target, "Subscript")) {
+        status = target_element(tr, sc, target, &array, &at);
+        if (status == 0) {
+            const char *offset = fmt(tr, "gkjit_t%d", sc->temp++);
+            line(sc, "gk_i64 %s = %s;", offset, at);
+            lvalue = fmt(tr, "%s[%s]", array.text, offset);
+            current = evaluated_once(tr, sc, load(tr, array.type.dtype, lvalue));
+        }
+    } else if (status == 0) {
+        status = expr(tr, sc, target, &current);
+    }
+    if (status == 0)
+        status = expr(tr, sc, v, &change) == 0 &&
+                         binary(tr, sc, node, kind_of(op), current, change, &result) == 0
+                     ? 0
+                     : -1;
+    if (status == 0 && lvalue)
+        line(sc, "%s", store(tr, array.type.dtype, lvalue, result));
+    else if (status == 0)
+        status = assign(tr, sc, target, result);
+    Py_XDECREF(target);
+    Py_XDECREF(op);
+    Py_XDECREF(v);
+    return status;
+}
+
 static int statement(translation *tr, scope *sc, PyObject *node)
 {
     const char *kind = kind_of(node);
@@ -1727,26 +1946,17 @@ static int statement(translation *tr, scope *sc, PyObject *node)
         PyObject *targets = field(node, "targets"), *v = field(node, "value");
         value val;
         int status = targets && v ? expr(tr, sc, v, &val) : -1;
+        /* x = y = f(): f() runs once, then each target gets its value. */
+        if (status == 0 && PyList_GET_SIZE(targets) > 1)
+            val = evaluated_once(tr, sc, val);
         for (Py_ssize_t i = 0; status == 0 && i < PyList_GET_SIZE(targets); i++)
             status = assign(tr, sc, PyList_GET_ITEM(targets, i), val);
         Py_XDECREF(targets);
         Py_XDECREF(v);
         return status;
     }
-    if (strcmp(kind, "AugAssign") == 0) {
-        PyObject *target = field(node, "target"), *op = field(node, "op"), *v = field(node, "value");
-        value current, change, result;
-        int status = target && op && v && expr(tr, sc, target, &current) == 0 &&
-                             expr(tr, sc, v, &change) == 0 &&
-                             binary(tr, sc, node, kind_of(op), current, change, &result) == 0 &&
-                             assign(tr, sc, target, result) == 0
-                         ? 0
-                         : -1;
-        Py_XDECREF(target);
-        Py_XDECREF(op);
-        Py_XDECREF(v);
-        return status;
-    }
+    if (strcmp(kind, "AugAssign") == 0)
+        return aug_assign(tr, sc, node);
     if (strcmp(kind, "AnnAssign") == 0) {
         PyObject *target = field(node, "target"), *v = field(node, "value");
         value val;
@@ -1891,9 +2101,9 @@ static PyObject *parse_function(scope *sc)
     Py_XDECREF(qualname);
     sc->globals = PyFunction_Check(sc->function) ? PyFunction_GET_GLOBALS(sc->function) : NULL;
     sc->closure = PyFunction_Check(sc->function) ? PyFunction_GET_CLOSURE(sc->function) : NULL;
-    PyObject *freevars = code ? PyObject_GetAttrString(code, "co_freevars") : NULL;
-    sc->freevars = freevars; /* kept by the code object */
-    Py_XDECREF(freevars);
+    /* Kept until the scope is freed: since Python 3.11 nothing else holds
+     * this tuple. */
+    sc->freevars = code ? PyObject_GetAttrString(code, "co_freevars") : NULL;
     Py_XDECREF(code);
     if (!sc->globals) {
         PyErr_Format(PyExc_TypeError, "@gpukit.jit needs a Python function, not %R", sc->function);
@@ -1943,6 +2153,51 @@ static PyObject *parse_function(scope *sc)
     return def;
 }
 
+/* Whether a statement list (or an If's branches) holds a break outside
+ * any inner loop. */
+static bool breaks(PyObject *list)
+{
+    bool found = false;
+    for (Py_ssize_t i = 0; list && !found && i < PyList_GET_SIZE(list); i++) {
+        PyObject *s = PyList_GET_ITEM(list, i);
+        if (is(s, "Break"))
+            return true;
+        if (is(s, "If")) {
+            PyObject *body = field(s, "body"), *orelse = field(s, "orelse");
+            found = breaks(body) || breaks(orelse);
+            Py_XDECREF(body);
+            Py_XDECREF(orelse);
+        }
+    }
+    return found;
+}
+
+/* Whether running a statement list always ends in a return: a return, an
+ * if whose branches both do, or a `while True:` it cannot break out of. */
+static bool always_returns(PyObject *list)
+{
+    bool returns = false;
+    for (Py_ssize_t i = 0; list && !returns && i < PyList_GET_SIZE(list); i++) {
+        PyObject *s = PyList_GET_ITEM(list, i);
+        PyObject *a = NULL, *b = NULL;
+        if (is(s, "Return")) {
+            returns = true;
+        } else if (is(s, "If")) {
+            a = field(s, "body"), b = field(s, "orelse");
+            returns = always_returns(a) && always_returns(b);
+        } else if (is(s, "While")) {
+            a = field(s, "test"), b = field(s, "body");
+            PyObject *v = is(a, "Constant") ? field(a, "value") : NULL;
+            returns = v && PyObject_IsTrue(v) == 1 && !breaks(b);
+            Py_XDECREF(v);
+        }
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+    PyErr_Clear();
+    return returns;
+}
+
 /* Translates one function (kernel or device function) into tr's output. */
 static int translate_function(translation *tr, scope *sc, int nargs, const ty *params,
                               const char *c_name)
@@ -1975,9 +2230,11 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
             sc->vars[v].assigned = false;
         free(sc->body.data);
         free(sc->shared_decls.data);
+        free(sc->hidden_decls.data);
         free(signature.data);
         memset(&sc->body, 0, sizeof sc->body);
         memset(&sc->shared_decls, 0, sizeof sc->shared_decls);
+        memset(&sc->hidden_decls, 0, sizeof sc->hidden_decls);
         memset(&signature, 0, sizeof signature);
         sc->widened = false;
         sc->temp = 0;
@@ -1994,10 +2251,10 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
                 break;
             }
             if (params[i].kind == TY_ARRAY)
-                text_add(&signature, "%sGK_GLOBAL %s *v_%s, gk_view v_%s_view", i ? ", " : "",
+                text_add(&signature, "%sGK_GLOBAL %s *v_%s, gk_view w_%s", i ? ", " : "",
                          storage_type(params[i].dtype), v->name, v->name);
             else
-                text_add(&signature, "%s%s v_%s_arg", i ? ", " : "", c_type(params[i]), v->name);
+                text_add(&signature, "%s%s a_%s", i ? ", " : "", c_type(params[i]), v->name);
         }
         bool argument_widened = false;
         for (int i = 0; i < nargs && status == 0; i++)
@@ -2008,13 +2265,23 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
         sc->widened = false;
         if (status == 0)
             status = block(tr, sc, def, "body") < 0 ? -1 : 0;
-        /* Scalar arguments arrive as *_arg and live in variables that may
+        /* Scalar arguments arrive as a_* and live in variables that may
          * be assigned; locals are declared once at the top. */
         if (status == 0 && !sc->widened)
             break;
         if (status == 0 && pass == MAX_PASSES)
             status = fail(sc, def, PyExc_TypeError, "the variables' types do not settle");
     }
+    /* Python would return None there, which no number type holds; C would
+     * return garbage. */
+    PyObject *body = status == 0 && sc->has_result && sc->result.kind != TY_NONE
+                         ? field(def, "body")
+                         : NULL;
+    if (body && !always_returns(body))
+        status = fail(sc, def, PyExc_TypeError,
+                      "a device function that returns a value must return one on every path "
+                      "(it can reach its end)");
+    Py_XDECREF(body);
     if (status == 0) {
         strbuf *out = &tr->device_text;
         if (sc->is_kernel)
@@ -2026,12 +2293,14 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
                      signature.data ? signature.data : "");
         if (sc->shared_decls.data)
             text_add(out, "%s", sc->shared_decls.data);
+        if (sc->hidden_decls.data)
+            text_add(out, "%s", sc->hidden_decls.data);
         for (int v = 0; v < sc->var_count; v++) {
             ty t = sc->vars[v].type;
             if (t.kind == TY_ARRAY)
                 continue;
             if (v < nargs)
-                text_add(out, "    %s v_%s = v_%s_arg;\n", c_type(t), sc->vars[v].name,
+                text_add(out, "    %s v_%s = a_%s;\n", c_type(t), sc->vars[v].name,
                          sc->vars[v].name);
             else
                 text_add(out, "    %s v_%s = 0;\n", c_type(t), sc->vars[v].name);
@@ -2197,7 +2466,7 @@ static PyObject *translate_whole(PyObject *function, int nargs, const ty *params
     scope *sc = calloc(1, sizeof *sc);
     if (!tr || !sc) {
         free(tr);
-        free(sc);
+        scope_free(sc);
         return PyErr_NoMemory();
     }
     tr->intrinsics = intrinsics_table();
@@ -2237,10 +2506,8 @@ static PyObject *translate_whole(PyObject *function, int nargs, const ty *params
     free(tr->strings);
     free(tr->helpers.data);
     free(tr->device_text.data);
-    free(sc->body.data);
-    free(sc->shared_decls.data);
     free(tr);
-    free(sc);
+    scope_free(sc);
     return result;
 }
 

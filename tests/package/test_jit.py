@@ -410,6 +410,11 @@ def unknown_name(x):
     x[0] = not_defined_anywhere  # noqa: F821
 
 
+def zero_step(x):
+    for i in range(0, 4, 0):
+        x[0] = i
+
+
 @pytest.mark.parametrize("function, error, message, where", [
     (unsupported_try, NotImplementedError, "try/except is not supported", None),
     (unsupported_slice, NotImplementedError, "slicing an array inside a kernel", None),
@@ -421,6 +426,8 @@ def unknown_name(x):
     (calls_recursive, NotImplementedError, "a recursive device function is not supported",
      recursive_device.py_func),
     (unknown_name, TypeError, "name 'not_defined_anywhere' is not defined", None),
+    # Python's ValueError, where the loop would never end.
+    (zero_step, ValueError, "range() arg 3 must not be zero", None),
 ])
 def test_refused_at_first_launch(function, error, message, where):
     kernel = gpukit.jit(function)   # decorating never fails: the launch translates
@@ -745,3 +752,258 @@ def test_vectorize_errors():
     with pytest.raises(TypeError, match="must return a number"):
         gpukit.vectorize(returns_nothing)(gpukit.zeros((2,)))
     assert pickle.loads(pickle.dumps(hypotenuse)).nin == 2
+
+
+# ---- found by differential fuzzing: each construct as Python and NumPy compute it ----
+
+@gpukit.jit
+def float_divmod(a, b, quotient, remainder):
+    i = gpukit.grid(1)
+    if i < a.size:
+        quotient[i] = a[i] // b[i]
+        remainder[i] = a[i] % b[i]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_float_floor_division_as_numpy(device, dtype):
+    """// is NumPy's npy_divmod, consistent with %: floor((a - a % b) / b)
+    was off by one (10 // 3.3 gave 2), and x // inf gave NaN."""
+    inf = np.inf
+    a = np.array([10.0, -2.0, 256.0, 5.0, -5.0, 5.0, -5.0, 0.0, -0.0, 1.0, -1.0, 0.0, inf,
+                  np.nan, 7.0, 1e30, -7.5], dtype=dtype)
+    b = np.array([3.3, 0.3, -6.414837527684281, inf, inf, -inf, -inf, 3.0, 3.0, 0.0, 0.0, 0.0,
+                  2.0, 1.0, np.nan, 1e-30, 2.5], dtype=dtype)
+    q, r = (gpukit.zeros((a.size,), dtype=dtype, device=device) for _ in range(2))
+    float_divmod.forall(a.size)(put(a, device), put(b, device), q, r)
+    with np.errstate(all="ignore"):
+        want_q, want_r = np.floor_divide(a, b), np.remainder(a, b)
+    np.testing.assert_array_equal(host(q), want_q)
+    np.testing.assert_array_equal(host(r), want_r)
+    for got, want in ((host(q), want_q), (host(r), want_r)):   # zeros' signs (NaN's are noise)
+        np.testing.assert_array_equal(np.signbit(got[~np.isnan(want)]),
+                                      np.signbit(want[~np.isnan(want)]))
+    if dtype == "float64":
+        np.testing.assert_array_equal(host(q)[:3], [3, -7, -40])
+
+
+@gpukit.jit
+def int64_edges(a, b, out):
+    i = gpukit.grid(1)
+    if i < a.size:
+        x = a[i]
+        y = b[i]
+        out[i, 0] = x // y
+        out[i, 1] = x % y
+        out[i, 2] = x + 1 > x
+        out[i, 3] = (x * x) // 4
+        out[i, 4] = x + y
+        out[i, 5] = x - y
+        out[i, 6] = -x
+        out[i, 7] = abs(x)
+        out[i, 8] = x ** 3
+        out[i, 9] = x << y
+        out[i, 10] = x >> y
+
+
+def test_int64_wraps_as_numpy(device):
+    """int64 overflow wraps as NumPy's does (it was C's undefined behaviour:
+    x + 1 > x held at INT64_MAX); INT64_MIN // -1 is INT64_MIN and % -1 is 0;
+    shifts by 64 or more, or by a negative count, give 0 (or -1 for a
+    negative value shifted right) as NumPy's shifts do."""
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    a = np.array([small, small, big, 3037000500, -7, 5, -5, 5, -5, 1], dtype=np.int64)
+    b = np.array([-1, -1, 1, 2, 3, 64, 64, -1, 70, 63], dtype=np.int64)
+    out = gpukit.zeros((a.size, 11), dtype=gpukit.int64, device=device)
+    int64_edges.forall(a.size)(put(a, device), put(b, device), out)
+    with np.errstate(all="ignore"):
+        shift = np.where((b < 0) | (b >= 64), 64, b)    # NumPy's answer for any count out of range
+        want = np.stack([a // b, a % b, a + 1 > a, (a * a) // 4, a + b, a - b, -a, np.abs(a),
+                         a ** 3, np.left_shift(a, b), np.right_shift(a, b)], axis=1)
+    assert want[0, 0] == small and want[0, 1] == 0 and not want[2, 2]
+    np.testing.assert_array_equal(np.left_shift(a, shift), want[:, 9])
+    np.testing.assert_array_equal(host(out), want)
+
+
+@gpukit.jit
+def unfused(a, b, c, out):
+    i = gpukit.grid(1)
+    if i < a.size:
+        out[i] = a[i] * b[i] + c[i]
+
+
+def test_multiply_add_is_not_contracted(device):
+    """a * b + c rounds twice, as Python and NumPy compute it: with c the
+    negated rounded product the result is 0, where a fused multiply-add
+    gives the product's rounding error."""
+    rng = np.random.default_rng(9)
+    a, b = rng.random(1000) + 1, rng.random(1000) + 1
+    c = -(a * b)
+    out = gpukit.zeros((1000,), dtype=gpukit.float64, device=device)
+    unfused.forall(1000)(put(a, device), put(b, device), put(c, device), out)
+    np.testing.assert_array_equal(host(out), a * b + c)
+    assert "#pragma OPENCL FP_CONTRACT OFF" in unfused.dialect_source(out, out, out, out)
+
+
+@gpukit.jit
+def evaluated_once(a, counters, out):
+    x = a[0]
+    x = y = x + 1                                   # y is the new x, not x + 2
+    a[1] = z = a[1] * 2                             # z is the value stored, not twice it
+    out[0] = out[1] = gpukit.atomic.add(counters, 0, 1)
+    out[2] = min(gpukit.atomic.add(counters, 1, 1), 100)
+    out[3] = max(gpukit.atomic.add(counters, 2, 1), -100)
+    out[4] = abs(gpukit.atomic.add(counters, 3, -1))
+    out[5] = 0 <= gpukit.atomic.add(counters, 4, 1) < 100
+    out[6] = -1 < gpukit.atomic.add(counters, 5, 1) < gpukit.atomic.add(counters, 6, 1) - 1
+    out[gpukit.atomic.add(counters, 7, 1) + 7] += 10
+    out[8] = x
+    out[9] = y
+    out[10] = z
+    out[11] = gpukit.atomic.add(counters, 8, 1) or gpukit.atomic.add(counters, 9, 1)
+    out[12] = gpukit.atomic.add(counters, 10, 1) and gpukit.atomic.add(counters, 11, 1)
+
+
+def test_each_operand_evaluated_once(device):
+    """Chained assignment, min, max, abs, chained comparisons, an element's
+    index in +=, and and/or evaluate each operand once (atomics count the
+    evaluations): their C text was repeated per use."""
+    a = put(np.array([5, 3], dtype=np.int64), device)
+    counters = put(np.array([0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0], dtype=np.int64), device)
+    out = gpukit.zeros((13,), dtype=gpukit.int64, device=device)
+    evaluated_once[1, 1](a, counters, out)
+    np.testing.assert_array_equal(host(a), [5, 6])
+    # `or` stops at counter 8's 4 (true), `and` at counter 10's 0 (false):
+    # counters 9 and 11 are never added to.
+    np.testing.assert_array_equal(host(counters), [1, 1, 1, -1, 1, 1, 1, 1, 5, 0, 1, 0])
+    np.testing.assert_array_equal(host(out), [0, 0, 0, 0, 0, 1, 0, 10, 6, 6, 6, 4, 0])
+
+
+@gpukit.jit
+def and_or_values(a, b, out):
+    i = gpukit.grid(1)
+    if i < a.size:
+        out[i, 0] = a[i] or 7
+        out[i, 1] = a[i] and 7
+        out[i, 2] = a[i] or b[i] or -1.5
+        out[i, 3] = a[i] and b[i]
+        out[i, 4] = 1 if a[i] or b[i] else 0
+
+
+def test_and_or_give_an_operand(device):
+    """`x or y` is x when x is true, else y; `x and y` is x when x is
+    false, else y: an operand, as in Python (they gave bools)."""
+    a = np.array([0, 3, 0, -2, 5], dtype=np.int64)
+    b = np.array([0.0, 0.0, 2.5, np.nan, -0.0])
+    out = gpukit.zeros((5, 5), dtype=gpukit.float64, device=device)
+    and_or_values.forall(5)(put(a, device), put(b, device), out)
+    want = [[x or 7, x and 7, x or y or -1.5, x and y, 1 if x or y else 0]
+            for x, y in zip(a.tolist(), b.tolist())]
+    np.testing.assert_array_equal(host(out), want)
+
+
+@gpukit.jit
+def store_16_bit(x, half, brain):
+    i = gpukit.grid(1)
+    if i < x.size:
+        half[i] = x[i]
+        brain[i] = x[i]
+
+
+def test_float64_to_16_bits_rounds_once(device):
+    """A float64 value stored into float16 or bfloat16 rounds once to the
+    nearest: through float32 first, 1 + 2**-11 + 2**-30 became the tie
+    1 + 2**-11 and rounded down to 1 (to even)."""
+    x = np.array([1 + 2.0 ** -11 + 2.0 ** -30, 1 + 2.0 ** -8 + 2.0 ** -30, -(1 + 2.0 ** -8)])
+    half = gpukit.zeros((3,), dtype=gpukit.float16, device=device)
+    brain = gpukit.zeros((3,), dtype=gpukit.bfloat16, device=device)
+    store_16_bit.forall(3)(put(x, device), half, brain)
+    np.testing.assert_array_equal(host(half), x.astype(np.float16))
+    assert host(half)[0] == 1 + 2.0 ** -10
+    np.testing.assert_array_equal(host(brain.astype(gpukit.float32)),
+                                  [1, 1 + 2.0 ** -7, -1])
+
+
+def make_scaler(k):
+    @gpukit.jit(device=True)
+    def scaled(x):
+        return x * k
+    return scaled
+
+
+def calls_two_closures(out):
+    out[0] = first_scaler(2.0)
+    out[1] = second_scaler(2.0)
+
+
+first_scaler, second_scaler = make_scaler(3.0), make_scaler(5.0)
+
+
+def test_device_functions_made_by_a_factory(device):
+    """Device functions that close over a factory's argument each see their
+    own (code.co_freevars was read through a freed tuple)."""
+    out = gpukit.zeros((2,), dtype=gpukit.float64, device=device)
+    gpukit.jit(calls_two_closures)[1, 1](out)
+    np.testing.assert_array_equal(host(out), [6.0, 10.0])
+
+
+@gpukit.jit
+def smallest_literal(out):
+    out[0] = -9223372036854775808
+    out[1] = -9223372036854775808 // -1
+
+
+def test_int64_min_literal(device):
+    out = gpukit.zeros((2,), dtype=gpukit.int64, device=device)
+    smallest_literal[1, 1](out)
+    np.testing.assert_array_equal(host(out), [np.iinfo(np.int64).min] * 2)
+
+
+@gpukit.jit
+def names_like_generated_ones(x, n):
+    x_view = x[0]          # beside argument x (its gk_view was v_x_view)
+    n_arg = n + 1          # beside argument n (it arrived as v_n_arg)
+    x[1] = x_view + n_arg
+
+
+def test_locals_named_like_generated_names(device):
+    x = put(np.array([2.0, 0.0]), device)
+    names_like_generated_ones[1, 1](x, 3)
+    np.testing.assert_array_equal(host(x), [2.0, 6.0])
+
+
+@gpukit.jit(device=True)
+def sign_or_nothing(x):
+    if x > 0:
+        return 1
+    elif x < 0:
+        return -1
+
+
+@gpukit.jit(device=True)
+def sign_everywhere(x):
+    while True:
+        if x > 0:
+            return 1
+        if x < 0:
+            return -1
+        return 0
+
+
+def calls_sign(out):
+    out[0] = sign_or_nothing(out[1])
+
+
+@gpukit.jit
+def calls_total_sign(out):
+    out[0] = sign_everywhere(out[1])
+
+
+def test_device_function_that_can_fall_off_its_end(device):
+    """Python returns None where a device function reaches its end; no
+    number holds that (C returned garbage), so it is refused."""
+    with pytest.raises(TypeError, match="must return one on every path") as caught:
+        gpukit.jit(calls_sign)[1, 1](gpukit.zeros((2,), device=device))
+    assert "sign_or_nothing" in str(caught.value)
+    out = put(np.array([0.0, -4.0]), device)
+    calls_total_sign[1, 1](out)
+    assert host(out)[0] == -1
