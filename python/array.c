@@ -326,9 +326,7 @@ int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_
     return 0;
 }
 
-/* Where the Python int `value` lies against the integer dtype's range:
- * -1 below it, 1 above it, 0 within. */
-static int against_range(PyObject *value, gk_dtype dtype)
+int gkpy_against_range(PyObject *value, gk_dtype dtype)
 {
     int overflow;
     long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
@@ -354,6 +352,19 @@ static int against_range(PyObject *value, gk_dtype dtype)
     return v < low ? -1 : v > high ? 1 : 0;
 }
 
+PyObject *gkpy_as_values_beside(gkpy_state *state, PyObject *values, PyObject *x)
+{
+    gk_dtype dtype = gk_array_dtype(array_of(x));
+    if (PyLong_CheckExact(values) && gk_dtype_is_integer(dtype) &&
+        gkpy_against_range(values, dtype) == 0) {
+        gk_array *scalar = NULL;
+        if (gkpy_scalar_array(state, array_of(x), values, GK_OP_COUNT, &scalar) < 0)
+            return NULL;
+        return gkpy_array_wrap(state, scalar);
+    }
+    return gkpy_as_array(state, values, x);
+}
+
 PyObject *gkpy_binary_value(gkpy_state *state, gk_op op, PyObject *array, PyObject *value,
                             bool value_first)
 {
@@ -363,7 +374,7 @@ PyObject *gkpy_binary_value(gkpy_state *state, gk_op op, PyObject *array, PyObje
     gk_dtype dtype = gk_op_value_dtype(op, gk_array_dtype(a), value_kind(value));
     bool comparison = op >= GK_EQ && op <= GK_GE;
     int beyond = comparison && value_kind(value) == GK_VALUE_INT && gk_dtype_is_integer(dtype)
-                     ? against_range(value, dtype)
+                     ? gkpy_against_range(value, dtype)
                      : 0;
     if (beyond) {
         const int64_t *shape = gk_array_shape(a);

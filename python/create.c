@@ -833,7 +833,25 @@ static PyObject *py_arange(PyObject *module, PyObject *const *args, Py_ssize_t n
     if (dtype_and_device(state, v[3], v[4], fallback, &dtype, &device) < 0)
         return NULL;
     gk_array *array = NULL;
-    gk_status status = gk_arange(device, dtype, start, stop, step, &array);
+    gk_status status;
+    if (!f_start && !f_stop && !f_step && gk_dtype_is_integer(dtype)) {
+        /* integers: exact beyond 2^53, where the doubles above are not */
+        long long bounds[3] = {0, 0, 1};
+        PyObject *given[3] = {v[1] && v[1] != Py_None ? v[0] : NULL,
+                              v[1] && v[1] != Py_None ? v[1] : v[0], v[2]};
+        for (int i = 0; i < 3; i++) {
+            PyObject *index = given[i] ? PyNumber_Index(given[i]) : NULL;
+            if (given[i] && !index)
+                return NULL;
+            bounds[i] = index ? PyLong_AsLongLong(index) : bounds[i];
+            Py_XDECREF(index);
+            if (bounds[i] == -1 && PyErr_Occurred())
+                return NULL;
+        }
+        status = gk_arange_int64(device, dtype, bounds[0], bounds[1], bounds[2], &array);
+    } else {
+        status = gk_arange(device, dtype, start, stop, step, &array);
+    }
     return gkpy_array_result(state, status, array);
 }
 
@@ -841,7 +859,8 @@ PyDoc_STRVAR(linspace_doc,
 "linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True)\n"
 "--\n\n"
 "`num` evenly spaced values from start to stop (stop included unless\n"
-"endpoint=False); dtype defaults to float32.");
+"endpoint=False); dtype defaults to float32 (complex64 when start or stop\n"
+"is complex: each part spaced evenly).");
 
 static PyObject *py_linspace(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
@@ -851,20 +870,31 @@ static PyObject *py_linspace(PyObject *module, PyObject *const *args, Py_ssize_t
     if (gkpy_parse_args("linspace", args, nargs, kwnames, names, 6, 2, 3, 3, v) < 0)
         return NULL;
     gkpy_state *state = gkpy_state_of_module(module);
-    double start, stop;
+    /* complex ends (the standard's): each part's line, in complex64 */
+    bool complex = PyComplex_Check(v[0]) || PyComplex_Check(v[1]);
+    double ends[2][2] = {{0, 0}, {0, 0}};
     bool f;
     int64_t num;
-    if (number_arg("linspace", v[0], &start, &f) < 0 ||
-        number_arg("linspace", v[1], &stop, &f) < 0 || require_int("linspace", "num", v[2]) < 0 ||
-        parse_length(v[2], &num) < 0)
+    for (int i = 0; i < 2; i++) {
+        if (complex && PyComplex_Check(v[i])) {
+            ends[i][0] = PyComplex_RealAsDouble(v[i]);
+            ends[i][1] = PyComplex_ImagAsDouble(v[i]);
+        } else if (number_arg("linspace", v[i], &ends[i][0], &f) < 0) {
+            return NULL;
+        }
+    }
+    if (require_int("linspace", "num", v[2]) < 0 || parse_length(v[2], &num) < 0)
         return NULL;
     int endpoint = v[5] ? PyObject_IsTrue(v[5]) : 1;
     gk_dtype dtype;
     gk_device device;
-    if (endpoint < 0 || dtype_and_device(state, v[3], v[4], GK_FLOAT32, &dtype, &device) < 0)
+    if (endpoint < 0 || dtype_and_device(state, v[3], v[4], complex ? GK_COMPLEX64 : GK_FLOAT32,
+                                         &dtype, &device) < 0)
         return NULL;
     gk_array *array = NULL;
-    gk_status status = gk_linspace(device, dtype, start, stop, num, endpoint, &array);
+    gk_status status =
+        complex ? gk_linspace_complex(device, dtype, ends[0], ends[1], num, endpoint, &array)
+                : gk_linspace(device, dtype, ends[0][0], ends[1][0], num, endpoint, &array);
     return gkpy_array_result(state, status, array);
 }
 
@@ -924,9 +954,12 @@ static PyObject *py_eye(PyObject *module, PyObject *const *args, Py_ssize_t narg
     if (v[2]) {
         if (require_int("eye", "k", v[2]) < 0)
             return NULL;
-        k = PyLong_AsLongLong(v[2]);
+        int overflow;
+        k = PyLong_AsLongLongAndOverflow(v[2], &overflow);
         if (k == -1 && PyErr_Occurred())
             return NULL;
+        /* a diagonal beyond every column or row: all zeros, as any beyond */
+        k = overflow > 0 ? INT64_MAX : overflow < 0 ? -INT64_MAX : k;
     }
     gk_dtype dtype;
     gk_device device;

@@ -150,6 +150,14 @@ int gkpy_array_init(PyObject *module, gkpy_state *state);
  * OverflowError when an int does not fit. 0, or -1 with an exception. */
 int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_op op,
                       gk_array **out);
+/* Where the Python int `value` lies against the integer dtype's range:
+ * -1 below it, 1 above it, 0 within. */
+int gkpy_against_range(PyObject *value, gk_dtype dtype);
+/* `values` (searched for, or tested) as an Array beside the Array x: a
+ * Python int that fits x's integer dtype as a 0-d array of that dtype
+ * (exactly: uint64 beyond int64 too), anything else as gkpy_as_array
+ * makes it on x's device. A new reference, or NULL with an exception. */
+PyObject *gkpy_as_values_beside(gkpy_state *state, PyObject *values, PyObject *x);
 /* array OP value (value OP array when value_first) for a Python number
  * `value`, weak (gkpy_scalar_array); a comparison with an int beyond an
  * integer array's range is answered by value, as NumPy 2 does

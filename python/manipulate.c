@@ -567,7 +567,7 @@ static PyObject *fn_searchsorted(PyObject *module, PyObject *const *args, Py_ssi
         right = strcmp(side, "right") == 0;
     }
     PyObject *x1 = gkpy_as_array(state, values[0], NULL);
-    PyObject *x2 = x1 ? gkpy_as_array(state, values[1], x1) : NULL;
+    PyObject *x2 = x1 ? gkpy_as_values_beside(state, values[1], x1) : NULL;
     PyObject *sorter = x2 && values[3] && values[3] != Py_None
                            ? gkpy_as_array(state, values[3], x1) : NULL;
     gk_array *sorted = NULL, *out = NULL;
@@ -750,7 +750,7 @@ static PyObject *fn_isin(PyObject *module, PyObject *const *args, Py_ssize_t nar
     if (invert < 0)
         return NULL;
     PyObject *x1 = gkpy_as_array(state, values[0], NULL);
-    PyObject *x2 = x1 ? gkpy_as_array(state, values[1], x1) : NULL;
+    PyObject *x2 = x1 ? gkpy_as_values_beside(state, values[1], x1) : NULL;
     gk_array *out = NULL;
     gk_status status = GK_OK;
     if (x2)

@@ -405,6 +405,33 @@ static gk_status clip_side(gk_op op, const gk_array *a, PyObject *bound, double 
     return gk_binary_scalar(op, a, value, out);
 }
 
+/* The end of the integer dtype's range on `side` (-1 its least, 1 its
+ * most), as a Python int. */
+static PyObject *integer_end(gk_dtype dtype, int side)
+{
+    int bits = 8 * (int)gk_dtype_size(dtype);
+    if (gk_dtype_is_unsigned(dtype))
+        return side < 0 ? PyLong_FromLong(0)
+                        : PyLong_FromUnsignedLongLong(bits == 64 ? UINT64_MAX
+                                                                 : (1ULL << bits) - 1);
+    long long most = bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1;
+    return PyLong_FromLongLong(side < 0 ? -most - 1 : most);
+}
+
+/* A Python int bound beside the integer Array x as a 0-d Array of x's
+ * dtype holding it exactly, or the end of the dtype's range it lies
+ * beyond. */
+static PyObject *integer_bound(gkpy_state *state, PyObject *x, PyObject *bound)
+{
+    gk_dtype dtype = gk_array_dtype(array_of(x));
+    int side = gkpy_against_range(bound, dtype);
+    PyObject *value = side ? integer_end(dtype, side) : Py_NewRef(bound);
+    gk_array *scalar = NULL;
+    int made = value ? gkpy_scalar_array(state, array_of(x), value, GK_OP_COUNT, &scalar) : -1;
+    Py_XDECREF(value);
+    return made < 0 ? NULL : gkpy_array_wrap(state, scalar);
+}
+
 /* clip's work: bounds[i] is an Array or NULL with values[i] the plain
  * bound; present[i] says whether there is a bound at all. */
 static gk_status clip_core(const gk_array *a, PyObject *const bounds[2], const double values[2],
@@ -476,7 +503,14 @@ static PyObject *fn_clip(PyObject *module, PyObject *const *args, Py_ssize_t nar
         if (!bound)
             continue;
         present[i] = true;
-        if (is_python_scalar(bound)) {
+        gk_dtype dtype = gk_array_dtype(array_of(x));
+        if (PyLong_CheckExact(bound) && gk_dtype_is_integer(dtype)) {
+            /* an int beside integers: exact (doubles are not beyond 2^53),
+             * clamped to the dtype's range, where it clips nothing more */
+            bounds[i] = integer_bound(state, x, bound);
+            if (!bounds[i])
+                goto done;
+        } else if (is_python_scalar(bound)) {
             numbers[i] = PyFloat_AsDouble(bound);
             if (numbers[i] == -1.0 && PyErr_Occurred())
                 goto done;

@@ -166,10 +166,20 @@ gk_status gk_scalar(gk_device device, gk_dtype dtype, double value, gk_array **o
 /* start, start+step, ... while < stop (> stop for a negative step). */
 gk_status gk_arange(gk_device device, gk_dtype dtype, double start, double stop, double step,
                     gk_array **out);
+/* gk_arange of integers, exact where doubles are not (beyond 2^53): in
+ * int64, cast to an integer `dtype`. */
+gk_status gk_arange_int64(gk_device device, gk_dtype dtype, int64_t start, int64_t stop,
+                          int64_t step, gk_array **out);
 /* num evenly spaced values from start to stop: stop included (exactly) when
  * `endpoint`, else the values are the first num of num + 1 with it. */
 gk_status gk_linspace(gk_device device, gk_dtype dtype, double start, double stop, int64_t num,
                       bool endpoint, gk_array **out);
+/* gk_linspace from and to complex numbers (start and stop: real and
+ * imaginary parts), in a complex `dtype`: the real parts' linspace plus i
+ * times the imaginary parts'. */
+gk_status gk_linspace_complex(gk_device device, gk_dtype dtype, const double start[2],
+                              const double stop[2], int64_t num, bool endpoint,
+                              gk_array **out);
 gk_status gk_eye(gk_device device, gk_dtype dtype, int64_t n, gk_array **out);
 /* Copies `data` (C order, size * element size bytes) to a new array. */
 gk_status gk_from_host(gk_device device, gk_dtype dtype, int ndim, const int64_t *shape,

@@ -85,6 +85,48 @@ gk_status gk_arange(gk_device device, gk_dtype dtype, double start, double stop,
     return sequence(device, dtype, count > 0 ? (int64_t)count : 0, start, step, out);
 }
 
+gk_status gk_arange_int64(gk_device device, gk_dtype dtype, int64_t start, int64_t stop,
+                          int64_t step, gk_array **out)
+{
+    *out = NULL;
+    if (step == 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "arange: step must not be 0");
+    /* Below 2^52 the doubles' sequence is exact (start + i * step stays
+     * within 2^53) and takes one pass. */
+    const int64_t exact = (int64_t)1 << 52;
+    if (start > -exact && start < exact && stop > -exact && stop < exact && step > -exact &&
+        step < exact)
+        return gk_arange(device, dtype, (double)start, (double)stop, (double)step, out);
+    /* the count in unsigned arithmetic: stop - start can overflow int64 */
+    bool up = step > 0;
+    uint64_t distance = up ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
+                           : (start > stop ? (uint64_t)start - (uint64_t)stop : 0);
+    uint64_t stride = up ? (uint64_t)step : 0 - (uint64_t)step;
+    int64_t count = distance ? (int64_t)((distance - 1) / stride + 1) : 0;
+    if (count > (int64_t)9e15)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "arange: %lld elements are too many",
+                       (long long)count);
+    /* 0 .. count - 1 (exact in doubles), times step, plus start, in int64 */
+    gk_array *index = NULL, *first = NULL, *by = NULL, *scaled = NULL, *values = NULL;
+    gk_status status = sequence(device, GK_INT64, count, 0, 1, &index);
+    if (status == GK_OK)
+        status = gk_from_host(device, GK_INT64, 0, NULL, &step, &by);
+    if (status == GK_OK)
+        status = gk_from_host(device, GK_INT64, 0, NULL, &start, &first);
+    if (status == GK_OK)
+        status = gk_binary(GK_MUL, index, by, &scaled);
+    if (status == GK_OK)
+        status = gk_binary(GK_ADD, scaled, first, &values);
+    if (status == GK_OK && dtype != GK_INT64)
+        status = gk_cast(values, dtype, out);
+    else if (status == GK_OK)
+        *out = values, values = NULL;
+    gk_array *all[] = {index, first, by, scaled, values};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
+    return status;
+}
+
 gk_status gk_linspace(gk_device device, gk_dtype dtype, double start, double stop, int64_t num,
                       bool endpoint, gk_array **out)
 {
@@ -114,6 +156,34 @@ gk_status gk_linspace(gk_device device, gk_dtype dtype, double start, double sto
             *out = NULL;
         }
     }
+    return status;
+}
+
+gk_status gk_linspace_complex(gk_device device, gk_dtype dtype, const double start[2],
+                              const double stop[2], int64_t num, bool endpoint,
+                              gk_array **out)
+{
+    *out = NULL;
+    if (!gk_dtype_is_complex(dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
+                       "linspace: complex start or stop in %s; give a complex dtype",
+                       gk_dtype_name(dtype));
+    gk_dtype part = gk_dtype_component(dtype);
+    gk_array *real = NULL, *imag = NULL, *turned = NULL, *wide = NULL;
+    gk_status status = gk_linspace(device, part, start[0], stop[0], num,
+                                   endpoint, &real);
+    if (status == GK_OK)
+        status = gk_linspace(device, part, start[1], stop[1], num, endpoint,
+                             &imag);
+    if (status == GK_OK)
+        status = gk_binary_value_complex(GK_MUL, imag, 0, 1, false, &turned);
+    if (status == GK_OK)
+        status = gk_cast(real, dtype, &wide);
+    if (status == GK_OK)
+        status = gk_binary(GK_ADD, wide, turned, out);
+    gk_array *all[] = {real, imag, turned, wide};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_array_free(all[i]);
     return status;
 }
 

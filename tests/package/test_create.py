@@ -172,6 +172,14 @@ def test_arange_every_dtype(device, dtype):
     check(gk.arange(0, stop=4, dtype=dtype, device=device), np.arange(4), dtype, device)
 
 
+@pytest.mark.parametrize("args", [(10 ** 17, 10 ** 17 + 5), (2 ** 53 + 1, 2 ** 53 + 4),
+                                  (0, 9007199254741024, 428914250225763), (-2 ** 63, -2 ** 63 + 3),
+                                  (2 ** 62, -2 ** 62, -2 ** 61)])
+def test_arange_integers_beyond_doubles(device, args):
+    # exact where doubles are not (beyond 2^53), as NumPy's
+    assert gk.arange(*args, device=device).tolist() == np.arange(*args).tolist()
+
+
 def test_arange_errors(device):
     with pytest.raises(ValueError):
         gk.arange(0, 10, 0, device=device)
@@ -200,6 +208,21 @@ def test_linspace_dtypes_and_keyword_num(device, dtype):
         gk.linspace(0, 1, 2.5)
     with pytest.raises(ValueError):
         gk.linspace(0, 1, -1)
+
+
+def test_linspace_complex(device):
+    # the standard's complex ends: each part evenly spaced, complex64 by default
+    x = gk.linspace(0, 1 + 2j, 3, device=device)
+    assert x.dtype == "complex64" and x.tolist() == [0j, 0.5 + 1j, 1 + 2j]
+    y = gk.linspace(1j, 2, 4, endpoint=False, dtype="complex128", device=device)
+    np.testing.assert_array_equal(host(y), np.linspace(1j, 2, 4, endpoint=False))
+    with pytest.raises(TypeError, match="complex dtype"):
+        gk.linspace(0, 1j, 3, dtype="float32", device=device)
+
+
+@pytest.mark.parametrize("n,m,k", [(0, None, 2 ** 63), (2, 3, -2 ** 70), (3, None, -2 ** 63)])
+def test_eye_diagonal_beyond_int64(device, n, m, k):
+    check(gk.eye(n, m, k=k, device=device), np.zeros((n, m if m else n)), "float32", device)
 
 
 @pytest.mark.parametrize("n,m,k", [(3, None, 0), (1, None, 0), (0, None, 0), (3, 5, 0),

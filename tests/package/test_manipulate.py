@@ -276,6 +276,17 @@ def test_isin_matches_numpy(device, invert):
          np.isin(n1, np.zeros(0, dtype=np.int32)))
 
 
+def test_python_ints_searched_beside_uint64(device):
+    # an int that fits the array's dtype is of it (exactly, beyond int64);
+    # one that does not is compared by value
+    top = gk.asarray([0, 2 ** 63, 2 ** 64 - 1], dtype="uint64", device=device)
+    assert int(gk.searchsorted(top, 2 ** 63)) == 1
+    assert gk.isin(top, 2 ** 63).tolist() == [False, True, False]
+    small = gk.asarray([1, 2], dtype="uint8", device=device)
+    assert int(gk.searchsorted(small, 300)) == 2
+    assert gk.isin(small, 300).tolist() == [False, False]
+
+
 # --- x[key] and x[key] = v with integer arrays and boolean masks -------------
 
 def advanced_keys(na):

@@ -209,6 +209,14 @@ def test_clip(device):
     check(gk.clip(u, 10, 200), np.array([10, 100, 200]), "uint8")
     i = on([1, 5, 9], device, "int32")
     check(gk.clip(i, min=3), np.array([3, 5, 9]), "int32")
+    # Python ints beside integers: exact beyond 2^53, the dtype kept
+    big = gk.asarray([2 ** 62 + 1, 2 ** 53 + 1, -3], device=device)
+    assert gk.clip(big, 0, 2 ** 62).tolist() == [2 ** 62, 2 ** 53 + 1, 0]
+    assert gk.clip(big, 2 ** 53 + 3).tolist() == [2 ** 62 + 1, 2 ** 53 + 3, 2 ** 53 + 3]
+    top = gk.asarray([2 ** 64 - 1], dtype="uint64", device=device)
+    assert gk.clip(top, 0, 2 ** 64 - 2).tolist() == [2 ** 64 - 2]
+    assert gk.clip(big, 0, np.iinfo(np.int64).max).dtype == "int64"
+    assert gk.clip(on([5], device, "int8"), 2 ** 70).tolist() == [127]
 
 
 def test_astype(device):
