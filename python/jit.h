@@ -24,8 +24,8 @@ typedef struct jit_arg_type {
 } jit_arg_type;
 
 /* The dialect source of `function` (a Python function) for these argument
- * types, defining the kernel `gkjit_<name>`; *kernel_name receives that
- * name (size >= 80). A new str, or NULL with TypeError (types: a variable
+ * types, defining the kernel `gkjitk_<name>` (a prefix no prelude helper
+ * or device function has); *kernel_name receives that name (size >= 80). A new str, or NULL with TypeError (types: a variable
  * changing kind, wrong argument count, unknown names) or
  * NotImplementedError (Python outside the subset) set, the message naming
  * the file, the line and the construct. */

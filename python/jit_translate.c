@@ -2372,11 +2372,13 @@ static PyObject *intrinsics_table(void)
     return table;
 }
 
+/* gkjitk_, not gkjit_: the prelude's helpers and the device functions are
+ * gkjit_*, so a kernel named wrap or device_1 would redefine one. */
 void gkpy_jit_kernel_name(PyObject *function, char *kernel_name)
 {
     PyObject *name = PyObject_GetAttrString(function, "__name__");
     const char *text = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-    snprintf(kernel_name, 80, "gkjit_%.60s", text ? text : "kernel");
+    snprintf(kernel_name, 80, "gkjitk_%.60s", text ? text : "kernel");
     Py_XDECREF(name);
     PyErr_Clear();
 }

@@ -610,7 +610,7 @@ def test_cuda_array_interface_objects_in_place(py):
     if "NVRTC" in out.stderr and "cannot load" in out.stderr:
         pytest.skip("no NVRTC here")
     assert out.returncode == 0, out.stderr
-    assert "launch gkjit_double" in out.stdout, out.stdout
+    assert "launch gkjitk_double" in out.stdout, out.stdout
     assert "refused kernel arguments 0 and 1 are arrays on two devices (cuda:0 and cpu)" in \
         out.stdout, out.stdout
 
@@ -651,7 +651,7 @@ def test_cuda_translation_compiles_with_nvrtc(py):
     if "NVRTC" in out.stderr and "cannot load" in out.stderr:
         pytest.skip("no NVRTC here")
     assert out.returncode == 0, out.stderr
-    assert "last gkjit_clamp_all [1, 1, 1, 256, 1, 1]" in out.stdout, out.stdout
+    assert "last gkjitk_clamp_all [1, 1, 1, 256, 1, 1]" in out.stdout, out.stdout
 
 
 # ---- Numba's names for moving data and waiting -----------------------------------
@@ -1007,3 +1007,32 @@ def test_device_function_that_can_fall_off_its_end(device):
     out = put(np.array([0.0, -4.0]), device)
     calls_total_sign[1, 1](out)
     assert host(out)[0] == -1
+
+
+@gpukit.jit
+def wrap(x):
+    i = gpukit.grid(1)
+    if i < x.size:
+        x[i] = x[i] + 1
+
+
+@gpukit.jit
+def device_1(x):
+    x[0] = x[0] * 2
+
+
+@gpukit.vectorize
+def abs_i64(a, b):
+    return a - b
+
+
+def test_kernels_named_like_prelude_helpers(device):
+    """Kernels are gkjitk_<name>: as gkjit_<name>, a kernel named wrap
+    redefined the prelude's gkjit_wrap, device_1 the first device
+    function and a vectorized abs_i64 gkjit_abs_i64 (a raw build error)."""
+    x = put(np.array([1.0, 2.0]), device)
+    wrap.forall(2)(x)
+    device_1[1, 1](x)
+    np.testing.assert_array_equal(host(x), [4.0, 3.0])
+    assert "GK_KERNEL void gkjitk_wrap(" in wrap.dialect_source(x)
+    np.testing.assert_array_equal(host(abs_i64(x, x)), [0.0, 0.0])
