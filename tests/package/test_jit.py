@@ -542,6 +542,60 @@ def test_cached_translation_follows_globals(py, tmp_path):
         assert out.strip() == str(scale), (scale, out)
 
 
+RUN_EDITED = """
+import sys
+sys.path.insert(0, {where!r})
+import gpukit, edited_kernel
+x = gpukit.ones((4,), device="cpu")
+edited_kernel.kernel[1, 4](x)
+print(int(x[0]))
+"""
+
+# What a kernel reads beyond its own code, in files edited between runs:
+# {value} is what x[i] becomes.
+EDITED_READS = {
+    "class attribute": {
+        "edited_kernel.py": "import gpukit\n\n\nclass Cfg:\n    N = {value}\n\n\n"
+                            "@gpukit.jit\ndef kernel(x):\n    x[gpukit.grid(1)] = Cfg.N\n",
+    },
+    "device function in a module": {
+        "edited_helpers.py": "import gpukit\n\n\n@gpukit.jit(device=True)\ndef f(x):\n"
+                             "    return x * {value}\n",
+        "edited_kernel.py": "import gpukit\nimport edited_helpers\n\n\n@gpukit.jit\n"
+                            "def kernel(x):\n    i = gpukit.grid(1)\n"
+                            "    x[i] = edited_helpers.f(x[i])\n",
+    },
+    "closure of a device function": {
+        "edited_kernel.py": "import gpukit\n\n\ndef make(k):\n"
+                            "    @gpukit.jit(device=True)\n    def times(x):\n"
+                            "        return x * k\n    return times\n\n\n"
+                            "times = make({value})\n\n\n@gpukit.jit\ndef kernel(x):\n"
+                            "    i = gpukit.grid(1)\n    x[i] = times(x[i])\n",
+    },
+}
+
+
+@pytest.mark.parametrize("case", EDITED_READS)
+def test_cached_translation_follows_what_it_reads(py, tmp_path, case):
+    """The disk cache's key holds what the translation read: a class's
+    number (Cfg.N), a device function reached through a module (its code)
+    and a device function's closure. Each was left out, so a file edited
+    between runs gave the first run's answer. Back to a value seen before,
+    the cache still hits: nothing is written."""
+    cache = tmp_path / "cache"
+    env = dict(GPUKIT_CACHE_DIR=str(cache), PATH=os.environ.get("PATH", ""),
+               PYTHONDONTWRITEBYTECODE="1")
+    for run, value in enumerate((7, 8, 7, 8)):
+        for name, text in EDITED_READS[case].items():
+            (tmp_path / name).write_text(text.format(value=value))
+        out = py(RUN_EDITED.format(where=str(tmp_path)), **env).stdout
+        assert out.strip() == str(value), (case, value, out)
+        files = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+        if run >= 2:
+            assert files == written, case
+        written = files
+
+
 # ---- CUDA: the translation compiles with NVRTC (the fake driver runs nothing) ----
 
 CUDA_FAKE = """
