@@ -270,123 +270,9 @@ static void free_kernel_capsule(PyObject *capsule)
     gk_kernel_free(PyCapsule_GetPointer(capsule, "gpukit.jit.kernel"));
 }
 
-static int fingerprint_code(PyObject *code, PyObject *globals, PyObject *parts, int depth);
-
-/* What a global or closure value contributes to the translation's key:
- * numbers are inlined, device functions translated along, modules named;
- * anything else by its repr (one holding an address just never hits). */
-static int fingerprint_value(PyObject *value, PyObject *parts, int depth)
-{
-    if (PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value))
-        return PyList_Append(parts, value);
-    if (PyModule_Check(value)) {
-        PyObject *name = PyModule_GetNameObject(value);
-        int status = name ? PyList_Append(parts, name) : -1;
-        Py_XDECREF(name);
-        return status;
-    }
-    PyObject *function = PyObject_HasAttrString(value, "is_device_function")
-                             ? PyObject_GetAttrString(value, "py_func")
-                             : NULL;
-    if (function && PyFunction_Check(function)) {
-        int status = depth < 8 ? fingerprint_code(PyFunction_GET_CODE(function),
-                                                  PyFunction_GET_GLOBALS(function), parts,
-                                                  depth + 1)
-                               : -1;
-        Py_DECREF(function);
-        return status;
-    }
-    Py_XDECREF(function);
-    PyErr_Clear();
-    PyObject *repr = PyObject_Repr(value);
-    int status = repr ? PyList_Append(parts, repr) : -1;
-    Py_XDECREF(repr);
-    return status;
-}
-
-/* The numbers a kernel may read from `module` (config.N is inlined like a
- * global): each of the code's names that the module has as a number. */
-static int fingerprint_module_numbers(PyObject *module, PyObject *names, PyObject *parts)
-{
-    PyObject *dict = PyModule_GetDict(module); /* borrowed */
-    for (Py_ssize_t i = 0; dict && i < PyTuple_GET_SIZE(names); i++) {
-        PyObject *value = PyDict_GetItemWithError(dict, PyTuple_GET_ITEM(names, i));
-        if (!value && PyErr_Occurred())
-            return -1;
-        if (value && (PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value)) &&
-            (PyList_Append(parts, PyTuple_GET_ITEM(names, i)) < 0 ||
-             PyList_Append(parts, value) < 0))
-            return -1;
-    }
-    return 0;
-}
-
-/* A code object's bytecode, constants and names, with what its global
- * names hold now in `globals` (those of the function that owns it). */
-static int fingerprint_code(PyObject *code, PyObject *globals, PyObject *parts, int depth)
-{
-    static const char *const fields[] = {"co_name", "co_code", "co_consts", "co_names",
-                                         "co_varnames", "co_argcount"};
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
-        PyObject *item = PyObject_GetAttrString(code, fields[i]);
-        PyObject *repr = item ? PyObject_Repr(item) : NULL;
-        int status = repr ? PyList_Append(parts, repr) : -1;
-        Py_XDECREF(item);
-        Py_XDECREF(repr);
-        if (status < 0)
-            return -1;
-    }
-    PyObject *names = PyObject_GetAttrString(code, "co_names");
-    int status = names ? 0 : -1;
-    for (Py_ssize_t i = 0; status == 0 && i < PyTuple_GET_SIZE(names); i++) {
-        PyObject *value = PyDict_GetItemWithError(globals, PyTuple_GET_ITEM(names, i));
-        if (value)
-            status = fingerprint_value(value, parts, depth);
-        else if (PyErr_Occurred())
-            status = -1;
-        if (status == 0 && value && PyModule_Check(value))
-            status = fingerprint_module_numbers(value, names, parts);
-    }
-    Py_XDECREF(names);
-    return status;
-}
-
-/* The disk-cache key of the translation for these argument types: the
- * version and the translator's source hash (python/CMakeLists.txt), the
- * signature, and the function as fingerprint_code sees it,
- * closure values included. NULL (no error) when there is none to make. */
-static PyObject *translation_key(jit_kernel_object *self, const jit_arg_type *types, int count)
-{
-    PyObject *parts = PyList_New(0);
-    PyObject *signature = PyBytes_FromStringAndSize((const char *)types,
-                                                    (Py_ssize_t)(sizeof *types * (size_t)count));
-    int status = parts && signature && PyList_Append(parts, signature) == 0 ? 0 : -1;
-    Py_XDECREF(signature);
-    if (status == 0) {
-        PyObject *version = PyUnicode_FromString("gkjit " GPUKIT_VERSION " " GKPY_JIT_HASH);
-        status = version ? PyList_Append(parts, version) : -1;
-        Py_XDECREF(version);
-    }
-    if (status == 0)
-        status = fingerprint_code(PyFunction_GET_CODE(self->function),
-                                  PyFunction_GET_GLOBALS(self->function), parts, 0);
-    PyObject *closure = PyFunction_GET_CLOSURE(self->function);
-    for (Py_ssize_t i = 0; status == 0 && closure && i < PyTuple_GET_SIZE(closure); i++) {
-        PyObject *value = PyCell_GET(PyTuple_GET_ITEM(closure, i));
-        status = value ? fingerprint_value(value, parts, 0) : 0;
-    }
-    PyObject *repr = status == 0 ? PyObject_Repr(parts) : NULL;
-    Py_XDECREF(parts);
-    PyObject *key = repr ? PyUnicode_AsUTF8String(repr) : NULL;
-    Py_XDECREF(repr);
-    if (!key)
-        PyErr_Clear();
-    return key;
-}
-
 /* The dialect source for these arguments: from the disk cache when an
- * earlier process translated the same function for the same types, else
- * translated now (and stored). */
+ * earlier process translated the same kernel reading the same objects,
+ * else translated now (and stored; jit_cache.c). */
 static PyObject *translate(jit_kernel_object *self, const launch_arg *args, int count,
                            char *kernel_name)
 {
@@ -395,25 +281,11 @@ static PyObject *translate(jit_kernel_object *self, const launch_arg *args, int 
         PyErr_SetString(PyExc_TypeError, "a gpukit kernel takes at most 64 arguments");
         return NULL;
     }
+    /* Zeroed, since the key holds the bytes. */
     memset(types, 0, sizeof types);
     for (int i = 0; i < count; i++)
         types[i] = args[i].type;
-    PyObject *key = translation_key(self, types, count);
-    char *cached = NULL;
-    if (key && gk_kernel_cache_get(PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key),
-                                   &cached) == GK_OK) {
-        Py_DECREF(key);
-        gkpy_jit_kernel_name(self->function, kernel_name);
-        PyObject *source = PyUnicode_FromString(cached);
-        free(cached);
-        return source;
-    }
-    PyObject *source = gkpy_jit_translate(self->function, count, types, kernel_name);
-    if (source && key)
-        (void)gk_kernel_cache_put(PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key),
-                                  PyUnicode_AsUTF8(source));
-    Py_XDECREF(key);
-    return source;
+    return gkpy_jit_translate_cached(self->function, count, types, kernel_name);
 }
 
 /* The compiler options of translated kernels. NVRTC fuses a * b + c into

@@ -24,13 +24,18 @@ typedef struct jit_arg_type {
 } jit_arg_type;
 
 /* The dialect source of `function` (a Python function) for these argument
- * types, defining the kernel `gkjit_<name>`; *kernel_name receives that
- * name (size >= 80). A new str, or NULL with TypeError (types: a variable
+ * types, defining the kernel `gkjitk_<name>` (a prefix no prelude helper
+ * or device function has); *kernel_name receives that name (size >= 80). A new str, or NULL with TypeError (types: a variable
  * changing kind, wrong argument count, unknown names) or
  * NotImplementedError (Python outside the subset) set, the message naming
- * the file, the line and the construct. */
+ * the file, the line and the construct. `reads` (a list, or NULL) receives
+ * (path, object) for each object the translation resolved: a path is a
+ * tuple of steps from the kernel, "g:<name>" (a global, closure value or
+ * builtin of the function reached so far), "a:<name>" (an attribute) or
+ * "e:<expression>" (a shared array's shape or dtype, evaluated in the
+ * globals); None in it means an object of unknown origin was read. */
 PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *args,
-                             char *kernel_name);
+                             char *kernel_name, PyObject *reads);
 /* @gpukit.vectorize: `function` of nin scalars of dtypes `in`, translated
  * as a device function and wrapped in an elementwise kernel named
  * *kernel_name (size >= 80) taking (out, in0, in1, ...), each a buffer and
@@ -40,5 +45,29 @@ PyObject *gkpy_jit_vectorize(PyObject *function, int nin, const gk_dtype *in, gk
                              char *kernel_name);
 /* The name the translation gives the kernel of `function` (size >= 80). */
 void gkpy_jit_kernel_name(PyObject *function, char *kernel_name);
+
+/* What jit_cache.c resolves as the translator does. */
+/* A dict: id(object) -> the name of the intrinsic it is ("grid", "math.sqrt"). */
+PyObject *gkpy_jit_intrinsics(void);
+/* The intrinsic's name of `object` in that dict (borrowed), or NULL. */
+PyObject *gkpy_jit_intrinsic_name(PyObject *intrinsics, PyObject *object);
+/* `name` in a function's closure (its code's co_freevars and its closure
+ * cells), else its globals, else their builtins: a new reference, or NULL
+ * (no error set when there is none). */
+PyObject *gkpy_jit_lookup(PyObject *freevars, PyObject *closure, PyObject *globals,
+                          PyObject *name);
+/* The py_func of a @gpukit.jit(device=True) function (new reference), or
+ * NULL: no error set when `object` is not one. */
+PyObject *gkpy_jit_device_function(PyObject *object);
+/* The name a shared array's dtype object gives (new reference; checked by
+ * the caller), or NULL. */
+PyObject *gkpy_jit_dtype_name(PyObject *object);
+
+/* jit_cache.c: the dialect source for these argument types as
+ * gkpy_jit_translate makes it, from the disk cache when an earlier process
+ * translated the same kernel reading the same objects, else translated
+ * now (and stored). */
+PyObject *gkpy_jit_translate_cached(PyObject *function, int nargs, const jit_arg_type *args,
+                                    char *kernel_name);
 
 #endif

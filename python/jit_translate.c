@@ -59,6 +59,8 @@ typedef struct value {
     ty type;
     const char *text;      /* C expression; arrays: the buffer's name */
     PyObject *object;      /* TY_OBJECT (borrowed: kept alive by the function) */
+    PyObject *path;        /* TY_OBJECT while recording: where it was read (borrowed from
+                              tr->reads, see record_read) */
     int count;             /* TY_TUPLE */
     struct value *items;   /* TY_TUPLE */
     bool constant;         /* an int literal, with its value in `number` */
@@ -131,6 +133,7 @@ typedef struct scope {
     PyObject *function;
     PyObject *globals, *closure; /* borrowed from the function */
     PyObject *freevars;          /* owned: code.co_freevars is a new tuple per read (3.11+) */
+    PyObject *path;              /* owned, while recording: the path of this function's reads */
     const char *filename;
     int first_line;
     char qualname[64];
@@ -149,6 +152,7 @@ typedef struct scope {
 
 struct translation {
     PyObject *intrinsics; /* dict: id(object) -> name, from gpukit._jit._INTRINSICS */
+    PyObject *reads;      /* borrowed list or NULL: what was read where (record_read) */
     strbuf helpers;         /* atomics used, in front of everything */
     char helper_names[MAX_HELPERS][48];
     int helper_count;
@@ -167,6 +171,7 @@ static void scope_free(scope *sc)
     if (!sc)
         return;
     Py_XDECREF(sc->freevars);
+    Py_XDECREF(sc->path);
     free(sc->body.data);
     free(sc->shared_decls.data);
     free(sc->hidden_decls.data);
@@ -629,35 +634,40 @@ static void line(scope *sc, const char *format, ...)
  * NULL. */
 static const char *intrinsic_of(translation *tr, PyObject *object)
 {
-    PyObject *key = PyLong_FromVoidPtr(object);
-    if (!key)
-        return NULL;
-    PyObject *name = PyDict_GetItemWithError(tr->intrinsics, key); /* borrowed */
-    Py_DECREF(key);
+    PyObject *name = gkpy_jit_intrinsic_name(tr->intrinsics, object);
     return name ? PyUnicode_AsUTF8(name) : NULL;
 }
 
-/* A global or closure name's object (new reference), or NULL (no error
- * set) when there is none. */
-static PyObject *lookup_global(const scope *sc, PyObject *name)
+PyObject *gkpy_jit_intrinsic_name(PyObject *intrinsics, PyObject *object)
 {
-    if (sc->freevars && sc->closure) {
-        Py_ssize_t n = PyTuple_GET_SIZE(sc->freevars);
-        for (Py_ssize_t i = 0; i < n && i < PyTuple_GET_SIZE(sc->closure); i++) {
-            if (PyUnicode_Compare(PyTuple_GET_ITEM(sc->freevars, i), name) == 0) {
-                PyObject *contents = PyCell_Get(PyTuple_GET_ITEM(sc->closure, i));
+    PyObject *key = PyLong_FromVoidPtr(object);
+    if (!key)
+        return NULL;
+    PyObject *name = PyDict_GetItemWithError(intrinsics, key);
+    Py_DECREF(key);
+    return name;
+}
+
+PyObject *gkpy_jit_lookup(PyObject *freevars, PyObject *closure, PyObject *globals,
+                          PyObject *name)
+{
+    if (freevars && closure) {
+        Py_ssize_t n = PyTuple_GET_SIZE(freevars);
+        for (Py_ssize_t i = 0; i < n && i < PyTuple_GET_SIZE(closure); i++) {
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(freevars, i), name) == 0) {
+                PyObject *contents = PyCell_Get(PyTuple_GET_ITEM(closure, i));
                 if (contents)
                     return contents;
                 PyErr_Clear();
             }
         }
     }
-    PyObject *found = PyDict_GetItemWithError(sc->globals, name);
+    PyObject *found = PyDict_GetItemWithError(globals, name);
     if (found)
         return Py_NewRef(found);
     if (PyErr_Occurred())
         return NULL;
-    PyObject *builtins = PyDict_GetItemString(sc->globals, "__builtins__");
+    PyObject *builtins = PyDict_GetItemString(globals, "__builtins__");
     if (builtins && PyModule_Check(builtins))
         builtins = PyModule_GetDict(builtins);
     if (builtins && PyDict_Check(builtins)) {
@@ -711,6 +721,39 @@ static int object_value(translation *tr, scope *sc, PyObject *node, PyObject *ob
     return 0;
 }
 
+/* While recording (tr->reads, for the disk cache's key: jit_cache.c),
+ * notes that `object` was read at `base` + "<kind>:<name>" (a global or
+ * closure name "g", an attribute "a", an expression evaluated in the
+ * globals "e"), and gives out (if any) that path, so that what is read
+ * from it extends it. */
+static int record_read(translation *tr, PyObject *base, char kind, PyObject *name,
+                       PyObject *object, value *out)
+{
+    if (!tr->reads)
+        return 0;
+    /* An object of unknown origin: None marks the reads unusable. */
+    if (!base)
+        return PyList_Append(tr->reads, Py_None);
+    Py_ssize_t n = PyTuple_GET_SIZE(base);
+    PyObject *path = PyTuple_New(n + 1);
+    PyObject *step = PyUnicode_FromFormat("%c:%U", kind, name);
+    if (!path || !step) {
+        Py_XDECREF(path);
+        Py_XDECREF(step);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(path, i, Py_NewRef(PyTuple_GET_ITEM(base, i)));
+    PyTuple_SET_ITEM(path, n, step);
+    PyObject *entry = PyTuple_Pack(2, path, object);
+    int status = entry ? PyList_Append(tr->reads, entry) : -1;
+    Py_XDECREF(entry);
+    if (out)
+        out->path = path; /* the list keeps it */
+    Py_DECREF(path);
+    return status;
+}
+
 static int name_value(translation *tr, scope *sc, PyObject *node, value *out)
 {
     PyObject *id = field(node, "id");
@@ -729,14 +772,17 @@ static int name_value(translation *tr, scope *sc, PyObject *node, value *out)
         out->nonneg = v->nonneg;
         return 0;
     }
-    PyObject *object = lookup_global(sc, id);
-    Py_DECREF(id);
+    PyObject *object = gkpy_jit_lookup(sc->freevars, sc->closure, sc->globals, id);
     if (!object) {
+        Py_DECREF(id);
         if (PyErr_Occurred())
             return -1;
         return fail(sc, node, PyExc_TypeError, "name '%s' is not defined", name ? name : "?");
     }
     int status = object_value(tr, sc, node, object, out);
+    if (status == 0)
+        status = record_read(tr, sc->path, 'g', id, object, out);
+    Py_DECREF(id);
     /* Objects stay alive through the globals or closure that hold them. */
     Py_DECREF(object);
     return status;
@@ -1040,15 +1086,20 @@ static int grid_value(translation *tr, scope *sc, PyObject *node, const char *wh
 
 /* The dtype a shared.array call names (gpukit.float32, numpy.float32,
  * "float32"). */
+PyObject *gkpy_jit_dtype_name(PyObject *object)
+{
+    if (PyUnicode_Check(object))
+        return Py_NewRef(object);
+    if (PyType_Check(object))
+        return PyObject_GetAttrString(object, "__name__");
+    if (PyObject_HasAttrString(object, "name"))
+        return PyObject_GetAttrString(object, "name");
+    return NULL;
+}
+
 static int dtype_of_object(scope *sc, PyObject *node, PyObject *object, gk_dtype *dtype)
 {
-    PyObject *name = NULL;
-    if (PyUnicode_Check(object))
-        name = Py_NewRef(object);
-    else if (PyObject_HasAttrString(object, "name") && !PyType_Check(object))
-        name = PyObject_GetAttrString(object, "name");
-    else if (PyType_Check(object))
-        name = PyObject_GetAttrString(object, "__name__");
+    PyObject *name = gkpy_jit_dtype_name(object);
     const char *text = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
     int status = text && gk_dtype_parse(text, dtype) == GK_OK ? 0 : -1;
     Py_XDECREF(name);
@@ -1073,6 +1124,8 @@ static int shared_array(translation *tr, scope *sc, PyObject *node, PyObject **r
         PyObject *code = PyObject_CallMethod(ast_module, "unparse", "O", raw[k]);
         const char *text = code ? PyUnicode_AsUTF8(code) : NULL;
         results[k] = text ? PyRun_String(text, Py_eval_input, sc->globals, sc->globals) : NULL;
+        if (results[k] && record_read(tr, sc->path, 'e', code, results[k], NULL) < 0)
+            Py_CLEAR(results[k]);
         Py_XDECREF(code);
         if (!results[k])
             break;
@@ -1146,23 +1199,18 @@ static int atomic_call(translation *tr, scope *sc, PyObject *node, const char *o
     return 0;
 }
 
-/* A call of another @gpukit.jit(device=True) function: translated for
- * these argument types once, then called. */
-static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *function,
-                       value *args, int count, value *out)
+/* A call of another @gpukit.jit(device=True) function (`python`, its
+ * py_func, reached at `path`): translated for these argument types once,
+ * then called. */
+static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *python,
+                       PyObject *path, value *args, int count, value *out)
 {
-    PyObject *python = PyObject_GetAttrString(function, "py_func");
-    if (!python)
-        return -1;
     ty params[16];
-    if (count > 16) {
-        Py_DECREF(python);
+    if (count > 16)
         return fail(sc, node, PyExc_TypeError, "too many arguments to a device function");
-    }
     for (int i = 0; i < count; i++) {
         params[i] = args[i].type;
         if (!is_number(args[i].type) && !(args[i].type.kind == TY_ARRAY && !args[i].type.shared)) {
-            Py_DECREF(python);
             return fail(sc, node, PyExc_TypeError,
                         "device functions take numbers and argument arrays, not %s",
                         type_name(args[i].type));
@@ -1176,11 +1224,9 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
             fn = f;
     }
     if (!fn) {
-        if (tr->device_fn_count == MAX_DEVICE_FNS || tr->depth > 8) {
-            Py_DECREF(python);
+        if (tr->device_fn_count == MAX_DEVICE_FNS || tr->depth > 8)
             return fail(sc, node, PyExc_NotImplementedError,
                         "device functions nested too deep, or too many");
-        }
         fn = &tr->device_fns[tr->device_fn_count++];
         memset(fn, 0, sizeof *fn);
         fn->function = python;
@@ -1189,11 +1235,12 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
         snprintf(fn->name, sizeof fn->name, "gkjit_device_%d", tr->device_fn_count);
         scope *inner = calloc(1, sizeof *inner);
         if (!inner) {
-            Py_DECREF(python);
             PyErr_NoMemory();
             return -1;
         }
         inner->function = python;
+        /* Its names are read below the path it was reached by. */
+        inner->path = Py_XNewRef(path);
         tr->depth++;
         fn->translating = true;
         int status = translate_function(tr, inner, count, params, fn->name);
@@ -1201,12 +1248,9 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
         tr->depth--;
         fn->result = inner->has_result ? inner->result : scalar(TY_NONE);
         scope_free(inner);
-        if (status < 0) {
-            Py_DECREF(python);
+        if (status < 0)
             return -1;
-        }
     }
-    Py_DECREF(python);
     if (fn->translating)
         return unsupported(sc, node, "a recursive device function");
     strbuf call = {0};
@@ -1222,6 +1266,17 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *fun
     out->type = fn->result;
     out->text = keep(tr, call.data);
     return 0;
+}
+
+PyObject *gkpy_jit_device_function(PyObject *object)
+{
+    PyObject *flag = PyObject_HasAttrString(object, "py_func")
+                         ? PyObject_GetAttrString(object, "is_device_function")
+                         : NULL;
+    int device = flag ? PyObject_IsTrue(flag) : 0;
+    Py_XDECREF(flag);
+    PyErr_Clear();
+    return device == 1 ? PyObject_GetAttrString(object, "py_func") : NULL;
 }
 
 static int call(translation *tr, scope *sc, PyObject *node, value *out)
@@ -1253,17 +1308,18 @@ static int call(translation *tr, scope *sc, PyObject *node, value *out)
         return -1;
     memset(out, 0, sizeof *out);
     if (!name) {
-        if (PyObject_HasAttrString(callee.object, "py_func") &&
-            PyObject_HasAttrString(callee.object, "is_device_function")) {
-            PyObject *flag = PyObject_GetAttrString(callee.object, "is_device_function");
-            int device = flag ? PyObject_IsTrue(flag) : 0;
-            Py_XDECREF(flag);
-            if (device == 1)
-                return device_call(tr, sc, node, callee.object, args, count, out);
+        PyObject *python = gkpy_jit_device_function(callee.object);
+        if (python) {
+            status = device_call(tr, sc, node, python, callee.path, args, count, out);
+            Py_DECREF(python);
+            return status;
+        }
+        if (PyErr_Occurred())
+            return -1;
+        if (PyObject_HasAttrString(callee.object, "py_func"))
             return fail(sc, node, PyExc_TypeError,
                         "a kernel cannot call another kernel; declare the callee with "
                         "@gpukit.jit(device=True)");
-        }
         PyObject *repr = PyObject_Repr(callee.object);
         const char *text = repr ? PyUnicode_AsUTF8(repr) : "an object";
         fail(sc, node, PyExc_NotImplementedError,
@@ -1437,8 +1493,10 @@ static int attribute(translation *tr, scope *sc, PyObject *node, value *out)
         Py_DECREF(attr);
         return -1;
     }
-    Py_DECREF(attr);
     status = object_value(tr, sc, node, object, out);
+    if (status == 0)
+        status = record_read(tr, base.path, 'a', attr, object, out);
+    Py_DECREF(attr);
     /* Attributes of modules and gpukit's namespaces live as long as they do. */
     Py_DECREF(object);
     return status;
@@ -2323,7 +2381,7 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
 
 /* The intrinsics table: gpukit.jit's _INTRINSICS maps names to objects;
  * the math module's functions and a few builtins join it by identity. */
-static PyObject *intrinsics_table(void)
+PyObject *gkpy_jit_intrinsics(void)
 {
     PyObject *table = PyDict_New();
     PyObject *jit = PyImport_ImportModule("gpukit._jit");
@@ -2372,11 +2430,13 @@ static PyObject *intrinsics_table(void)
     return table;
 }
 
+/* gkjitk_, not gkjit_: the prelude's helpers and the device functions are
+ * gkjit_*, so a kernel named wrap or device_1 would redefine one. */
 void gkpy_jit_kernel_name(PyObject *function, char *kernel_name)
 {
     PyObject *name = PyObject_GetAttrString(function, "__name__");
     const char *text = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-    snprintf(kernel_name, 80, "gkjit_%.60s", text ? text : "kernel");
+    snprintf(kernel_name, 80, "gkjitk_%.60s", text ? text : "kernel");
     Py_XDECREF(name);
     PyErr_Clear();
 }
@@ -2460,7 +2520,8 @@ typedef struct vectorize_spec {
 } vectorize_spec;
 
 static PyObject *translate_whole(PyObject *function, int nargs, const ty *params, bool is_kernel,
-                                 const char *name, const vectorize_spec *vectorize)
+                                 const char *name, const vectorize_spec *vectorize,
+                                 PyObject *reads)
 {
     translation *tr = calloc(1, sizeof *tr);
     scope *sc = calloc(1, sizeof *sc);
@@ -2469,11 +2530,14 @@ static PyObject *translate_whole(PyObject *function, int nargs, const ty *params
         scope_free(sc);
         return PyErr_NoMemory();
     }
-    tr->intrinsics = intrinsics_table();
+    tr->intrinsics = gkpy_jit_intrinsics();
+    tr->reads = reads;
     sc->function = function;
+    sc->path = reads ? PyTuple_New(0) : NULL;
     sc->is_kernel = is_kernel;
     PyObject *result = NULL;
-    int status = tr->intrinsics ? translate_function(tr, sc, nargs, params, name) : -1;
+    bool ready = tr->intrinsics && (!reads || sc->path);
+    int status = ready ? translate_function(tr, sc, nargs, params, name) : -1;
     strbuf extra = {0};
     if (status == 0 && vectorize) {
         ty r = sc->has_result ? sc->result : scalar(TY_NONE);
@@ -2512,13 +2576,13 @@ static PyObject *translate_whole(PyObject *function, int nargs, const ty *params
 }
 
 PyObject *gkpy_jit_translate(PyObject *function, int nargs, const jit_arg_type *args,
-                             char *kernel_name)
+                             char *kernel_name, PyObject *reads)
 {
     ty params[64];
     if (param_types(nargs, args, params) < 0)
         return NULL;
     gkpy_jit_kernel_name(function, kernel_name);
-    return translate_whole(function, nargs, params, true, kernel_name, NULL);
+    return translate_whole(function, nargs, params, true, kernel_name, NULL, reads);
 }
 
 PyObject *gkpy_jit_vectorize(PyObject *function, int nin, const gk_dtype *in, gk_dtype *out,
@@ -2546,5 +2610,5 @@ PyObject *gkpy_jit_vectorize(PyObject *function, int nin, const gk_dtype *in, gk
     gkpy_jit_kernel_name(function, kernel_name);
     snprintf(name, sizeof name, "%s_scalar", kernel_name);
     vectorize_spec spec = {nin, in, out, kernel_name};
-    return translate_whole(function, nin, params, false, name, &spec);
+    return translate_whole(function, nin, params, false, name, &spec, NULL);
 }

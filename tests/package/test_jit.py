@@ -542,6 +542,60 @@ def test_cached_translation_follows_globals(py, tmp_path):
         assert out.strip() == str(scale), (scale, out)
 
 
+RUN_EDITED = """
+import sys
+sys.path.insert(0, {where!r})
+import gpukit, edited_kernel
+x = gpukit.ones((4,), device="cpu")
+edited_kernel.kernel[1, 4](x)
+print(int(x[0]))
+"""
+
+# What a kernel reads beyond its own code, in files edited between runs:
+# {value} is what x[i] becomes.
+EDITED_READS = {
+    "class attribute": {
+        "edited_kernel.py": "import gpukit\n\n\nclass Cfg:\n    N = {value}\n\n\n"
+                            "@gpukit.jit\ndef kernel(x):\n    x[gpukit.grid(1)] = Cfg.N\n",
+    },
+    "device function in a module": {
+        "edited_helpers.py": "import gpukit\n\n\n@gpukit.jit(device=True)\ndef f(x):\n"
+                             "    return x * {value}\n",
+        "edited_kernel.py": "import gpukit\nimport edited_helpers\n\n\n@gpukit.jit\n"
+                            "def kernel(x):\n    i = gpukit.grid(1)\n"
+                            "    x[i] = edited_helpers.f(x[i])\n",
+    },
+    "closure of a device function": {
+        "edited_kernel.py": "import gpukit\n\n\ndef make(k):\n"
+                            "    @gpukit.jit(device=True)\n    def times(x):\n"
+                            "        return x * k\n    return times\n\n\n"
+                            "times = make({value})\n\n\n@gpukit.jit\ndef kernel(x):\n"
+                            "    i = gpukit.grid(1)\n    x[i] = times(x[i])\n",
+    },
+}
+
+
+@pytest.mark.parametrize("case", EDITED_READS)
+def test_cached_translation_follows_what_it_reads(py, tmp_path, case):
+    """The disk cache's key holds what the translation read: a class's
+    number (Cfg.N), a device function reached through a module (its code)
+    and a device function's closure. Each was left out, so a file edited
+    between runs gave the first run's answer. Back to a value seen before,
+    the cache still hits: nothing is written."""
+    cache = tmp_path / "cache"
+    env = dict(GPUKIT_CACHE_DIR=str(cache), PATH=os.environ.get("PATH", ""),
+               PYTHONDONTWRITEBYTECODE="1")
+    for run, value in enumerate((7, 8, 7, 8)):
+        for name, text in EDITED_READS[case].items():
+            (tmp_path / name).write_text(text.format(value=value))
+        out = py(RUN_EDITED.format(where=str(tmp_path)), **env).stdout
+        assert out.strip() == str(value), (case, value, out)
+        files = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+        if run >= 2:
+            assert files == written, case
+        written = files
+
+
 # ---- CUDA: the translation compiles with NVRTC (the fake driver runs nothing) ----
 
 CUDA_FAKE = """
@@ -610,7 +664,7 @@ def test_cuda_array_interface_objects_in_place(py):
     if "NVRTC" in out.stderr and "cannot load" in out.stderr:
         pytest.skip("no NVRTC here")
     assert out.returncode == 0, out.stderr
-    assert "launch gkjit_double" in out.stdout, out.stdout
+    assert "launch gkjitk_double" in out.stdout, out.stdout
     assert "refused kernel arguments 0 and 1 are arrays on two devices (cuda:0 and cpu)" in \
         out.stdout, out.stdout
 
@@ -651,7 +705,7 @@ def test_cuda_translation_compiles_with_nvrtc(py):
     if "NVRTC" in out.stderr and "cannot load" in out.stderr:
         pytest.skip("no NVRTC here")
     assert out.returncode == 0, out.stderr
-    assert "last gkjit_clamp_all [1, 1, 1, 256, 1, 1]" in out.stdout, out.stdout
+    assert "last gkjitk_clamp_all [1, 1, 1, 256, 1, 1]" in out.stdout, out.stdout
 
 
 # ---- Numba's names for moving data and waiting -----------------------------------
@@ -1007,3 +1061,32 @@ def test_device_function_that_can_fall_off_its_end(device):
     out = put(np.array([0.0, -4.0]), device)
     calls_total_sign[1, 1](out)
     assert host(out)[0] == -1
+
+
+@gpukit.jit
+def wrap(x):
+    i = gpukit.grid(1)
+    if i < x.size:
+        x[i] = x[i] + 1
+
+
+@gpukit.jit
+def device_1(x):
+    x[0] = x[0] * 2
+
+
+@gpukit.vectorize
+def abs_i64(a, b):
+    return a - b
+
+
+def test_kernels_named_like_prelude_helpers(device):
+    """Kernels are gkjitk_<name>: as gkjit_<name>, a kernel named wrap
+    redefined the prelude's gkjit_wrap, device_1 the first device
+    function and a vectorized abs_i64 gkjit_abs_i64 (a raw build error)."""
+    x = put(np.array([1.0, 2.0]), device)
+    wrap.forall(2)(x)
+    device_1[1, 1](x)
+    np.testing.assert_array_equal(host(x), [4.0, 3.0])
+    assert "GK_KERNEL void gkjitk_wrap(" in wrap.dialect_source(x)
+    np.testing.assert_array_equal(host(abs_i64(x, x)), [0.0, 0.0])
