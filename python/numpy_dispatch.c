@@ -282,6 +282,8 @@ static bool gives_bool(const char *ufunc)
 static int ufunc_casting(PyObject *self, const char *ufunc, PyObject *inputs, PyObject *dtype,
                          gk_dtype requested, PyObject *casting)
 {
+    if (!casting && !dtype) /* the common call: nothing to check */
+        return 1;
     if (!casting)
         casting = PyUnicode_FromString("same_kind");
     else
