@@ -2,6 +2,7 @@
  * line for GPUs. Stale reservations (their job is gone) are not shown. */
 #include "cli/cli.h"
 
+#include "core/strings.h"
 #include "core/units.h"
 #include "select/json.h"
 
@@ -30,7 +31,7 @@ static void print_usage(FILE *out)
 
 static void print_table(const gk_lease *leases, size_t count)
 {
-    char since[64], reserved[32], gpus[256], label[32];
+    char since[64], reserved[32], gpus[256], label[32], command[256], request[256];
     size_t holding = 0;
     for (size_t i = 0; i < count; i++)
         holding += !leases[i].waiting;
@@ -51,7 +52,8 @@ static void print_table(const gk_lease *leases, size_t count)
         gk_format_local_time(since, sizeof since, &lease->since);
         printf("%-10s %8u %-12s %-19s %-10s %-6s %s\n", gpus, lease->pid, lease->user, since,
                lease->reserved ? gk_format_size(reserved, sizeof reserved, lease->reserved) : "-",
-               lease->slurm ? "slurm" : lease->share ? "shared" : "excl", lease->command);
+               lease->slurm ? "slurm" : lease->share ? "shared" : "excl",
+               gk_printable(command, sizeof command, lease->command));
     }
     size_t waiting = count - holding;
     if (waiting) {
@@ -62,7 +64,8 @@ static void print_table(const gk_lease *leases, size_t count)
                 continue;
             gk_format_local_time(since, sizeof since, &leases[i].since);
             printf("  %zu. pid %u (%s) since %s: %s  [%s]\n", ++place, leases[i].pid,
-                   leases[i].user, since, leases[i].command, leases[i].request);
+                   leases[i].user, since, gk_printable(command, sizeof command, leases[i].command),
+                   gk_printable(request, sizeof request, leases[i].request));
         }
     }
 }

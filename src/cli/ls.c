@@ -1,6 +1,8 @@
 /* `gpukit ls`: every GPU with its state, as a table, JSON or CSV. */
 #include "cli/cli.h"
 
+#include "core/strings.h"
+
 #include <getopt.h>
 #include <string.h>
 
@@ -148,9 +150,10 @@ static void print_table(const gk_snapshot *snapshot, const gk_cuda_view *view, b
             char mem[24];
             printf("     pid %-8u %-12s %8s MiB  ", proc->pid, proc->user[0] ? proc->user : "?",
                    cli_field(mem, sizeof mem, proc->gpu_memory, CLI_MIB));
-            char command[sizeof proc->cmdline + 8];
+            char command[sizeof proc->cmdline + 8], shown[sizeof command];
             gk_process_command_line(proc, command, sizeof command);
-            printf("%s\n", command[0] ? command : "?");
+            gk_printable(shown, sizeof shown, command);
+            printf("%s\n", shown[0] ? shown : "?");
         }
     }
     if (snapshot->diagnosis[0])

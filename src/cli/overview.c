@@ -2,6 +2,8 @@
  * processes (as gpustat shows it), optionally redrawn every few seconds. */
 #include "cli/cli.h"
 
+#include "core/strings.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -30,10 +32,11 @@ static void print_processes(const gk_gpu *gpu, const style *s)
 {
     for (size_t i = 0; i < gpu->process_count; i++) {
         const gk_process *p = &gpu->processes[i];
-        char memory[32];
+        char memory[32], command[sizeof p->command];
         cli_field(memory, sizeof memory, p->gpu_memory, CLI_MIB);
+        gk_printable(command, sizeof command, p->command);
         printf(" %s%s%s:%s/%u(%sM)", s->user, p->user[0] ? p->user : "?", s->reset,
-               p->command[0] ? p->command : "?", p->pid, memory);
+               command[0] ? command : "?", p->pid, memory);
     }
 }
 

@@ -2,6 +2,7 @@
 #include "core/strings.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <string.h>
 
 char *gk_trim(char *text)
@@ -45,4 +46,29 @@ size_t gk_utf8_character(const unsigned char *text)
         if ((text[i] & 0xC0) != 0x80)
             return 0;
     return length;
+}
+
+size_t gk_printable_character(const unsigned char *text)
+{
+    size_t length = gk_utf8_character(text);
+    bool control = text[0] < 0x20 || text[0] == 0x7F ||
+                   (length == 2 && text[0] == 0xC2 && text[1] < 0xA0); /* C1: U+0080-U+009F */
+    return control ? 0 : length;
+}
+
+char *gk_printable(char *buf, size_t size, const char *text)
+{
+    size_t used = 0;
+    for (const unsigned char *c = (const unsigned char *)text; size && *c;) {
+        size_t length = gk_printable_character(c), whole = gk_utf8_character(c);
+        size_t written = length ? length : 1; /* the character, or '?' for it */
+        if (used + written >= size)
+            break;
+        memcpy(buf + used, length ? (const char *)c : "?", written);
+        used += written;
+        c += whole ? whole : 1;
+    }
+    if (size)
+        buf[used] = '\0';
+    return buf;
 }

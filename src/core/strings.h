@@ -13,4 +13,15 @@ char *gk_trim(char *text);
  * lines) goes through this before it reaches a strict consumer. */
 size_t gk_utf8_character(const unsigned char *text);
 
+/* The length of the character at `text` when a terminal would show it,
+ * 0 when it would act on it instead or garble the line: a control
+ * character (C0, DEL, C1) or bytes that are not UTF-8. */
+size_t gk_printable_character(const unsigned char *text);
+
+/* `text` for a terminal, into buf: each character gk_printable_character
+ * refuses becomes '?', so that text from other users (command lines,
+ * process names, file names) can carry no escape sequence or line break;
+ * cut at size - 1 bytes, never within a character. Returns buf. */
+char *gk_printable(char *buf, size_t size, const char *text);
+
 #endif

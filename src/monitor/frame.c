@@ -50,17 +50,14 @@ static void put(builder *b, gk_style style, const char *text)
 {
     size_t start = b->length;
     for (const unsigned char *c = (const unsigned char *)text; *c && b->column < b->width;) {
-        size_t length = gk_utf8_character(c);
-        bool control = length == 0 || *c < 0x20 || *c == 0x7F ||
-                       (length == 2 && c[0] == 0xC2 && c[1] < 0xA0);
-        const unsigned char *write = control ? (const unsigned char *)"?" : c;
-        size_t size = control ? 1 : length;
+        size_t length = gk_printable_character(c), whole = gk_utf8_character(c);
+        size_t size = length ? length : 1; /* the character, or '?' for it */
         if (b->length + size >= sizeof b->text)
             break;
-        memcpy(b->text + b->length, write, size);
+        memcpy(b->text + b->length, length ? (const char *)c : "?", size);
         b->length += size;
         b->column++;
-        c += length ? length : 1;
+        c += whole ? whole : 1;
     }
     if (b->length > start && style != GK_STYLE_PLAIN &&
         b->span_count < sizeof b->spans / sizeof b->spans[0])

@@ -6,6 +6,7 @@
 #include "select/lease_dir.h"
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "core/users.h"
 
 #include <errno.h>
@@ -36,11 +37,13 @@ uint64_t gk_wall_ns(void)
 
 void gk_lease_dir_warn(gk_lease_dir *dir, const char *fmt, ...)
 {
-    char line[512];
+    char raw[512], line[512];
     va_list args;
     va_start(args, fmt);
-    vsnprintf(line, sizeof line, fmt, args);
+    vsnprintf(raw, sizeof raw, fmt, args);
     va_end(args);
+    /* the names of files anyone can plant in the directory: printable */
+    gk_printable(line, sizeof line, raw);
     if (strstr(dir->warnings, line))
         return;
     size_t used = strlen(dir->warnings);

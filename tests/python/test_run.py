@@ -157,6 +157,51 @@ def test_leases_table(env):
     assert gk(["leases"], env).stdout.strip() == "No GPU is reserved."
 
 
+def strings_in(document):
+    """Every string in a JSON document."""
+    if isinstance(document, str):
+        return [document]
+    items = document.values() if isinstance(document, dict) else \
+        document if isinstance(document, list) else []
+    return [s for item in items for s in strings_in(item)]
+
+
+def test_other_users_text_reaches_the_terminal_printable(env, tmp_path):
+    # Command lines, program names and the names of files planted in the
+    # shared lease directory are other users' text: every control character
+    # becomes '?' on the terminal (no escape sequence, no forged line), as
+    # in top; JSON keeps them, escaped.
+    evil = "\x1b]0;pwned\x07\x1b[31mEVIL\nFAKE LINE"
+    program = tmp_path / "ev\x1b[31mX"
+    program.write_bytes(Path("/bin/sleep").read_bytes())
+    program.chmod(0o755)
+    jobs = [subprocess.Popen(["sh", "-c", "sleep 30 #" + evil]), subprocess.Popen([program, "30"])]
+    holder = start(["run", "--gpus", "3", "--", "sh", "-c", "sleep 30 #" + evil], env)
+    try:
+        text = (SCENARIOS / "h100x8.scn").read_text()
+        text = text.replace("pid=4012345", f"pid={jobs[0].pid}")
+        text = text.replace("pid=4012346", f"pid={jobs[1].pid}")
+        (tmp_path / "evil.scn").write_text(text)
+        seen = dict(env, FAKE_NVML_SCENARIO=str(tmp_path / "evil.scn"))
+        wait_for(lambda: holding(env))
+        (tmp_path / "leases" / "lease-\x1b[2J\nfake").write_text("garbage")
+        outputs = {name: gk(args, seen) for name, args in
+                   (("ls", ["ls"]), ("overview", []), ("leases", ["leases"]),
+                    ("pick", ["pick"]))}
+        for name, result in outputs.items():
+            for stream in (result.stdout, result.stderr):
+                assert "\x1b" not in stream and "\x07" not in stream, (name, stream)
+        assert "EVIL?FAKE LINE" in outputs["ls"].stdout
+        assert "ev?[31mX" in outputs["overview"].stdout
+        assert "#?]0;pwned??[31mEVIL" in outputs["leases"].stdout
+        assert "lease-?[2J?fake" in outputs["pick"].stderr
+        assert "sleep 30 #" + evil in strings_in(json.loads(gk(["ls", "--json"], seen).stdout))
+    finally:
+        for job in jobs + [holder]:
+            job.kill()
+            job.wait()
+
+
 def test_wait_times_out(env):
     holder = start(["run", "--gpus", "3", "--", "sleep", "30"], env)
     try:
