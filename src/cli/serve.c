@@ -66,9 +66,10 @@ static void print_usage(FILE *out)
 }
 
 /* A reading rendered once for every client that asks before the next one:
- * `number` is the reading's. */
+ * `number` is the reading's, `failed_readings` the failures counted then. */
 typedef struct rendered {
     uint64_t number;
+    uint64_t failed_readings;
     char *text;
     size_t length;
 } rendered;
@@ -196,25 +197,30 @@ static bool wants_openmetrics(struct MHD_Connection *connection)
     return accept && strstr(accept, "application/openmetrics-text");
 }
 
-/* A copy of the latest reading rendered as `kind`, made once per reading:
- * a thousand scrapes of one reading cost one rendering. NULL when out of
- * memory. */
+/* A copy of the latest reading rendered as `kind`, made once per reading
+ * (and again when a reading failed since): a thousand scrapes of one reading
+ * cost one rendering. NULL when out of memory. */
 static char *latest_rendering(server *s, int kind, size_t *length, uint64_t *number)
 {
     const gk_sample *sample = gk_monitor_acquire(s->monitor);
+    /* The failures counted now, not when the served reading was taken:
+     * while readings fail, the last good one is served, and the count rises. */
+    gk_sample now = gk_monitor_current(s->monitor, sample);
     pthread_mutex_lock(&s->lock);
     rendered *r = &s->renderings[kind];
     /* (A request still holding an older reading takes the newer rendering.) */
-    if (sample->number > r->number || !r->text) {
+    if (now.number > r->number ||
+        (now.number == r->number && now.failed_readings > r->failed_readings) || !r->text) {
         free(r->text);
         r->text = NULL;
         gk_status status = kind == RENDER_JSON
-                               ? gk_sample_json(sample, &r->text)
-                               : gk_sample_metrics(sample, kind == RENDER_OPENMETRICS, &r->text,
+                               ? gk_sample_json(&now, &r->text)
+                               : gk_sample_metrics(&now, kind == RENDER_OPENMETRICS, &r->text,
                                                    &r->length);
         if (status == GK_OK && kind == RENDER_JSON)
             r->length = strlen(r->text);
-        r->number = status == GK_OK ? sample->number : 0;
+        r->number = status == GK_OK ? now.number : 0;
+        r->failed_readings = now.failed_readings;
     }
     char *copy = r->text ? malloc(r->length + 1) : NULL;
     if (copy) {
