@@ -249,7 +249,8 @@ static PyObject *monitor_json(PyObject *self, PyObject *unused)
     if (!sample)
         return NULL;
     char *text = NULL;
-    gk_status status = gk_sample_json(sample, &text);
+    gk_sample now = gk_monitor_current(monitor, sample);
+    gk_status status = gk_sample_json(&now, &text);
     done_with(self, monitor, sample);
     return owned_text(self, status, text);
 }
@@ -278,7 +279,8 @@ static PyObject *monitor_metrics(PyObject *self, PyObject *args, PyObject *kwarg
         return NULL;
     char *text = NULL;
     size_t length;
-    gk_status status = gk_sample_metrics(sample, openmetrics, &text, &length);
+    gk_sample now = gk_monitor_current(monitor, sample);
+    gk_status status = gk_sample_metrics(&now, openmetrics, &text, &length);
     done_with(self, monitor, sample);
     return owned_text(self, status, text);
 }

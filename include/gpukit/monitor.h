@@ -57,7 +57,8 @@ typedef struct gk_sample {
     char lease_problem[256];  /* why the leases could not be read; "" when they were */
     gk_sample_process *processes; /* every GPU's processes, GPU by GPU */
     size_t process_count;
-    uint64_t failed_readings; /* readings that failed since the monitor opened */
+    uint64_t failed_readings; /* readings that failed since the monitor opened, as
+                                 of this one (gk_monitor_current: as of now) */
 } gk_sample;
 
 /* One point of a GPU's history; fields the driver did not give are unknown. */
@@ -102,6 +103,14 @@ size_t gk_monitor_history(gk_monitor *monitor, unsigned gpu, gk_history_point *p
                           size_t max);
 
 double gk_monitor_interval(const gk_monitor *monitor);
+
+/* A held sample with the monitor's count of failed readings as of now: a
+ * copy that shares the sample's parts (use it only while the sample is
+ * held). A failed reading publishes no sample, so the latest sample's own
+ * count stays where it was while readings keep failing; what a reader shows
+ * of the monitor (gpukit_monitor_failed_readings_total) is rendered from
+ * this copy. */
+gk_sample gk_monitor_current(gk_monitor *monitor, const gk_sample *sample);
 
 /* The sample as text for Prometheus: its text format 0.0.4, or OpenMetrics
  * 1.0 when `openmetrics` (then ending in "# EOF"). DCGM-exporter's metric

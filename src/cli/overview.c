@@ -35,8 +35,9 @@ static void print_processes(const gk_gpu *gpu, const style *s)
         char memory[32], command[sizeof p->command];
         cli_field(memory, sizeof memory, p->gpu_memory, CLI_MIB);
         gk_printable(command, sizeof command, p->command);
-        printf(" %s%s%s:%s/%u(%sM)", s->user, p->user[0] ? p->user : "?", s->reset,
-               command[0] ? command : "?", p->pid, memory);
+        /* the unit only after a number: "(N/A)", not "(N/AM)" */
+        printf(" %s%s%s:%s/%u(%s%s)", s->user, p->user[0] ? p->user : "?", s->reset,
+               command[0] ? command : "?", p->pid, memory, p->gpu_memory.known ? "M" : "");
     }
 }
 
@@ -60,9 +61,13 @@ static void print_gpu(const gk_gpu *gpu, int name_width, const style *s, bool pr
     cli_field(power, sizeof power, gpu->power_draw, 1000);
     cli_field(limit, sizeof limit, gpu->power_limit, 1000);
     bool hot = gpu->temperature.known && gpu->temperature.value >= 80;
-    printf(" %s%3s%s%s, %s%3s %%%s | %s%5s%s / %5s MB | %4s / %3s W |", hot ? s->hot : s->temp,
-           temp, cli_celsius(), s->reset, s->util, util, s->reset, s->memory, used, s->reset,
-           total, power, limit);
+    /* N/A without a unit, as wide as a temperature with one ("°C" takes two
+     * columns, ASCII's "C" one) */
+    const char *celsius = cli_celsius();
+    int temp_width = gpu->temperature.known ? 3 : strcmp(celsius, "C") == 0 ? 4 : 5;
+    printf(" %s%*s%s%s, %s%3s %%%s | %s%5s%s / %5s MB | %4s / %3s W |", hot ? s->hot : s->temp,
+           temp_width, temp, gpu->temperature.known ? celsius : "", s->reset, s->util, util,
+           s->reset, s->memory, used, s->reset, total, power, limit);
     if (processes)
         print_processes(gpu, s);
     printf("\n");

@@ -66,9 +66,10 @@ static void print_usage(FILE *out)
 }
 
 /* A reading rendered once for every client that asks before the next one:
- * `number` is the reading's. */
+ * `number` is the reading's, `failed_readings` the failures counted then. */
 typedef struct rendered {
     uint64_t number;
+    uint64_t failed_readings;
     char *text;
     size_t length;
 } rendered;
@@ -83,9 +84,10 @@ typedef struct server {
 
 /* --- the listening address --- */
 
-/* Parses ADDR:PORT, [V6]:PORT, :PORT or PORT into a socket address; says
- * why not on stderr. */
-static bool parse_listen(const char *text, struct sockaddr_storage *address, socklen_t *length,
+/* Parses ADDR:PORT, [V6]:PORT, :PORT or PORT into a socket address:
+ * GK_EXIT_OK, or after saying why on stderr GK_EXIT_USAGE (text that is no
+ * address) or GK_EXIT_LISTEN (a host name that does not resolve here). */
+static int parse_listen(const char *text, struct sockaddr_storage *address, socklen_t *length,
                          bool *every_address)
 {
     char host[256] = "";
@@ -96,14 +98,14 @@ static bool parse_listen(const char *text, struct sockaddr_storage *address, soc
         if (!close || close[1] != ':' || (size_t)(close - text - 1) >= sizeof host) {
             fprintf(stderr, "gpukit serve: --listen=%s: write an IPv6 address as [ADDR]:PORT\n",
                     text);
-            return false;
+            return GK_EXIT_USAGE;
         }
         memcpy(host, text + 1, (size_t)(close - text - 1));
         port = close + 2;
     } else if (colon) {
         if ((size_t)(colon - text) >= sizeof host) {
             fprintf(stderr, "gpukit serve: --listen=%s: the host name is too long\n", text);
-            return false;
+            return GK_EXIT_USAGE;
         }
         memcpy(host, text, (size_t)(colon - text));
         port = colon + 1;
@@ -116,7 +118,7 @@ static bool parse_listen(const char *text, struct sockaddr_storage *address, soc
     if (!*port || *end || errno || number > 65535 || port[0] == '-' || port[0] == '+') {
         fprintf(stderr, "gpukit serve: --listen=%s: the port must be a number from 0 to 65535\n",
                 text);
-        return false;
+        return GK_EXIT_USAGE;
     }
     struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
     struct addrinfo *found = NULL;
@@ -126,7 +128,7 @@ static bool parse_listen(const char *text, struct sockaddr_storage *address, soc
     if (error || !found) {
         fprintf(stderr, "gpukit serve: --listen=%s: cannot resolve '%s': %s\n", text, host,
                 gai_strerror(error));
-        return false;
+        return GK_EXIT_LISTEN;
     }
     /* With no host, listen on every address of both families: the IPv6
      * one, dual-stack, where this machine has IPv6. */
@@ -141,7 +143,7 @@ static bool parse_listen(const char *text, struct sockaddr_storage *address, soc
     *length = chosen->ai_addrlen;
     *every_address = !host[0];
     freeaddrinfo(found);
-    return true;
+    return GK_EXIT_OK;
 }
 
 static void describe_address(const struct sockaddr_storage *address, unsigned port, char *buf,
@@ -196,25 +198,30 @@ static bool wants_openmetrics(struct MHD_Connection *connection)
     return accept && strstr(accept, "application/openmetrics-text");
 }
 
-/* A copy of the latest reading rendered as `kind`, made once per reading:
- * a thousand scrapes of one reading cost one rendering. NULL when out of
- * memory. */
+/* A copy of the latest reading rendered as `kind`, made once per reading
+ * (and again when a reading failed since): a thousand scrapes of one reading
+ * cost one rendering. NULL when out of memory. */
 static char *latest_rendering(server *s, int kind, size_t *length, uint64_t *number)
 {
     const gk_sample *sample = gk_monitor_acquire(s->monitor);
+    /* The failures counted now, not when the served reading was taken:
+     * while readings fail, the last good one is served, and the count rises. */
+    gk_sample now = gk_monitor_current(s->monitor, sample);
     pthread_mutex_lock(&s->lock);
     rendered *r = &s->renderings[kind];
     /* (A request still holding an older reading takes the newer rendering.) */
-    if (sample->number > r->number || !r->text) {
+    if (now.number > r->number ||
+        (now.number == r->number && now.failed_readings > r->failed_readings) || !r->text) {
         free(r->text);
         r->text = NULL;
         gk_status status = kind == RENDER_JSON
-                               ? gk_sample_json(sample, &r->text)
-                               : gk_sample_metrics(sample, kind == RENDER_OPENMETRICS, &r->text,
+                               ? gk_sample_json(&now, &r->text)
+                               : gk_sample_metrics(&now, kind == RENDER_OPENMETRICS, &r->text,
                                                    &r->length);
         if (status == GK_OK && kind == RENDER_JSON)
             r->length = strlen(r->text);
-        r->number = status == GK_OK ? sample->number : 0;
+        r->number = status == GK_OK ? now.number : 0;
+        r->failed_readings = now.failed_readings;
     }
     char *copy = r->text ? malloc(r->length + 1) : NULL;
     if (copy) {
@@ -351,6 +358,21 @@ static enum MHD_Result serve_file(struct MHD_Connection *connection, const char 
                       "/api/v1/history\n");
 }
 
+/* Decodes a URL's %XX escapes as libmicrohttpd does, except that a decoded
+ * NUL becomes DEL, a byte no path of ours holds: the handler's C strings
+ * would end at the NUL, and "/metrics%00junk" would be served as /metrics.
+ * Such a path is not found (404). */
+static size_t unescape(void *opaque, struct MHD_Connection *connection, char *text)
+{
+    (void)opaque;
+    (void)connection;
+    size_t length = MHD_http_unescape(text);
+    for (size_t i = 0; i < length; i++)
+        if (text[i] == '\0')
+            text[i] = '\x7f';
+    return length;
+}
+
 static enum MHD_Result handle(void *opaque, struct MHD_Connection *connection, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **request)
@@ -450,8 +472,9 @@ int cmd_serve(int argc, char **argv)
     struct sockaddr_storage address;
     socklen_t address_length;
     bool every_address;
-    if (!parse_listen(listen, &address, &address_length, &every_address))
-        return GK_EXIT_LISTEN;
+    int parsed = parse_listen(listen, &address, &address_length, &every_address);
+    if (parsed != GK_EXIT_OK)
+        return parsed;
 
     /* SIGINT and SIGTERM are taken by sigwait below; blocked before any
      * thread starts, so every thread inherits the mask. */
@@ -480,7 +503,7 @@ int cmd_serve(int argc, char **argv)
         flags, 0, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)IDLE_TIMEOUT_SECONDS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)CONNECTION_MEMORY, MHD_OPTION_END);
+        (size_t)CONNECTION_MEMORY, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
     if (!daemon) {
         int error = errno;
         char where[128];

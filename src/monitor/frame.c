@@ -16,6 +16,7 @@
 #include "core/strings.h"
 #include "core/units.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -199,10 +200,12 @@ static void gpu_facts(builder *b, const gk_gpu *gpu, bool codecs)
 {
     char t[32], p[32], l[32], f[32], e[32], d[32];
     put(b, GK_STYLE_PLAIN, " ");
+    /* The degree sign only where the terminal's character set has it; no
+     * unit after N/A. */
     put(b, gpu->temperature.known ? load_style((double)gpu->temperature.value) : GK_STYLE_DIM,
-        gpu->temperature.known ? (snprintf(t, sizeof t, "%3" PRIu64 "\u00b0C",
-                                           gpu->temperature.value), t)
-                               : " N/A\u00b0C");
+        gpu->temperature.known ? (snprintf(t, sizeof t, "%3" PRIu64 "%s", gpu->temperature.value,
+                                           b->unicode ? "\u00b0C" : "C"), t)
+                               : (b->unicode ? "  N/A" : " N/A"));
     double power = percent_of(gpu->power_draw, gpu->power_limit);
     putf(b, gpu->power_draw.known ? load_style(power) : GK_STYLE_DIM, " %4s",
          field_text(p, sizeof p, gpu->power_draw, 1000, ""));
@@ -360,6 +363,17 @@ static bool shown_gpu(const gk_frame_options *options, const gk_gpu *gpu)
     return options->gpu_mask == 0 || (gpu->index < 64 && (options->gpu_mask >> gpu->index & 1));
 }
 
+/* The N of a `gpu:N` or `pid:N` filter: only a whole number (strtoul alone
+ * reads "x" as 0 and "1x" as 1, so such a filter would match the wrong rows). */
+static bool filter_number(const char *text, unsigned long *number)
+{
+    if (!*text || strspn(text, "0123456789") != strlen(text))
+        return false;
+    errno = 0;
+    *number = strtoul(text, NULL, 10);
+    return errno == 0;
+}
+
 static bool matches(const gk_sample *sample, const row *r, const char *filter)
 {
     if (!filter || !*filter)
@@ -368,10 +382,11 @@ static bool matches(const gk_sample *sample, const row *r, const char *filter)
     const gk_gpu *gpu = &sample->snapshot->gpus[r->entry->gpu];
     if (strncasecmp(filter, "user:", 5) == 0)
         return strcmp(process->user, filter + 5) == 0;
+    unsigned long number;
     if (strncasecmp(filter, "gpu:", 4) == 0)
-        return strtoul(filter + 4, NULL, 10) == gpu->index && filter[4];
+        return filter_number(filter + 4, &number) && number == gpu->index;
     if (strncasecmp(filter, "pid:", 4) == 0)
-        return strtoul(filter + 4, NULL, 10) == process->pid && filter[4];
+        return filter_number(filter + 4, &number) && number == process->pid;
     char text[1400];
     snprintf(text, sizeof text, "%" PRIu32 " %s %s %s %s", process->pid, process->user, r->job,
              r->entry->notebook, r->command);

@@ -280,6 +280,16 @@ double gk_monitor_interval(const gk_monitor *monitor)
     return monitor->interval;
 }
 
+gk_sample gk_monitor_current(gk_monitor *monitor, const gk_sample *sample)
+{
+    gk_sample now = *sample;
+    /* under the lock: the reading thread counts its failures */
+    pthread_mutex_lock(&monitor->lock);
+    now.failed_readings = monitor->failed_readings;
+    pthread_mutex_unlock(&monitor->lock);
+    return now;
+}
+
 /* The reading thread: one reading per interval, on a fixed schedule (a slow
  * reading shortens the next pause rather than shifting every later one). */
 static void *reader(void *opaque)

@@ -29,10 +29,14 @@ extern const gk_probe_backend gk_probe_smi_backend;
 /* What the NVML backend keeps of each GPU between readings of an open
  * probe: its handle and the facts that do not change (name, UUID, bus id,
  * compute capability, maximum clocks), so that a monitor reading every
- * second asks the driver only for live facts. */
+ * second asks the driver only for live facts. A GPU that stops answering is
+ * `stale`: each reading asks for its handle and identity again (it may come
+ * back after a reset), and until it answers, it is shown with the identity
+ * kept here, so readers still know which GPU was lost. */
 #define GK_NVML_CACHE_GPUS 64
 typedef struct gk_nvml_identity {
     bool known;
+    bool stale;
     void *handle; /* nvmlDevice_t */
     gk_gpu gpu;   /* only the identity fields are set */
 } gk_nvml_identity;

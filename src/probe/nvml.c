@@ -346,11 +346,18 @@ static void read_live(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu)
         read_mig_devices(lib, dev, gpu);
 }
 
-/* Reads one GPU: its identity from the cache entry when there is one, else
- * from the driver (then kept in the entry, if the GPU answered). */
+/* Whether a cache entry's handle and identity can be used as they are. */
+static bool identity_current(const gk_nvml_identity *cached)
+{
+    return cached && cached->known && !cached->stale;
+}
+
+/* Reads one GPU: its identity from the cache entry when it holds a current
+ * one, else from the driver (then kept in the entry, if the GPU answered). */
 static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu, gk_nvml_identity *cached)
 {
-    if (cached && cached->known) {
+    bool current = identity_current(cached);
+    if (current) {
         copy_identity(gpu, &cached->gpu);
     } else {
         read_identity(lib, dev, gpu);
@@ -358,10 +365,41 @@ static void read_gpu(const gk_nvml *lib, nvmlDevice_t dev, gk_gpu *gpu, gk_nvml_
             return;
     }
     read_live(lib, dev, gpu);
-    if (cached && !cached->known && gpu->state == GK_GPU_OK) {
+    if (cached && !current && gpu->state == GK_GPU_OK) {
         cached->known = true;
+        cached->stale = false;
         cached->handle = dev;
         copy_identity(&cached->gpu, gpu);
+    }
+}
+
+/* A GPU that stopped answering is asked for its handle and identity again
+ * at the next reading, but is shown with the identity it last gave: a lost
+ * GPU fails those questions too, and alerts on its UUID, the dashboard's
+ * history and the watch mode know it by that identity. */
+static void keep_identity(gk_gpu *gpu, gk_nvml_identity *cached)
+{
+    if (!cached->known)
+        return;
+    copy_identity(gpu, &cached->gpu);
+    cached->stale = true;
+}
+
+/* The state and error of a GPU whose handle the driver refused. */
+static void note_handle_failure(const gk_nvml *lib, gk_gpu *gpu, nvmlReturn_t ret)
+{
+    const char *text = gk_nvml_error_string(lib, ret);
+    if (ret == NVML_ERROR_NO_PERMISSION) {
+        gpu->state = GK_GPU_NO_PERMISSION;
+        snprintf(gpu->error, sizeof gpu->error,
+                 "no permission to open this GPU (NVML: %s); ask an admin for access "
+                 "to /dev/nvidia%u",
+                 text, gpu->index);
+    } else if (ret == NVML_ERROR_GPU_IS_LOST) {
+        note_failure(lib, gpu, ret, "device handle", true);
+    } else {
+        gpu->state = GK_GPU_ERROR;
+        snprintf(gpu->error, sizeof gpu->error, "NVML error %d opening the GPU: %s", ret, text);
     }
 }
 
@@ -412,30 +450,16 @@ gk_status gk_nvml_read_devices(const gk_nvml *lib, gk_nvml_cache *cache, gk_snap
         gpu->index = i;
         gk_nvml_identity *cached = cache && i < GK_NVML_CACHE_GPUS ? &cache->gpus[i] : NULL;
         nvmlDevice_t dev;
-        ret = cached && cached->known ? NVML_SUCCESS : lib->DeviceGetHandleByIndex(i, &dev);
-        if (cached && cached->known)
+        bool current = identity_current(cached);
+        ret = current ? NVML_SUCCESS : lib->DeviceGetHandleByIndex(i, &dev);
+        if (current)
             dev = cached->handle;
-        if (ret == NVML_SUCCESS) {
+        if (ret == NVML_SUCCESS)
             read_gpu(lib, dev, gpu, cached);
-            /* A GPU that stopped answering is asked who it is again. */
-            if (cached && gpu->state != GK_GPU_OK)
-                cached->known = false;
-            continue;
-        }
-        const char *text = gk_nvml_error_string(lib, ret);
-        if (ret == NVML_ERROR_NO_PERMISSION) {
-            gpu->state = GK_GPU_NO_PERMISSION;
-            snprintf(gpu->error, sizeof gpu->error,
-                     "no permission to open this GPU (NVML: %s); ask an admin for access "
-                     "to /dev/nvidia%u",
-                     text, i);
-        } else if (ret == NVML_ERROR_GPU_IS_LOST) {
-            note_failure(lib, gpu, ret, "device handle", true);
-        } else {
-            gpu->state = GK_GPU_ERROR;
-            snprintf(gpu->error, sizeof gpu->error, "NVML error %d opening the GPU: %s", ret,
-                     text);
-        }
+        else
+            note_handle_failure(lib, gpu, ret);
+        if (cached && gpu->state != GK_GPU_OK)
+            keep_identity(gpu, cached);
     }
     return GK_OK;
 }
@@ -519,7 +543,8 @@ gk_status gk_nvml_read_processes(const gk_nvml *lib, const gk_nvml_cache *cache,
         nvmlDevice_t dev;
         if (gpu->state != GK_GPU_OK)
             continue;
-        if (cache && gpu->index < GK_NVML_CACHE_GPUS && cache->gpus[gpu->index].known)
+        if (cache && gpu->index < GK_NVML_CACHE_GPUS &&
+            identity_current(&cache->gpus[gpu->index]))
             dev = cache->gpus[gpu->index].handle;
         else if (lib->DeviceGetHandleByIndex(gpu->index, &dev) != NVML_SUCCESS)
             continue;

@@ -35,9 +35,13 @@
  *   makes its query return NVML_ERROR_NOT_SUPPORTED (3).  Numbers are
  *   non-negative decimals; integer outputs are rounded.
  *
- *   system driver=550.54.15 cuda=12040 nvml=12.550.54.15
+ *   system driver=550.54.15 cuda=12040 nvml=12.550.54.15 [gpu_count=N]
  *       nvmlSystemGetDriverVersion / GetCudaDriverVersion(_v2) /
  *       GetNVMLVersion.  These defaults apply when the record is absent.
+ *       gpu_count makes nvmlDeviceGetCount(_v2) report N GPUs whatever the
+ *       gpu records say (a driver gone wrong; handles past the records are
+ *       INVALID_ARGUMENT), so a caller's list of a billion GPUs fails to
+ *       allocate.
  *   init error=N
  *       every nvmlInit* fails with N (9 DRIVER_NOT_LOADED, 4 NO_PERMISSION,
  *       18 LIB_RM_VERSION_MISMATCH, ...).
@@ -229,7 +233,7 @@ struct scenario {
     nvmlReturn_t init_error;
     bool have_system, have_init;
     struct text driver, nvml;
-    struct num cuda;
+    struct num cuda, gpu_count;
     unsigned ngpus, nmigs, nprocs;
     struct dev gpus[MAX_GPUS];
     struct dev migs[MAX_GPUS * MAX_MIG_PER_GPU];
@@ -311,7 +315,7 @@ struct key { const char *name; enum kind kind; size_t off; };
 
 static const struct key system_keys[] = {
     SC_KEY("driver", K_TEXT, driver), SC_KEY("cuda", K_NUM, cuda),
-    SC_KEY("nvml", K_TEXT, nvml), { NULL, 0, 0 },
+    SC_KEY("nvml", K_TEXT, nvml), SC_KEY("gpu_count", K_NUM, gpu_count), { NULL, 0, 0 },
 };
 static const struct key init_keys[] = {
     SC_KEY("error", K_CODE, init_error), { NULL, 0, 0 },
@@ -951,7 +955,9 @@ static nvmlReturn_t device_count(unsigned *count)
     reload_if_changed();
     if (!count)
         return NVML_ERROR_INVALID_ARGUMENT;
-    *count = sc.ngpus;
+    if (sc.gpu_count.set && STATUS(sc.gpu_count))
+        return STATUS(sc.gpu_count);
+    *count = sc.gpu_count.set ? to_uint(sc.gpu_count.v) : sc.ngpus;
     return NVML_SUCCESS;
 }
 

@@ -274,6 +274,10 @@ def test_overview_lines(gk):
                     gpu_lines[0]), gpu_lines[0]
     assert "?:?/4012345(40192M)" in gpu_lines[0]  # pid not on this machine: user unknown
     assert "\x1b[" not in result.stdout, "no color when not on a terminal"
+    # Unknown values have no unit: "N/A", not "N/A°C" or "(N/AM)".
+    unknown = gk([], scenario="notsupported").stdout
+    assert re.search(r"\|\s+N/A,", unknown) and "N/A\u00b0C" not in unknown, unknown
+    assert "/4070001(N/A)" in unknown and "N/AM" not in unknown, unknown
 
 
 def run_on_terminal(env):

@@ -334,6 +334,10 @@ def test_malformed_requests_are_refused_and_it_carries_on(tmp_path):
     with serving(scenario_env(tmp_path, "laptop")) as server:
         assert server.get("/no/such/page")[0] == 404
         assert server.get("/../../etc/passwd")[0] == 404
+        # A decoded NUL does not end the path: /metrics%00junk is not /metrics.
+        for path in (b"/%00", b"/metrics%00junk", b"/index.html%00.png"):
+            reply = raw_request(server, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert reply.startswith(b"HTTP/1.1 404"), (path, reply[:100])
         status, headers, _ = server.get("/metrics", {"X-Method-Override": "x"})
         assert status == 200
         for method in (b"POST", b"PUT", b"DELETE"):
@@ -393,12 +397,14 @@ def test_many_clients_and_a_client_that_never_reads(tmp_path):
 def test_bad_options(tmp_path):
     env = base_env(tmp_path)
     for args, text in ((["--listen", "127.0.0.1:99999"], "port"),
+                       (["--listen", ""], "port"),
+                       (["--listen", "127.0.0.1:"], "port"),
                        (["--listen", "[::1"], "IPv6"),
                        (["--interval", "0"], "--interval"),
                        (["--max-connections", "0"], "--max-connections"),
                        (["extra"], "unexpected")):
         result = run(["serve", *args], env)
-        assert result.returncode in (EXIT_USAGE, 9), (args, result.stderr)
+        assert result.returncode == EXIT_USAGE, (args, result.stderr)
         assert text in result.stderr
     result = run(["serve", "--listen", "no-such-host.invalid:9400"], env)
     assert result.returncode == 9 and "cannot resolve" in result.stderr

@@ -273,6 +273,22 @@ def test_once_says_what_ls_says(tmp_path):
     by_pid = run(["top", "--once", "--sort=pid", "--ascending", "--filter=gpu:7"], env)
     _, rows = parse_once(by_pid.stdout)
     assert [r[1] for r in rows] == [4050001, 4050002]
+    # gpu:N and pid:N take a whole number only: "x" is not 0, "7x" not 7
+    for bad in ("gpu:x", "gpu:7x", "gpu:", "pid:abc", "pid:4050001x", "gpu:99999999999999999999"):
+        result = run(["top", "--once", f"--filter={bad}"], env)
+        assert result.returncode == 0 and parse_once(result.stdout)[1] == [], bad
+        assert "no GPU process matches the filter" in result.stdout, bad
+    _, rows = parse_once(run(["top", "--once", "--filter=pid:4050002"], env).stdout)
+    assert [r[1] for r in rows] == [4050002]
+    # ASCII: no degree sign; an unknown temperature has no unit
+    ascii_env = dict(env, LC_ALL="C")
+    ascii_once = run(["top", "--once"], ascii_env).stdout
+    assert "\u00b0" not in ascii_once and re.search(r"^\s*0 .* 61C ", ascii_once, re.M)
+    for locale in ("C", "C.UTF-8"):
+        unknown = run(["top", "--once"], dict(scenario_env(tmp_path, "notsupported"),
+                                              LC_ALL=locale)).stdout
+        assert re.search(r"^\s*0 GRID T4-8Q\s+N/A ", unknown, re.M), unknown
+        assert "N/A\u00b0C" not in unknown and "N/AC" not in unknown
     # a lost GPU is shown with its error
     lost = run(["top", "--once"], scenario_env(tmp_path, "lost"))
     assert re.search(r"^\s*1 .*lost: GPU is lost", lost.stdout, re.M)
