@@ -206,10 +206,14 @@ static void gpu_facts(builder *b, const gk_gpu *gpu, bool codecs)
         gpu->temperature.known ? (snprintf(t, sizeof t, "%3" PRIu64 "%s", gpu->temperature.value,
                                            b->unicode ? "\u00b0C" : "C"), t)
                                : (b->unicode ? "  N/A" : " N/A"));
+    /* draw/limit W, or the draw alone without a limit ("N/A/N/AW" was
+     * both unknown) */
     double power = percent_of(gpu->power_draw, gpu->power_limit);
-    putf(b, gpu->power_draw.known ? load_style(power) : GK_STYLE_DIM, " %4s",
-         field_text(p, sizeof p, gpu->power_draw, 1000, ""));
-    putf(b, GK_STYLE_DIM, "/%sW", field_text(l, sizeof l, gpu->power_limit, 1000, ""));
+    bool limit = gpu->power_limit.known, draw = gpu->power_draw.known;
+    putf(b, draw ? load_style(power) : GK_STYLE_DIM, " %4s",
+         field_text(p, sizeof p, gpu->power_draw, 1000, limit || !draw ? "" : "W"));
+    if (limit)
+        putf(b, GK_STYLE_DIM, "/%sW", field_text(l, sizeof l, gpu->power_limit, 1000, ""));
     putf(b, GK_STYLE_DIM, " fan ");
     put(b, GK_STYLE_PLAIN, field_text(f, sizeof f, gpu->fan_speed, 1, "%"));
     if (codecs)

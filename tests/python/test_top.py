@@ -289,6 +289,7 @@ def test_once_says_what_ls_says(tmp_path):
                                               LC_ALL=locale)).stdout
         assert re.search(r"^\s*0 GRID T4-8Q\s+N/A ", unknown, re.M), unknown
         assert "N/A\u00b0C" not in unknown and "N/AC" not in unknown
+        assert "/N/A" not in unknown  # power without a limit: not "N/A/N/AW"
     # a lost GPU is shown with its error
     lost = run(["top", "--once"], scenario_env(tmp_path, "lost"))
     assert re.search(r"^\s*1 .*lost: GPU is lost", lost.stdout, re.M)
