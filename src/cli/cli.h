@@ -123,8 +123,10 @@ int cli_request_option(const char *command, int opt, const char *arg, gk_request
  * limit), or GK_EXIT_USAGE after saying why. */
 int cli_parse_wait(const char *command, const char *arg, double *seconds);
 
-/* The exit code and message for a failed gk_reserve(). */
-int cli_reserve_failed(const char *command, gk_status status);
+/* The exit code and message for a failed gk_reserve(). `offer_wait`: the
+ * command has --wait and the selection could fit once other jobs end
+ * (gk_selection.possible), so the hint to wait is printed for GK_ERR_BUSY. */
+int cli_reserve_failed(const char *command, gk_status status, bool offer_wait);
 
 /* Prints each line of a lease directory's warnings with the command's prefix. */
 void cli_print_warnings(const char *command, const char *warnings);

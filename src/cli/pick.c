@@ -174,14 +174,14 @@ int cmd_pick(int argc, char **argv)
     cli_print_warnings("pick", reservation.warnings);
     int code = GK_EXIT_OK;
     if (status != GK_OK && status != GK_ERR_BUSY) {
-        code = cli_reserve_failed("pick", status);
+        code = cli_reserve_failed("pick", status, false);
     } else {
         if (verbose)
             cli_print_candidates(stderr, &reservation, request.count);
         if (!print_choice(&reservation, &request, how))
             code = GK_EXIT_FAILURE;
         if (status == GK_ERR_BUSY)
-            code = cli_reserve_failed("pick", status);
+            code = cli_reserve_failed("pick", status, false);
     }
     gk_reservation_free(&reservation);
     gk_lease_dir_close(dir);

@@ -236,7 +236,8 @@ int cmd_run(int argc, char **argv)
     gk_probe_close(probe);
     if (status != GK_OK) {
         bool fallback = cpu_fallback && gk_launch_cpu_fallback(status);
-        int code = fallback ? GK_EXIT_OK : cli_reserve_failed("run", status);
+        int code = fallback ? GK_EXIT_OK
+                            : cli_reserve_failed("run", status, reservation.selection.possible);
         char why[1024];
         snprintf(why, sizeof why, "%s", gk_last_error());
         gk_reservation_free(&reservation);

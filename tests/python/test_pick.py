@@ -104,7 +104,8 @@ def test_cuda_visible_devices_limits_the_choice(pick):
     assert result.returncode == EXIT_BUSY
     result = pick([], CUDA_VISIBLE_DEVICES="")
     assert result.returncode == EXIT_BUSY
-    assert "no device is usable" in result.stderr
+    assert "no device is usable by this process: CUDA_VISIBLE_DEVICES hides" in result.stderr
+    assert "waiting cannot help" in result.stderr and "hint" not in result.stderr
 
 
 def test_mig_devices_are_candidates(pick):
