@@ -95,6 +95,9 @@ gk_status gk_request_set(gk_request *request, const char *name, const char *valu
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "give a whole number, 0 or more");
         request->max_procs = (int)n;
     } else if (strcmp(name, "gpus") == 0) {
+        /* An empty list would offer no GPU at all: a slip, not a request. */
+        if (value[strspn(value, ", \t")] == '\0')
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "name at least one GPU (an index or UUID)");
         request->gpus = value;
     } else if (strcmp(name, "exclude") == 0) {
         request->exclude = value;

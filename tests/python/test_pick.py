@@ -161,6 +161,8 @@ def test_verbose_lists_every_candidate(pick):
     (["--gpus", "9"], "no GPU 9"),
     (["--exclude", "GPU-ffff"], "not the UUID"),
     (["--gpus", "3:1"], "no MIG device"),
+    (["--gpus="], "--gpus: name at least one GPU"),
+    (["--gpus", " , "], "--gpus: name at least one GPU"),
     (["--format", "xml"], "--format"),
     (["--frobnicate"], "Usage"),
     (["extra"], "unexpected argument"),

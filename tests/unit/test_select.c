@@ -170,6 +170,13 @@ static void test_filters(void)
         CHECK(gk_select(&snapshot, NULL, NULL, 0, &r, &selection) == GK_ERR_INVALID_ARGUMENT,
               "--gpus %s accepted", bad[i]);
     }
+    /* An empty --gpus list is a slip (it would offer nothing), not a request. */
+    const char *empty[] = {"", ",", " , "};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        gk_request_init(&r);
+        CHECK(gk_request_set(&r, "gpus", empty[i]) == GK_ERR_INVALID_ARGUMENT && !r.gpus,
+              "--gpus '%s' accepted", empty[i]);
+    }
     /* "GPU-" followed by a prefix shared by two GPUs is ambiguous: make one. */
     snprintf(gpus[2].uuid, sizeof gpus[2].uuid, "GPU-1111ffff");
     gk_request_init(&r);
