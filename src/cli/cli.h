@@ -46,6 +46,16 @@ int cmd_slurm(int argc, char **argv);
  * on failure. */
 gk_snapshot *cli_take_snapshot(unsigned flags);
 
+/* Names the command in argv[0] as "gpukit NAME" ("gpukit kernel install"):
+ * getopt_long prints its errors after argv[0], so they say which command
+ * ("gpukit pick: unrecognized option '--x'"). */
+void cli_name_command(char **argv, const char *name);
+
+/* For a bad option, after getopt_long's own line: where the help is, as
+ * well-behaved tools say it, rather than the whole help on stderr. `name`
+ * is the command ("pick"), NULL for plain `gpukit`. Returns GK_EXIT_USAGE. */
+int cli_usage_error(const char *name);
+
 /* The exit code a snapshot deserves (see the enum above). */
 int cli_exit_code(const gk_snapshot *snapshot);
 

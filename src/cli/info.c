@@ -204,8 +204,7 @@ int cmd_info(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("info");
         }
     }
     if (optind < argc) {

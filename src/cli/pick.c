@@ -151,8 +151,7 @@ int cmd_pick(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("pick");
         }
     }
     if (optind < argc) {

@@ -196,8 +196,7 @@ int cmd_run(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("run");
         }
     }
     char **command = argv + optind;

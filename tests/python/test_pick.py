@@ -164,7 +164,7 @@ def test_verbose_lists_every_candidate(pick):
     (["--gpus="], "--gpus: name at least one GPU"),
     (["--gpus", " , "], "--gpus: name at least one GPU"),
     (["--format", "xml"], "--format"),
-    (["--frobnicate"], "Usage"),
+    (["--frobnicate"], "gpukit pick: unrecognized option '--frobnicate'"),
     (["extra"], "unexpected argument"),
 ])
 def test_bad_usage(pick, args, message):

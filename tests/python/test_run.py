@@ -113,7 +113,7 @@ def test_command_errors(env, tmp_path):
                           [["run", "--wait=soon", "true"], "not a duration"],
                           [["run", "--wait=0", "true"], "more than 0"],
                           [["run", "--min-free", "lots", "true"], "not a size"],
-                          [["run", "--bogus", "true"], "Usage"]):
+                          [["run", "--bogus", "true"], "gpukit run: unrecognized option"]):
         result = gk(args, env)
         assert result.returncode == EXIT_USAGE, args
         assert message in result.stderr
