@@ -183,6 +183,23 @@ def test_no_gpu_and_driver_problems(pick):
     assert result.stderr.strip()
 
 
+@pytest.mark.parametrize("scenario, code, words", [
+    (None, EXIT_NO_GPU, "no NVIDIA driver found"),
+    ("empty", EXIT_NO_GPU, "reports no GPU"),
+    ("driver_not_loaded", EXIT_DRIVER, "kernel driver is not loaded"),
+])
+def test_json_without_a_usable_gpu(pick, scenario, code, words):
+    """--format=json prints a document (the keys of every pick document, with
+    ls --json's diagnosis) when there is no GPU or the driver fails."""
+    result = pick(["--format=json"], scenario=scenario)
+    assert result.returncode == code
+    data = json.loads(result.stdout)
+    assert data["fits"] is False and data["devices"] == [] and data["candidates"] == []
+    assert words in data["diagnosis"] and words in data["why"]
+    assert set(data) == set(json.loads(pick(["--format=json"]).stdout))
+    assert json.loads(pick(["--format=json"]).stdout)["diagnosis"] is None
+
+
 # A machine of mixed GPUs, the one where nvidia-smi's numbers and CUDA's
 # default (FASTEST_FIRST) numbers differ: PCI order T4, A100, T4; the first
 # T4 has the most free memory.
