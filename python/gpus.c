@@ -427,7 +427,8 @@ static int read_info(gkpy_state *state, gk_info *info)
 PyDoc_STRVAR(info_doc,
 "info()\n--\n\n"
 "What `gpukit info --json` says, as a dict: whether a GPU is usable\n"
-"('gpu_usable'), the driver and CUDA versions, how CUDA_VISIBLE_DEVICES and\n"
+"('gpu_usable'; 'gpu_count' usable GPUs of 'gpu_total', the others with\n"
+"why in 'faulty_gpus'), the driver and CUDA versions, how CUDA_VISIBLE_DEVICES and\n"
 "CUDA_DEVICE_ORDER map cuda:N to GPUs ('cuda_devices'), the device to use\n"
 "('device': 'cuda:0' or 'cpu'), why there is no GPU ('diagnosis'), the CPU,\n"
 "and the Optimus setup of a hybrid laptop ('optimus'; a sleeping laptop GPU\n"

@@ -57,7 +57,8 @@ void gk_request_init(gk_request *request);
  * `gpukit run` spell them without the dashes: "count" (1 to 64), "order",
  * "min-free" and "min-total" (sizes: "20G", "512MiB", bytes), "min-free-ratio"
  * ("0.5" or "50%"), "max-util" (0 to 100), "max-procs" (0 or more), "gpus"
- * and "exclude" (lists; the request keeps pointing at `value`), "seed", and
+ * and "exclude" (lists; the request keeps pointing at `value`; a "gpus" list
+ * that names nothing is an error, as it would offer no GPU), "seed", and
  * "share" and "exclusive" (value ignored). Every front end parses options
  * here, so they accept the same things. GK_ERR_INVALID_ARGUMENT for a bad
  * value or name, with what is wrong (not the option's name, which each

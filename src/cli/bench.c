@@ -244,7 +244,7 @@ int cmd_bench(int argc, char **argv)
             break;
         case 'j': json = true; break;
         case 'h': print_usage(stdout); return GK_EXIT_OK;
-        default: print_usage(stderr); return GK_EXIT_USAGE;
+        default: return cli_usage_error("bench");
         }
     }
     if (optind < argc) {

@@ -46,6 +46,16 @@ int cmd_slurm(int argc, char **argv);
  * on failure. */
 gk_snapshot *cli_take_snapshot(unsigned flags);
 
+/* Names the command in argv[0] as "gpukit NAME" ("gpukit kernel install"):
+ * getopt_long prints its errors after argv[0], so they say which command
+ * ("gpukit pick: unrecognized option '--x'"). */
+void cli_name_command(char **argv, const char *name);
+
+/* For a bad option, after getopt_long's own line: where the help is, as
+ * well-behaved tools say it, rather than the whole help on stderr. `name`
+ * is the command ("pick"), NULL for plain `gpukit`. Returns GK_EXIT_USAGE. */
+int cli_usage_error(const char *name);
+
 /* The exit code a snapshot deserves (see the enum above). */
 int cli_exit_code(const gk_snapshot *snapshot);
 
@@ -123,8 +133,10 @@ int cli_request_option(const char *command, int opt, const char *arg, gk_request
  * limit), or GK_EXIT_USAGE after saying why. */
 int cli_parse_wait(const char *command, const char *arg, double *seconds);
 
-/* The exit code and message for a failed gk_reserve(). */
-int cli_reserve_failed(const char *command, gk_status status);
+/* The exit code and message for a failed gk_reserve(). `offer_wait`: the
+ * command has --wait and the selection could fit once other jobs end
+ * (gk_selection.possible), so the hint to wait is printed for GK_ERR_BUSY. */
+int cli_reserve_failed(const char *command, gk_status status, bool offer_wait);
 
 /* Prints each line of a lease directory's warnings with the command's prefix. */
 void cli_print_warnings(const char *command, const char *warnings);

@@ -24,6 +24,21 @@ gk_snapshot *cli_take_snapshot(unsigned flags)
     return snapshot;
 }
 
+void cli_name_command(char **argv, const char *name)
+{
+    /* One command runs per process; argv[0] must outlive getopt's use. */
+    static char program[64];
+    snprintf(program, sizeof program, "gpukit %s", name);
+    argv[0] = program;
+}
+
+int cli_usage_error(const char *name)
+{
+    fprintf(stderr, "Try 'gpukit%s%s --help' for more information.\n", name ? " " : "",
+            name ? name : "");
+    return GK_EXIT_USAGE;
+}
+
 int cli_exit_code(const gk_snapshot *snapshot)
 {
     switch (snapshot->absence) {

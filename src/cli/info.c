@@ -31,7 +31,9 @@ static void print_usage(FILE *out)
             "loading NVML, which would wake it; the answer is then \"usable\" without the\n"
             "driver version or the GPU's name. JSON output always has an \"optimus\" key: an\n"
             "object (kind, hybrid, pci_bus_id, driver, power, runtime_pm, detail, ...) on\n"
-            "hybrid laptops and where a bumblebee daemon runs, null elsewhere.\n"
+            "hybrid laptops and where a bumblebee daemon runs, null elsewhere. \"gpu_count\"\n"
+            "counts the usable GPUs, \"gpu_total\" every GPU the driver lists, and\n"
+            "\"faulty_gpus\" the others (index; state: lost, no_permission or error; error).\n"
             "GPUKIT_SYSFS_ROOT, GPUKIT_PROC_ROOT and GPUKIT_BUMBLEBEE_SOCKET change where\n"
             "that is looked up (default /sys, /proc, /var/run/bumblebee.socket).\n"
             "\n"
@@ -204,8 +206,7 @@ int cmd_info(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("info");
         }
     }
     if (optind < argc) {

@@ -268,7 +268,7 @@ static int install(int argc, char **argv)
             code = GK_EXIT_OK;
             goto done;
         default:
-            fprintf(stderr, "Try 'gpukit kernel --help'.\n");
+            cli_usage_error("kernel");
             goto done;
         }
     }
@@ -421,8 +421,7 @@ static int list(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         } else {
-            fprintf(stderr, "Try 'gpukit kernel --help'.\n");
-            return GK_EXIT_USAGE;
+            return cli_usage_error("kernel");
         }
     }
     if (optind < argc) {
@@ -491,8 +490,7 @@ static int remove_kernel(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            fprintf(stderr, "Try 'gpukit kernel --help'.\n");
-            return GK_EXIT_USAGE;
+            return cli_usage_error("kernel");
         }
     }
     if (optind + 1 != argc) {
@@ -582,13 +580,19 @@ int cmd_kernel(int argc, char **argv)
         print_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? GK_EXIT_USAGE : GK_EXIT_OK;
     }
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } actions[] = {{"install", install}, {"list", list}, {"remove", remove_kernel}};
     const char *action = argv[1];
-    if (strcmp(action, "install") == 0)
-        return install(argc - 1, argv + 1);
-    if (strcmp(action, "list") == 0)
-        return list(argc - 1, argv + 1);
-    if (strcmp(action, "remove") == 0)
-        return remove_kernel(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) {
+        if (strcmp(action, actions[i].name) == 0) {
+            char name[32];
+            snprintf(name, sizeof name, "kernel %s", action);
+            cli_name_command(argv + 1, name); /* getopt's errors: "gpukit kernel list: ..." */
+            return actions[i].run(argc - 1, argv + 1);
+        }
+    }
     fprintf(stderr, "gpukit kernel: '%s' is not an action: install, list or remove\n", action);
     return GK_EXIT_USAGE;
 }

@@ -88,8 +88,7 @@ int cmd_leases(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("leases");
         }
     }
     if (optind < argc) {

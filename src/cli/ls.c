@@ -189,8 +189,7 @@ int cmd_ls(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("ls");
         }
     }
     if (optind < argc) {

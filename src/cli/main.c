@@ -76,8 +76,10 @@ int main(int argc, char **argv)
         }
         if (first[0] != '-') {
             for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-                if (strcmp(first, commands[i].name) == 0)
+                if (strcmp(first, commands[i].name) == 0) {
+                    cli_name_command(argv + 1, commands[i].name);
                     return commands[i].run(argc - 1, argv + 1);
+                }
             fprintf(stderr, "gpukit: '%s' is not a gpukit command; see 'gpukit --help'\n",
                     first);
             return GK_EXIT_USAGE;

@@ -162,8 +162,7 @@ int cmd_overview(int argc, char **argv)
             }
             break;
         default:
-            fprintf(stderr, "Try 'gpukit --help' for more information.\n");
-            return GK_EXIT_USAGE;
+            return cli_usage_error(NULL);
         }
     }
     if (optind < argc) {

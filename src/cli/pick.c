@@ -26,7 +26,9 @@ static void print_usage(FILE *out)
             "                          CUDA_DEVICE_ORDER), index (pci:3, pci:1,pci:5, MIG\n"
             "                          devices as pci:0:1: nvidia-smi's numbering, in PCI bus\n"
             "                          order, which --gpus accepts), env (an 'export\n"
-            "                          CUDA_VISIBLE_DEVICES=...' line), json\n"
+            "                          CUDA_VISIBLE_DEVICES=...' line), json (fits, order,\n"
+            "                          devices, candidates, why, diagnosis; also printed\n"
+            "                          when there is no GPU or the driver fails)\n"
             "  -v, --verbose           also list every candidate and why it was skipped (stderr)\n"
             "  -h, --help              show this help\n"
             "\n"
@@ -75,25 +77,36 @@ static json_t *candidate_json(const gk_snapshot *snapshot, const gk_candidate *c
     return o;
 }
 
+/* The JSON document, with the same keys whether or not anything fits, and
+ * when there is no GPU or the driver fails (no candidates; `why` is the
+ * failure). "diagnosis" is the snapshot's, as in `ls --json`. */
+static bool print_json(const gk_reservation *r, const gk_request *request, const char *failure)
+{
+    const gk_selection *selection = &r->selection;
+    json_t *chosen = json_array(), *all = json_array();
+    for (size_t i = 0; i < selection->count; i++) {
+        json_t *c = candidate_json(r->snapshot, &selection->candidates[i]);
+        if (selection->fits && i < request->count)
+            json_array_append(chosen, c);
+        json_array_append_new(all, c);
+    }
+    const char *why = failure ? failure : selection->fits ? NULL : selection->why;
+    const char *diagnosis = r->snapshot ? r->snapshot->diagnosis : "";
+    json_t *o = json_object();
+    json_object_set_new(o, "fits", json_boolean(selection->fits && !failure));
+    json_object_set_new(o, "order", json_string(gk_order_name(request->order)));
+    json_object_set_new(o, "devices", chosen);
+    json_object_set_new(o, "candidates", all);
+    json_object_set_new(o, "why", why ? gk_json_string(why) : json_null());
+    json_object_set_new(o, "diagnosis", diagnosis[0] ? gk_json_string(diagnosis) : json_null());
+    return cli_print_json(o);
+}
+
 static bool print_choice(const gk_reservation *r, const gk_request *request, format how)
 {
     const gk_selection *selection = &r->selection;
-    if (how == FORMAT_JSON) {
-        json_t *chosen = json_array(), *all = json_array();
-        for (size_t i = 0; i < selection->count; i++) {
-            json_t *c = candidate_json(r->snapshot, &selection->candidates[i]);
-            if (selection->fits && i < request->count)
-                json_array_append(chosen, c);
-            json_array_append_new(all, c);
-        }
-        json_t *o = json_object();
-        json_object_set_new(o, "fits", json_boolean(selection->fits));
-        json_object_set_new(o, "order", json_string(gk_order_name(request->order)));
-        json_object_set_new(o, "devices", chosen);
-        json_object_set_new(o, "candidates", all);
-        json_object_set_new(o, "why", selection->fits ? json_null() : gk_json_string(selection->why));
-        return cli_print_json(o);
-    }
+    if (how == FORMAT_JSON)
+        return print_json(r, request, NULL);
     if (!selection->fits)
         return true;
     char visible[GK_LEASE_MAX_DEVICES * 100];
@@ -151,8 +164,7 @@ int cmd_pick(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("pick");
         }
     }
     if (optind < argc) {
@@ -174,14 +186,21 @@ int cmd_pick(int argc, char **argv)
     cli_print_warnings("pick", reservation.warnings);
     int code = GK_EXIT_OK;
     if (status != GK_OK && status != GK_ERR_BUSY) {
-        code = cli_reserve_failed("pick", status);
+        /* A script reading --format=json still gets a document when there is
+         * no GPU or the driver fails; the exit code says which. */
+        char failure[1024];
+        snprintf(failure, sizeof failure, "%s", gk_last_error());
+        code = cli_reserve_failed("pick", status, false);
+        bool no_gpu = code == GK_EXIT_NO_GPU || code == GK_EXIT_DRIVER;
+        if (how == FORMAT_JSON && no_gpu && !print_json(&reservation, &request, failure))
+            code = GK_EXIT_FAILURE;
     } else {
         if (verbose)
             cli_print_candidates(stderr, &reservation, request.count);
         if (!print_choice(&reservation, &request, how))
             code = GK_EXIT_FAILURE;
         if (status == GK_ERR_BUSY)
-            code = cli_reserve_failed("pick", status);
+            code = cli_reserve_failed("pick", status, false);
     }
     gk_reservation_free(&reservation);
     gk_lease_dir_close(dir);

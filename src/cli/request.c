@@ -40,7 +40,7 @@ int cli_parse_wait(const char *command, const char *arg, double *seconds)
     return GK_EXIT_OK;
 }
 
-int cli_reserve_failed(const char *command, gk_status status)
+int cli_reserve_failed(const char *command, gk_status status, bool offer_wait)
 {
     fprintf(stderr, "gpukit %s: ", command);
     switch (status) {
@@ -52,7 +52,7 @@ int cli_reserve_failed(const char *command, gk_status status)
         return GK_EXIT_DRIVER;
     case GK_ERR_BUSY:
         fprintf(stderr, "not enough GPUs: %s\n", gk_last_error());
-        if (!strstr(gk_last_error(), "waiting cannot help") && strcmp(command, "run") == 0)
+        if (offer_wait)
             fprintf(stderr, "hint: --wait waits in line until they are free\n");
         return GK_EXIT_BUSY;
     case GK_ERR_TIMEOUT:

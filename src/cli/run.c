@@ -196,8 +196,7 @@ int cmd_run(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("run");
         }
     }
     char **command = argv + optind;
@@ -236,7 +235,8 @@ int cmd_run(int argc, char **argv)
     gk_probe_close(probe);
     if (status != GK_OK) {
         bool fallback = cpu_fallback && gk_launch_cpu_fallback(status);
-        int code = fallback ? GK_EXIT_OK : cli_reserve_failed("run", status);
+        int code = fallback ? GK_EXIT_OK
+                            : cli_reserve_failed("run", status, reservation.selection.possible);
         char why[1024];
         snprintf(why, sizeof why, "%s", gk_last_error());
         gk_reservation_free(&reservation);

@@ -461,8 +461,7 @@ int cmd_serve(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("serve");
         }
     }
     if (optind < argc) {

@@ -232,8 +232,7 @@ int cmd_slurm(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("slurm");
         }
     }
     const char *action = optind < argc ? argv[optind] : NULL;

@@ -557,8 +557,7 @@ int cmd_top(int argc, char **argv)
             print_usage(stdout);
             return GK_EXIT_OK;
         default:
-            print_usage(stderr);
-            return GK_EXIT_USAGE;
+            return cli_usage_error("top");
         }
     }
     if (optind < argc) {

@@ -199,6 +199,23 @@ static json_t *optimus_json(const gk_info *info)
     return o;
 }
 
+/* The GPUs the driver lists that cannot be used (lost, inaccessible), so
+ * that "gpu_count": 2 says why it is not "gpu_total": 4. */
+static json_t *faulty_gpus_json(const gk_snapshot *snapshot)
+{
+    json_t *faulty = json_array();
+    for (size_t i = 0; i < snapshot->gpu_count; i++) {
+        const gk_gpu *gpu = &snapshot->gpus[i];
+        if (gpu->state == GK_GPU_OK)
+            continue;
+        json_array_append_new(faulty, json_pack("{s:I, s:s, s:o}", "index",
+                                                (json_int_t)gpu->index, "state",
+                                                gk_gpu_state_name(gpu->state), "error",
+                                                gk_json_string(gpu->error)));
+    }
+    return faulty;
+}
+
 static json_t *awake_json(const gk_info *info)
 {
     const gk_snapshot *snapshot = info->snapshot;
@@ -220,6 +237,8 @@ static json_t *awake_json(const gk_info *info)
     json_t *o = json_object();
     json_object_set_new(o, "gpu_usable", json_boolean(view->count > 0));
     json_object_set_new(o, "gpu_count", json_integer((json_int_t)gk_snapshot_usable_count(snapshot)));
+    json_object_set_new(o, "gpu_total", json_integer((json_int_t)snapshot->gpu_count));
+    json_object_set_new(o, "faulty_gpus", faulty_gpus_json(snapshot));
     json_object_set_new(o, "cuda_device_count", json_integer((json_int_t)view->count));
     json_object_set_new(o, "device", view->count > 0 ? json_string("cuda:0") : json_string("cpu"));
     json_object_set_new(o, "driver_version", text_json(snapshot->driver_version));
@@ -259,6 +278,8 @@ static json_t *asleep_json(const gk_info *info)
     json_t *o = json_object();
     json_object_set_new(o, "gpu_usable", json_boolean(view->count > 0));
     json_object_set_new(o, "gpu_count", json_integer((json_int_t)snapshot->gpu_count));
+    json_object_set_new(o, "gpu_total", json_integer((json_int_t)snapshot->gpu_count));
+    json_object_set_new(o, "faulty_gpus", json_array());
     json_object_set_new(o, "cuda_device_count", json_integer((json_int_t)view->count));
     json_object_set_new(o, "device", json_string(view->count > 0 ? "cuda:0" : "cpu"));
     json_object_set_new(o, "driver_version", json_null());

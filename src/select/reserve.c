@@ -92,6 +92,18 @@ static gk_status no_gpu(const gk_snapshot *snapshot)
     return gk_fail(absent ? GK_ERR_NOT_FOUND : GK_ERR_DRIVER, "%s", snapshot->diagnosis);
 }
 
+/* Said whether or not the caller waits: someone who did not ask to wait
+ * should not be sent to --wait when no state of the machine could fit. */
+static const char *waiting_cannot_help(const gk_selection *selection)
+{
+    if (selection->possible)
+        return "";
+    /* With no candidate the selection already says which limit removed them. */
+    return selection->count ? "; waiting cannot help: this machine does not have what is "
+                              "asked for"
+                            : "; waiting cannot help";
+}
+
 static void sleep_until(uint64_t wake_ns)
 {
     uint64_t now = gk_now_ns();
@@ -199,9 +211,7 @@ gk_status gk_reserve(gk_probe *probe, gk_lease_dir *dir, const gk_request *reque
             gk_queue_leave(dir, &ticket);
         } else if (status == GK_OK && !fits && (!options->wait || !r->selection.possible)) {
             status = gk_fail(GK_ERR_BUSY, "%s%s", r->selection.why,
-                             options->wait ? "; waiting cannot help: this machine does not "
-                                             "have what is asked for"
-                                           : "");
+                             waiting_cannot_help(&r->selection));
         } else if (status == GK_OK && options->wait && !ticket.name[0]) {
             gk_lease record = {0};
             snprintf(record.command, sizeof record.command, "%s",

@@ -95,6 +95,9 @@ gk_status gk_request_set(gk_request *request, const char *name, const char *valu
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "give a whole number, 0 or more");
         request->max_procs = (int)n;
     } else if (strcmp(name, "gpus") == 0) {
+        /* An empty list would offer no GPU at all: a slip, not a request. */
+        if (value[strspn(value, ", \t")] == '\0')
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "name at least one GPU (an index or UUID)");
         request->gpus = value;
     } else if (strcmp(name, "exclude") == 0) {
         request->exclude = value;
@@ -483,17 +486,69 @@ static bool could_fit(const gk_candidate *c, const gk_gpu *gpu, const gk_request
     return true;
 }
 
+/* Why a device this process could use is not a candidate: the limits that
+ * apply before any filter of free memory or load, in the order applied. */
+typedef enum device_limit {
+    LIMIT_NONE = 0,   /* a candidate */
+    LIMIT_CUDA_VIEW,  /* CUDA_VISIBLE_DEVICES hides it */
+    LIMIT_GPUS,       /* --gpus does not name it */
+    LIMIT_EXCLUDE,    /* --exclude names it */
+    LIMIT_COUNT
+} device_limit;
+
+static device_limit device_limited(const gk_cuda_view *allowed, const device_list *only,
+                                   const device_list *exclude, size_t gpu, int mig)
+{
+    if (allowed && allowed->restricted) {
+        bool visible = false;
+        for (size_t k = 0; k < allowed->count; k++)
+            if (allowed->devices[k].gpu == gpu &&
+                (allowed->devices[k].mig == mig || allowed->devices[k].mig < 0))
+                visible = true;
+        if (!visible)
+            return LIMIT_CUDA_VIEW;
+    }
+    if (only->given && !list_has(only, gpu, mig))
+        return LIMIT_GPUS;
+    if (list_has(exclude, gpu, mig))
+        return LIMIT_EXCLUDE;
+    return LIMIT_NONE;
+}
+
+/* No candidate at all: names the limit that took the last devices away, so
+ * the user knows what to change (waiting never helps here). `limited`
+ * counts the working devices each limit removed. */
+static void describe_no_candidate(char *buf, size_t size, const gk_request *request,
+                                  const gk_cuda_view *allowed, const size_t *limited)
+{
+    if (limited[LIMIT_EXCLUDE])
+        snprintf(buf, size, "--exclude %.64s leaves none of the devices this process may use",
+                 request->exclude);
+    else if (limited[LIMIT_GPUS])
+        snprintf(buf, size, "--gpus %.64s names none of the devices this process may use "
+                 "(CUDA_VISIBLE_DEVICES hides %zu)", request->gpus, limited[LIMIT_CUDA_VIEW]);
+    else if (limited[LIMIT_CUDA_VIEW])
+        snprintf(buf, size, "CUDA_VISIBLE_DEVICES hides every GPU from it%s%.256s%s",
+                 allowed->note[0] ? " (" : "", allowed->note, allowed->note[0] ? ")" : "");
+    else
+        snprintf(buf, size, "no GPU here works (each one is lost or inaccessible)");
+}
+
 static void describe_shortfall(gk_selection *selection, const gk_request *request,
-                               size_t possible)
+                               size_t possible, const gk_cuda_view *allowed,
+                               const size_t *limited)
 {
     int n = snprintf(selection->why, sizeof selection->why, "wanted %u device(s), %zu fit",
                      request->count, selection->fitting);
-    if (selection->count == 0)
+    if (selection->count == 0) {
+        char reason[400];
+        describe_no_candidate(reason, sizeof reason, request, allowed, limited);
         snprintf(selection->why + n, sizeof selection->why - (size_t)n,
-                 "; no device is usable by this process");
-    else if (possible < request->count)
+                 "; no device is usable by this process: %s", reason);
+    } else if (possible < request->count) {
         n += snprintf(selection->why + n, sizeof selection->why - (size_t)n,
                       " and only %zu could ever fit", possible);
+    }
     size_t shown = 0;
     for (size_t i = selection->fitting; i < selection->count && (size_t)n < sizeof selection->why; i++) {
         const gk_candidate *c = &selection->candidates[i];
@@ -544,7 +599,7 @@ gk_status gk_select(const gk_snapshot *snapshot, const gk_cuda_view *allowed,
         free(exclude.refs);
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    size_t count = 0;
+    size_t count = 0, limited[LIMIT_COUNT] = {0};
     for (size_t i = 0; i < snapshot->gpu_count; i++) {
         const gk_gpu *gpu = &snapshot->gpus[i];
         if (gpu->state != GK_GPU_OK)
@@ -553,16 +608,9 @@ gk_status gk_select(const gk_snapshot *snapshot, const gk_cuda_view *allowed,
         const int first = mig_on(gpu) ? 0 : -1;
         const int last = mig_on(gpu) ? (int)gpu->mig_count - 1 : -1;
         for (int m = first; m <= last; m++) {
-            if (allowed && allowed->restricted) {
-                bool visible = false;
-                for (size_t k = 0; k < allowed->count; k++)
-                    if (allowed->devices[k].gpu == i &&
-                        (allowed->devices[k].mig == m || allowed->devices[k].mig < 0))
-                        visible = true;
-                if (!visible)
-                    continue;
-            }
-            if ((only.given && !list_has(&only, i, m)) || list_has(&exclude, i, m))
+            device_limit limit = device_limited(allowed, &only, &exclude, i, m);
+            limited[limit]++;
+            if (limit != LIMIT_NONE)
                 continue;
             gk_candidate *c = &list[count].candidate;
             c->gpu = i;
@@ -607,7 +655,7 @@ gk_status gk_select(const gk_snapshot *snapshot, const gk_cuda_view *allowed,
     selection->fits = selection->fitting >= request->count;
     selection->possible = possible >= request->count;
     if (!selection->fits)
-        describe_shortfall(selection, request, possible);
+        describe_shortfall(selection, request, possible, allowed, limited);
     return GK_OK;
 }
 

@@ -83,7 +83,7 @@ def test_unusable_devices_and_bad_options(tmp_path):
     for args, text in ((["--device", "gpu"], "not a device name"),
                        (["--size", "0"], "--size"), (["--repeat", "x"], "--repeat"),
                        (["--matmul", "-3"], "--matmul"), (["extra"], "unexpected argument"),
-                       (["--bogus"], "Usage")):
+                       (["--bogus"], "Try 'gpukit bench --help'")):
         r = run(["bench", *args], env)
         assert r.returncode == EXIT_USAGE, args
         assert text in r.stderr, (args, r.stderr)

@@ -2,7 +2,7 @@
 CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER applied as CUDA applies them."""
 import json
 
-from conftest import EXIT_NO_GPU, EXIT_OK, parse_scenario
+from conftest import EXIT_DRIVER, EXIT_NO_GPU, EXIT_OK, parse_scenario
 
 
 def info(gk, scenario, **env):
@@ -71,3 +71,15 @@ def test_no_gpu_says_use_cpu(gk):
     assert result.returncode == EXIT_NO_GPU
     assert "GPU usable:    no" in result.stdout
     assert "Use device:    cpu" in result.stdout
+
+
+def test_faulty_gpus_are_in_the_json(gk):
+    """The text lists lost GPUs ("2 of 4 GPU(s)", "Faulty GPU:"); so does the JSON."""
+    code, data = info(gk, "lost")
+    assert code == EXIT_DRIVER
+    assert data["gpu_count"] == 2 and data["gpu_total"] == 4
+    faulty = data["faulty_gpus"]
+    assert [(f["index"], f["state"]) for f in faulty] == [(1, "lost"), (3, "error")]
+    assert "GPU is lost" in faulty[0]["error"] and "Unknown Error" in faulty[1]["error"]
+    code, data = info(gk, "h100x8")
+    assert data["gpu_total"] == 8 and data["faulty_gpus"] == []

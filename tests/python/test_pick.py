@@ -104,7 +104,8 @@ def test_cuda_visible_devices_limits_the_choice(pick):
     assert result.returncode == EXIT_BUSY
     result = pick([], CUDA_VISIBLE_DEVICES="")
     assert result.returncode == EXIT_BUSY
-    assert "no device is usable" in result.stderr
+    assert "no device is usable by this process: CUDA_VISIBLE_DEVICES hides" in result.stderr
+    assert "waiting cannot help" in result.stderr and "hint" not in result.stderr
 
 
 def test_mig_devices_are_candidates(pick):
@@ -160,8 +161,10 @@ def test_verbose_lists_every_candidate(pick):
     (["--gpus", "9"], "no GPU 9"),
     (["--exclude", "GPU-ffff"], "not the UUID"),
     (["--gpus", "3:1"], "no MIG device"),
+    (["--gpus="], "--gpus: name at least one GPU"),
+    (["--gpus", " , "], "--gpus: name at least one GPU"),
     (["--format", "xml"], "--format"),
-    (["--frobnicate"], "Usage"),
+    (["--frobnicate"], "gpukit pick: unrecognized option '--frobnicate'"),
     (["extra"], "unexpected argument"),
 ])
 def test_bad_usage(pick, args, message):
@@ -178,6 +181,23 @@ def test_no_gpu_and_driver_problems(pick):
     result = pick([], scenario="driver_not_loaded")
     assert result.returncode == EXIT_DRIVER
     assert result.stderr.strip()
+
+
+@pytest.mark.parametrize("scenario, code, words", [
+    (None, EXIT_NO_GPU, "no NVIDIA driver found"),
+    ("empty", EXIT_NO_GPU, "reports no GPU"),
+    ("driver_not_loaded", EXIT_DRIVER, "kernel driver is not loaded"),
+])
+def test_json_without_a_usable_gpu(pick, scenario, code, words):
+    """--format=json prints a document (the keys of every pick document, with
+    ls --json's diagnosis) when there is no GPU or the driver fails."""
+    result = pick(["--format=json"], scenario=scenario)
+    assert result.returncode == code
+    data = json.loads(result.stdout)
+    assert data["fits"] is False and data["devices"] == [] and data["candidates"] == []
+    assert words in data["diagnosis"] and words in data["why"]
+    assert set(data) == set(json.loads(pick(["--format=json"]).stdout))
+    assert json.loads(pick(["--format=json"]).stdout)["diagnosis"] is None
 
 
 # A machine of mixed GPUs, the one where nvidia-smi's numbers and CUDA's

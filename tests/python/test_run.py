@@ -113,7 +113,7 @@ def test_command_errors(env, tmp_path):
                           [["run", "--wait=soon", "true"], "not a duration"],
                           [["run", "--wait=0", "true"], "more than 0"],
                           [["run", "--min-free", "lots", "true"], "not a size"],
-                          [["run", "--bogus", "true"], "Usage"]):
+                          [["run", "--bogus", "true"], "gpukit run: unrecognized option"]):
         result = gk(args, env)
         assert result.returncode == EXIT_USAGE, args
         assert message in result.stderr
@@ -224,6 +224,42 @@ def test_wait_cannot_help_an_impossible_request(env):
     assert result.returncode == EXIT_BUSY
     assert "waiting cannot help" in result.stderr
     assert time.time() - began < 10
+
+
+@pytest.mark.parametrize("args, extra_env, cause", [
+    (["-n", "9"], {}, "only 8 could ever fit"),
+    (["--min-free=80G"], {}, "less than --min-free 80.0 GiB"),
+    ([], {"CUDA_VISIBLE_DEVICES": ""}, "CUDA_VISIBLE_DEVICES hides every GPU"),
+    ([], {"CUDA_VISIBLE_DEVICES": "-1"}, "CUDA_VISIBLE_DEVICES hides every GPU"),
+    ([], {"CUDA_VISIBLE_DEVICES": "abc"}, '("abc") of CUDA_VISIBLE_DEVICES is not a GPU index'),
+    ([], {"CUDA_VISIBLE_DEVICES": "7,7"}, "CUDA_VISIBLE_DEVICES names a device twice"),
+    ([], {"CUDA_VISIBLE_DEVICES": "99"}, '("99") of CUDA_VISIBLE_DEVICES is beyond the last'),
+    (["--exclude=0,1,2,3,4,5,6,7"], {}, "--exclude 0,1,2,3,4,5,6,7 leaves none"),
+    (["--gpus=3"], {"CUDA_VISIBLE_DEVICES": "1,2"}, "--gpus 3 names none"),
+])
+def test_impossible_request_says_so_without_wait(env, args, extra_env, cause):
+    """Without --wait, a request no state of the machine could satisfy is
+    not sent to --wait: it says waiting cannot help, and why."""
+    for wait in ([], ["--wait"]):
+        result = gk(["run", *args, *wait, "--", "true"], {**env, **extra_env})
+        assert result.returncode == EXIT_BUSY
+        assert cause in result.stderr
+        assert "waiting cannot help" in result.stderr
+        assert "hint: --wait" not in result.stderr
+
+
+def test_busy_gpus_suggest_wait(env):
+    holder = start(["run", "--gpus", "3", "--", "sleep", "30"], env)
+    try:
+        wait_for(lambda: holding(env))
+        result = gk(["run", "--gpus", "3", "--", "true"], env)
+        assert result.returncode == EXIT_BUSY
+        assert "reserved by pid" in result.stderr
+        assert "hint: --wait waits in line until they are free" in result.stderr
+        assert "waiting cannot help" not in result.stderr
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_waiters_are_served_first_come_first_served(env, tmp_path):

@@ -29,7 +29,7 @@ def test_version(gk):
 
 @pytest.mark.parametrize("args,words", [
     (["frobnicate"], "not a gpukit command"),
-    (["ls", "--bogus"], "Usage: gpukit ls"),
+    (["ls", "--bogus"], "Try 'gpukit ls --help'"),
     (["ls", "--json", "--csv"], "cannot be used together"),
     (["ls", "extra"], "unexpected argument"),
     (["info", "--json", "--quiet"], "cannot be used together"),
@@ -40,4 +40,20 @@ def test_usage_errors(gk, args, words):
     result = gk(args, scenario="laptop")
     assert result.returncode == EXIT_USAGE
     assert words in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", [
+    ["ls"], ["info"], ["pick"], ["run"], ["leases"], ["kernel", "install"], ["kernel", "list"],
+    ["kernel", "remove"], ["top"], ["serve"], ["slurm"], ["bench"],
+])
+def test_bad_option_names_the_command_and_its_help(gk, command):
+    """getopt's message names the command, then one line points at --help
+    (not the whole help on stderr), as well-behaved tools do."""
+    result = gk([*command, "--bogus"], scenario="laptop")
+    assert result.returncode == EXIT_USAGE
+    name = "gpukit " + " ".join(command)
+    help_of = "gpukit " + command[0]
+    assert result.stderr == (f"{name}: unrecognized option '--bogus'\n"
+                             f"Try '{help_of} --help' for more information.\n")
     assert result.stdout == ""

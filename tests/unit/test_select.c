@@ -170,6 +170,13 @@ static void test_filters(void)
         CHECK(gk_select(&snapshot, NULL, NULL, 0, &r, &selection) == GK_ERR_INVALID_ARGUMENT,
               "--gpus %s accepted", bad[i]);
     }
+    /* An empty --gpus list is a slip (it would offer nothing), not a request. */
+    const char *empty[] = {"", ",", " , "};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        gk_request_init(&r);
+        CHECK(gk_request_set(&r, "gpus", empty[i]) == GK_ERR_INVALID_ARGUMENT && !r.gpus,
+              "--gpus '%s' accepted", empty[i]);
+    }
     /* "GPU-" followed by a prefix shared by two GPUs is ambiguous: make one. */
     snprintf(gpus[2].uuid, sizeof gpus[2].uuid, "GPU-1111ffff");
     gk_request_init(&r);
@@ -236,9 +243,31 @@ static void test_view_and_mig(void)
     CHECK(gk_cuda_view_resolve(&snapshot, "", NULL, &view) == GK_OK, "empty view");
     gk_selection selection;
     order_of(&r, &view, NULL, 0, &selection);
-    CHECK(selection.count == 0 && !selection.fits && strstr(selection.why, "no device"),
+    CHECK(selection.count == 0 && !selection.fits && !selection.possible &&
+              strstr(selection.why, "no device is usable by this process: "
+                                    "CUDA_VISIBLE_DEVICES hides every GPU"),
           "empty view: %s", selection.why);
     gk_selection_free(&selection);
+    /* An empty choice names the limit that emptied it; waiting cannot help. */
+    CHECK(gk_cuda_view_resolve(&snapshot, "9", NULL, &view) == GK_OK, "view of no GPU");
+    order_of(&r, &view, NULL, 0, &selection);
+    CHECK(!selection.possible && strstr(selection.why, "hides every GPU from it (entry 1"),
+          "CUDA_VISIBLE_DEVICES=9: %s", selection.why);
+    gk_selection_free(&selection);
+    CHECK(gk_cuda_view_resolve(&snapshot, "0,2", NULL, &view) == GK_OK, "view of 0,2");
+    r.gpus = "1";
+    order_of(&r, &view, NULL, 0, &selection);
+    CHECK(!selection.possible && strstr(selection.why, "--gpus 1 names none") &&
+              strstr(selection.why, "(CUDA_VISIBLE_DEVICES hides 3)"),
+          "--gpus 1 hidden: %s", selection.why);
+    gk_selection_free(&selection);
+    r.gpus = NULL;
+    r.exclude = "0,2";
+    order_of(&r, &view, NULL, 0, &selection);
+    CHECK(!selection.possible && strstr(selection.why, "--exclude 0,2 leaves none"),
+          "--exclude 0,2: %s", selection.why);
+    gk_selection_free(&selection);
+    r.exclude = NULL;
 
     /* A lost GPU is never a candidate. */
     gpus[3].state = GK_GPU_LOST;
