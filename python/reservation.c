@@ -40,6 +40,11 @@ typedef struct reservation_object {
     int fd;              /* holds the lease; -1 when inherited or released */
     bool released;
     bool inherited;      /* made by the process that started this one */
+    /* the reserve() calls that have returned it and not been left by a
+     * `with` since: a `with` ends it only when it is the last (a nested
+     * `with gpukit.reserve()`, or one in a notebook cell under a held
+     * reservation, gets the same object and must not end it) */
+    int claims;
     char devices[160];   /* "GPU 3" or "GPUs 3, 6", for the repr */
 } reservation_object;
 
@@ -359,6 +364,7 @@ static reservation_object *reservation_alloc(gkpy_state *state)
     self->dir = NULL;
     self->fd = -1;
     self->released = self->inherited = false;
+    self->claims = 1;
     self->devices[0] = '\0';
     PyObject_GC_Track(self);
     return self;
@@ -697,8 +703,10 @@ static bool cuda_loaded(void)
 static PyObject *held_answer(reservation_object *held, const gk_request *request,
                              const char *wanted)
 {
-    if (satisfies(held, request, wanted))
+    if (satisfies(held, request, wanted)) {
+        held->claims++;
         return Py_NewRef((PyObject *)held);
+    }
     PyErr_Format(PyExc_RuntimeError,
                  "this process already holds %s (%U, lease %U)%s; reserve(%s) would take more: "
                  "%s",
@@ -812,8 +820,14 @@ static PyObject *reservation_exit(PyObject *op, PyObject *const *args, Py_ssize_
 {
     (void)args;
     (void)nargs;
+    reservation_object *self = (reservation_object *)op;
+    if (self->claims > 1) { /* an outer reserve() still holds it */
+        self->claims--;
+        Py_RETURN_FALSE;
+    }
+    self->claims = 0;
     gkpy_state *state = gkpy_state_of_type(Py_TYPE(op));
-    if (reservation_end(state, (reservation_object *)op) < 0)
+    if (reservation_end(state, self) < 0)
         return NULL;
     Py_RETURN_FALSE;
 }
@@ -977,7 +991,10 @@ PyDoc_STRVAR(reserve_doc,
 "reserve() returns that one if it has as many GPUs and the request is the\n"
 "same or asks for nothing more than the count (so running a notebook cell\n"
 "again is harmless); otherwise it raises RuntimeError instead of taking\n"
-"more GPUs: release() the one held first.\n\n"
+"more GPUs: release() the one held first. A `with` block ends the\n"
+"reservation only if no other reserve() call still holds it: a nested\n"
+"`with gpukit.reserve()`, or one in a cell under a notebook's reservation,\n"
+"leaves it held; release() always ends it.\n\n"
 "Raises NoGPUError when not enough GPUs fit (or there is none),\n"
 "TimeoutError when the wait ran out, or when another process kept the\n"
 "machine's lease directory locked (for 5 s without a wait; its message names\n"

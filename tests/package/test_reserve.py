@@ -260,6 +260,24 @@ def test_same_request_again_returns_it_and_another_raises(py):
     """, scenario="h100x8")
 
 
+def test_a_with_block_ends_only_the_reservation_it_made(py):
+    py("""
+        import os, gpukit
+        with gpukit.reserve() as outer:
+            with gpukit.reserve() as inner:       # the same reservation, nested
+                assert inner is outer
+            assert not outer.released and gpukit.current_reservation() is outer
+            assert os.environ["CUDA_VISIBLE_DEVICES"] == outer.uuids[0]
+        assert outer.released and gpukit.current_reservation() is None
+        held = gpukit.reserve()                   # the top of a notebook
+        with gpukit.reserve():                    # a later cell
+            pass
+        assert not held.released and gpukit.current_reservation() is held
+        held.release()                            # release() always ends it
+        assert held.released and "CUDA_VISIBLE_DEVICES" not in os.environ
+    """, scenario="h100x8")
+
+
 def test_threads_reserving_at_once_share_one_reservation(py, tmp_path):
     """A process holds one reservation: 8 threads asking at the same moment
     on the 8-GPU fake all get it, and only one GPU is leased."""
