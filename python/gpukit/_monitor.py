@@ -6,6 +6,7 @@ style are built into the extension), fed each reading through a display
 that a thread updates while the notebook runs its other cells. No JupyterLab
 extension is involved. Outside a notebook it prints `gpukit top --once`."""
 import json
+import re
 import shutil
 import sys
 import threading
@@ -14,6 +15,9 @@ import uuid
 from . import _gpukit
 
 __all__ = ["Monitor", "monitor"]
+
+# The gpu label of a Prometheus series line (a sample, not a comment).
+_GPU_LABEL = re.compile(r'^[^#].*?[{,]gpu="(\d+)"')
 
 
 def _in_notebook():
@@ -35,10 +39,15 @@ class Monitor:
     def __init__(self, interval=1.0, gpus=None, history=120):
         self._sampler = _gpukit._Sampler(interval, history)
         self._gpus = None if gpus is None else sorted({int(g) for g in gpus})
+        if self._gpus is not None and not self._gpus:
+            raise ValueError("gpus: name at least one GPU index, or None for all")
+        if self._gpus is not None and not 0 <= self._gpus[0] <= self._gpus[-1] < 64:
+            raise ValueError(f"gpus: GPU indices are 0 to 63 (nvidia-smi's), not {self._gpus}")
         self._id = "gpukit-monitor-" + uuid.uuid4().hex[:12]
         self._handle = None
         self._thread = None
         self._stopped = False
+        self._sampler.read()  # a first reading, so that every method answers
 
     # --- what a reading says ---
 
@@ -51,12 +60,19 @@ class Monitor:
         """The latest reading as ``gpukit top --once`` prints it."""
         if width is None:
             width = shutil.get_terminal_size((100, 24)).columns
-        mask = sum(1 << g for g in self._gpus if g < 64) if self._gpus else 0
+        mask = sum(1 << g for g in self._gpus) if self._gpus is not None else 0
         return self._sampler.text(width=width, gpu_mask=mask)
 
     def metrics(self, openmetrics=False):
-        """The latest reading as Prometheus metrics (``gpukit serve``'s)."""
-        return self._sampler.metrics(openmetrics=openmetrics)
+        """The latest reading as Prometheus metrics (``gpukit serve``'s), of
+        the chosen GPUs (series of the others, by their ``gpu`` label, left
+        out)."""
+        text = self._sampler.metrics(openmetrics=openmetrics)
+        if self._gpus is None:
+            return text
+        chosen = {str(g) for g in self._gpus}
+        return "".join(line for line in text.splitlines(keepends=True)
+                       if (m := _GPU_LABEL.search(line)) is None or m.group(1) in chosen)
 
     @property
     def interval(self):
@@ -133,7 +149,8 @@ class Monitor:
         """Already on show (gpukit.monitor() displayed it): nothing more."""
 
     def __repr__(self):
-        state = "stopped" if self._stopped else "live"
+        state = ("stopped" if self._stopped else "live" if self._thread is not None
+                 else "one reading")
         chosen = "all GPUs" if self._gpus is None else f"GPUs {self._gpus}"
         return f"<gpukit.Monitor {chosen}, every {self._sampler.interval:g} s, {state}>"
 
@@ -150,13 +167,13 @@ def monitor(interval=1.0, gpus=None):
 
     Returns the :class:`Monitor`.
 
-    Raises ``ValueError`` for an interval outside 0.05 to 3600 seconds.
+    Raises ``ValueError`` for an interval outside 0.05 to 3600 seconds, or
+    for ``gpus`` empty or naming an index outside 0 to 63.
     """
     view = Monitor(interval=interval, gpus=gpus)
     if _in_notebook():
         view._show()
     else:
-        view._sampler.read()
         print(view.text())
         view._stopped = True
     return view

@@ -96,12 +96,16 @@ def test_monitor_outside_a_notebook_prints_top_once(tmp_path):
     (tmp_path / "empty-path").mkdir()
     env = child_env(tmp_path, "h100x8", COLUMNS="120")
     result = run_python("""
-        import gpukit
+        import re, gpukit
         m = gpukit.monitor(gpus=[2])
         document = m.json()
         print("GPUS", [g["index"] for g in document["gpus"]])
         print("METRICS", "DCGM_FI_DEV_GPU_UTIL{" in m.metrics())
+        print("LABELS", sorted(set(re.findall(r'[{,]gpu="(\\d+)"', m.metrics()))))
         print(repr(m))
+        made = gpukit.Monitor(gpus=[1, 3])  # made directly: it answers too
+        print("MADE", [g["index"] for g in made.json()["gpus"]], repr(made))
+        print("MADE TEXT", " 3 NVIDIA" in made.text() and " 2 NVIDIA" not in made.text())
     """, env)
     text = result.stdout
     assert text.startswith("gpukit top ")
@@ -109,7 +113,11 @@ def test_monitor_outside_a_notebook_prints_top_once(tmp_path):
     assert not re.search(r"^ [013-7] NVIDIA", text, re.M)  # only GPU 2
     assert "4020001" in text and "4012345" not in text  # and only its processes
     assert "GPUS [2]" in text and "METRICS True" in text
-    for bad in ("interval=0", "interval=float('nan')", "interval=-1"):
+    assert "LABELS ['2']" in text  # metrics of the chosen GPUs too
+    assert "MADE [1, 3] <gpukit.Monitor GPUs [1, 3], every 1 s, one reading>" in text
+    assert "MADE TEXT True" in text
+    for bad in ("interval=0", "interval=float('nan')", "interval=-1", "gpus=[]", "gpus=[-1]",
+                "gpus=[64]"):
         failed = run_python(f"import gpukit; gpukit.monitor({bad})", env, check=False)
         assert failed.returncode != 0 and "ValueError" in failed.stderr, bad
 
