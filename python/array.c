@@ -656,7 +656,7 @@ static PyObject *nb_index(PyObject *self)
 {
     gk_array *a = array_of(self);
     gk_dtype dtype = gk_array_dtype(a);
-    if (gk_array_ndim(a) != 0 || dtype == GK_BOOL || gk_dtype_is_float(dtype)) {
+    if (gk_array_ndim(a) != 0 || !gk_dtype_is_integer(dtype)) {
         PyErr_Format(PyExc_TypeError,
                      "only integer 0-d arrays can be used as an index (this one is %d-d %s)",
                      gk_array_ndim(a), gk_dtype_name(dtype));
@@ -693,6 +693,17 @@ static int parse_index_array(gkpy_state *state, gk_device device, PyObject *key,
         return -1;
     gk_array *a = array_of(array);
     gk_dtype dtype = gk_array_dtype(a);
+    /* an empty list ([], [[]]) has no elements to say its dtype: it indexes
+     * nothing, as NumPy's, rather than being a float array */
+    if ((PyList_Check(key) || PyTuple_Check(key)) && gk_array_size(a) == 0 &&
+        gk_dtype_is_float(dtype)) {
+        gk_dtype indices = GK_INT64;
+        Py_SETREF(array, gkpy_asarray(state, key, &indices, &device, -1));
+        if (!array)
+            return -1;
+        a = array_of(array);
+        dtype = indices;
+    }
     if (dtype != GK_BOOL && !gk_dtype_is_integer(dtype)) {
         PyErr_Format(PyExc_IndexError,
                      "arrays used as indices must be of integer or bool dtype, not %s",
@@ -1107,6 +1118,33 @@ static PyObject *array_iter(PyObject *self)
     return PySeqIter_New(self);
 }
 
+/* Whether `value` (an Array or NumPy's array or scalar) holds complex
+ * numbers that x[key] = value would store in a real `dtype`, which raises
+ * the TypeError a Python complex gets (gkpy_store_scalar): dropping the
+ * imaginary parts silently would lose data (astype() does it on request). */
+static bool complex_into_real(PyObject *value, gk_dtype dtype)
+{
+    if (gk_dtype_is_complex(dtype))
+        return false;
+    bool complex = false;
+    if (is_ours(value)) {
+        complex = gk_dtype_is_complex(gk_array_dtype(array_of(value)));
+    } else if (strncmp(Py_TYPE(value)->tp_name, "numpy.", 6) == 0) {
+        PyObject *kind = PyObject_GetAttrString(value, "dtype");
+        Py_XSETREF(kind, kind ? PyObject_GetAttrString(kind, "kind") : NULL);
+        complex = kind && PyUnicode_Check(kind) &&
+                  PyUnicode_CompareWithASCIIString(kind, "c") == 0;
+        Py_XDECREF(kind);
+        PyErr_Clear();
+    }
+    if (complex)
+        PyErr_Format(PyExc_TypeError,
+                     "cannot store complex values in a %s array (take .real or abs() first, "
+                     "astype() them, or use a complex dtype)",
+                     gk_dtype_name(dtype));
+    return complex;
+}
+
 static int array_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
 {
     if (!value) {
@@ -1120,6 +1158,8 @@ static int array_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
     gk_array *scalar = NULL;
     PyObject *converted = NULL;
     const gk_array *source;
+    if (complex_into_real(value, dtype))
+        return -1;
     if (is_ours(value)) {
         source = array_of(value);
     } else if (PyLong_Check(value) || PyFloat_Check(value) || PyComplex_Check(value)) {
@@ -1595,15 +1635,18 @@ PyDoc_STRVAR(array_doc,
 "(+ - * / ** @, comparisons, in-place forms) run on the array's device.\n"
 "Operands must be on one device (ValueError otherwise); lists and NumPy\n"
 "arrays are copied onto the Array's device first.\n\n"
-"Type promotion follows PyTorch: bool < uint8 < int32 < int64 < float32 <\n"
-"float64, but a Python number never widens an array's dtype (an int32\n"
-"array + 2 is int32, + 2.5 is float32; a float32 array * 2.0 is float32),\n"
-"and an int that does not fit the array's integer dtype is an\n"
-"OverflowError (uint8 array + 300). / is true division (integers give\n"
-"float32). New arrays default to float32 for floats and int64 for ints.\n\n"
-"Indexing is basic: integers, slices (with steps), None, ... and tuples of\n"
-"them; the result is a view sharing memory (an integer on every axis gives\n"
-"a 0-d array). Boolean masks and integer arrays are not supported yet.\n\n"
+"Type promotion follows NumPy 2 (the array API standard's table): a\n"
+"Python number is weak, so it never widens an array of its kind or a\n"
+"higher one (an int32 array + 2 is int32, a float32 array * 2.0 float32;\n"
+"an int32 array + 2.5 is float64); an int that does not fit the array's\n"
+"integer dtype is an OverflowError in arithmetic (uint8 array + 300) and\n"
+"compared by value in comparisons; NumPy scalars keep their dtype. / is\n"
+"true division (integers give float64). New arrays default to float32\n"
+"for floats and int64 for ints.\n\n"
+"Indexing follows NumPy: integers, slices (with steps), None, ..., and\n"
+"integer arrays and boolean masks (advanced indexing, a copy); basic\n"
+"indices alone give a view sharing memory (an integer on every axis\n"
+"gives a 0-d array).\n\n"
 "Threads: different arrays may be used from different threads at once,\n"
 "and one array may be read (used as an operand, printed, copied) from\n"
 "several threads at once; writing an array (x[...] = v, x += y) while\n"

@@ -44,10 +44,7 @@ static int parse_name(PyObject *name, gk_device *device)
     if (!text)
         return -1;
     if (gk_device_parse(text, device) != GK_OK) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s; devices are named \"cpu\", \"cuda\", \"cuda:N\", \"opencl\" or "
-                     "\"opencl:P:D\" (gpukit.devices() lists them)",
-                     gk_last_error());
+        PyErr_Format(PyExc_ValueError, "%s (gpukit.devices() lists them)", gk_last_error());
         return -1;
     }
     return 0;

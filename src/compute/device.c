@@ -69,7 +69,7 @@ gk_status gk_device_parse(const char *name, gk_device *device)
         return GK_OK;
     }
     return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                   "'%s' is not a device name: use cpu, cuda, cuda:N or opencl:P:D", name);
+                   "'%s' is not a device name: use cpu, cuda, cuda:N, opencl or opencl:P:D", name);
 }
 
 const char *gk_device_name(gk_device device, char *buf, size_t size)

@@ -510,6 +510,20 @@ def test_setitem_conversions_and_errors(device):
     y = gk.arange(5, device=device)
     y[1:] = y[:-1]  # overlapping: read before written
     assert y.tolist() == [0, 0, 1, 2, 3]
+    # complex values into a real array: the TypeError of a Python complex,
+    # from an Array or NumPy too (not the imaginary parts dropped silently)
+    for value in (1 + 2j, gk.asarray(1 + 2j, device=device), np.complex64(1 + 2j),
+                  np.array([1 + 2j, 3j])):
+        with pytest.raises(TypeError, match="complex"):
+            f[:] = value
+    assert f.tolist() == [0.1, 0.2]
+    # an empty list indexes nothing (NumPy's), for reading and writing
+    m = gk.reshape(gk.arange(6.0, device=device), (2, 3))
+    assert m[[]].shape == (0, 3) and m[[[]]].shape == (1, 0, 3)
+    m[[]] = 7
+    assert m.tolist() == [[0, 1, 2], [3, 4, 5]]
+    with pytest.raises(TypeError, match="0-d complex64"):
+        operator.index(gk.asarray(1j, device=device))
 
 
 def test_len_and_iteration(device):

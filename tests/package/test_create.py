@@ -140,8 +140,11 @@ def test_bad_shapes_dtypes_devices():
         gk.zeros(3, dtype="float128")
     with pytest.raises(TypeError):
         gk.zeros(3, dtype=object())
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as bad_device:
         gk.zeros(3, device="tpu:0")
+    # the names it takes, once, and where the devices are listed
+    assert str(bad_device.value) == ("'tpu:0' is not a device name: use cpu, cuda, cuda:N, "
+                                     "opencl or opencl:P:D (gpukit.devices() lists them)")
     with pytest.raises(TypeError):
         gk.zeros(3, device=5)
     with pytest.raises(TypeError):

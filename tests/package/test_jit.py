@@ -726,7 +726,7 @@ def test_to_device_copy_to_host_synchronize(device):
     assert on_device.copy_to_host()[1] == 2
     with gpukit.device(device):
         assert gpukit.to_device(values).device == device
-    with pytest.raises(ValueError, match="devices are named"):
+    with pytest.raises(ValueError, match="is not a device name"):
         gpukit.synchronize("tpu:0")
 
 

@@ -448,7 +448,7 @@ def test_cpu_kernels_without_an_opencl_cpu_driver(py):
 
 
 def test_unknown_device_named():
-    with pytest.raises(ValueError, match="devices are named"):
+    with pytest.raises(ValueError, match="is not a device name"):
         gpukit.RawKernel(source("fizzbuzz.gk"), "fizzbuzz", device="tpu:0")
 
 
