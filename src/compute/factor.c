@@ -779,17 +779,25 @@ static int scale_if_tiny(const stack *s, int64_t i, double largest)
     return exponent;
 }
 
-/* Transposes the n x n matrix m in place. */
+/* Transposes the n x n matrix m in place (element sizes fixed per case,
+ * so that each swap compiles to moves, not calls). */
 static void transpose_square(const stack *s, char *m, int64_t n)
 {
-    char held[16]; /* one element: complex128 at most */
-    for (int64_t r = 0; r < n; r++)
-        for (int64_t c = r + 1; c < n; c++) {
-            char *x = m + (size_t)(r * n + c) * s->size, *y = m + (size_t)(c * n + r) * s->size;
-            memcpy(held, x, s->size);
-            memcpy(x, y, s->size);
-            memcpy(y, held, s->size);
+#define SWAP_ACROSS(SIZE)                                                                          \
+    for (int64_t r = 0; r < n; r++)                                                                \
+        for (int64_t c = r + 1; c < n; c++) {                                                      \
+            char held[SIZE], *x = m + (size_t)(r * n + c) * (SIZE);                                \
+            char *y = m + (size_t)(c * n + r) * (SIZE);                                            \
+            memcpy(held, x, (SIZE));                                                               \
+            memcpy(x, y, (SIZE));                                                                  \
+            memcpy(y, held, (SIZE));                                                               \
         }
+    switch (s->size) {
+    case 4: SWAP_ACROSS(4) break;
+    case 8: SWAP_ACROSS(8) break;
+    default: SWAP_ACROSS(16) break;
+    }
+#undef SWAP_ACROSS
 }
 
 /* What was done to matrix i before its LU, for the callers to undo. */
