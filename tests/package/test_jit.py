@@ -787,8 +787,88 @@ def test_vectorize_without_signatures_and_out(device):
     out = gpukit.zeros((5,), dtype=gpukit.float64, device=device)
     assert hypotenuse(x, x, out=out) is out
     np.testing.assert_allclose(host(out), np.hypot(np.arange(5.0), np.arange(5.0)), rtol=1e-15)
-    with pytest.raises(TypeError, match="out= is float32 but the function gives float64"):
-        hypotenuse(x, x, out=gpukit.zeros((5,), dtype=gpukit.float32, device=device))
+    # out= of another dtype takes the result cast by NumPy's same_kind rule.
+    narrow = gpukit.zeros((5,), dtype=gpukit.float32, device=device)
+    assert hypotenuse(x, x, out=narrow) is narrow
+    np.testing.assert_allclose(host(narrow), np.hypot(np.arange(5.0), np.arange(5.0)), rtol=1e-6)
+    with pytest.raises(TypeError, match="out= is int64 but the function gives float64"):
+        hypotenuse(x, x, out=gpukit.zeros((5,), dtype=gpukit.int64, device=device))
+
+
+@gpukit.vectorize
+def plus(a, b):
+    return a + b
+
+
+def test_vectorize_shapes_checked(device):
+    """Inputs that do not broadcast, or do not broadcast to out='s shape, are a
+    ValueError (the first crashed; the second read past the inputs or filled
+    out= partly); out= of a larger shape takes the inputs broadcast to it."""
+    with pytest.raises(ValueError, match=r"shapes \(3,\) and \(4,\) do not broadcast"):
+        plus(put(np.zeros(3), device), put(np.zeros(4), device))
+    x = put(np.arange(3.0), device)
+    for shape in [(5,), (2,), (3, 1), (1,)]:
+        with pytest.raises(ValueError, match=r"out= has shape .* does not broadcast to"):
+            plus(x, x, out=gpukit.zeros(shape, dtype=gpukit.float64, device=device))
+    out = gpukit.zeros((2, 3), dtype=gpukit.float64, device=device)
+    assert plus(x, x, out=out) is out
+    np.testing.assert_array_equal(host(out), [[0, 2, 4], [0, 2, 4]])
+    stretched = gpukit.broadcast_to(gpukit.zeros((3,), dtype=gpukit.float64, device=device),
+                                    (2, 3))
+    with pytest.raises(ValueError, match="broadcast"):
+        plus(x, x, out=stretched)
+
+
+def test_vectorize_out_overlapping_an_input(device):
+    """out= sharing memory with an input as other elements gives NumPy's
+    answer, as if computed into a temporary; the very same view is written in
+    place."""
+    values = np.arange(6.0)
+    y = put(values, device)
+    plus(y, y[::-1], out=y)
+    np.testing.assert_array_equal(host(y), values + values[::-1])
+    y = put(values, device)
+    plus(y[1:], y[:-1], out=y[1:])
+    want = values.copy()
+    np.add(want[1:], want[:-1], out=want[1:])
+    np.testing.assert_array_equal(host(y), want)
+    y = put(values, device)
+    assert plus(y, y, out=y) is y
+    np.testing.assert_array_equal(host(y), values * 2)
+
+
+@gpukit.vectorize(["float32(float32, float32)"])
+def plus32(a, b):
+    return a + b
+
+
+@gpukit.vectorize(["int8(int8, int8)", "float32(float32, float32)",
+                   "float64(float64, float64)"])
+def plus_small(a, b):
+    return a + b
+
+
+def test_vectorize_python_scalars_are_weak(device):
+    """Python bool, int and float inputs take their kind, not a size (NumPy
+    2's weak scalars): 0.1 beside float64 is float64 (it was rounded through
+    float32, and 1e300 became inf), beside float32 float32."""
+    x64 = put(np.arange(3.0), device)
+    got = plus(x64, 0.1)
+    assert got.dtype == gpukit.float64
+    np.testing.assert_array_equal(host(got), np.arange(3.0) + 0.1)
+    np.testing.assert_array_equal(host(plus(x64, 1e300)), np.arange(3.0) + 1e300)
+    x32 = put(np.arange(3, dtype=np.float32), device)
+    assert plus(x32, 0.1).dtype == gpukit.float32
+    assert plus(1, 2.5).dtype == gpukit.float64
+    np.testing.assert_array_equal(host(plus32(x32, 2)), [2, 3, 4])
+    assert plus_small(x32, 0.1).dtype == gpukit.float32
+    np.testing.assert_array_equal(host(plus_small(x64, 0.1)), np.arange(3.0) + 0.1)
+    i8 = put(np.arange(3, dtype=np.int8), device)
+    assert plus_small(i8, 2).dtype == gpukit.int8
+    # 1000 is not an int8: the next signature that holds it.
+    assert plus_small(i8, 1000).dtype == gpukit.float32
+    with pytest.raises(TypeError, match=r"takes \(float32, Python float\)"):
+        gpukit.vectorize(["int64(int64, int64)"])(lambda a, b: a + b)(x32, 0.5)
 
 
 def test_vectorize_errors():
