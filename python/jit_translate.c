@@ -488,6 +488,8 @@ static const char PRELUDE[] =
     "GK_DEVICE_FN gk_u64 gkjit_shl_u64(gk_u64 a, gk_u64 b) { return b < 64 ? a << b : 0; }\n"
     "GK_DEVICE_FN gk_u64 gkjit_shr_u64(gk_u64 a, gk_u64 b) { return b < 64 ? a >> b : 0; }\n"
     "GK_DEVICE_FN gk_i64 gkjit_abs_i64(gk_i64 a) { return a < 0 ? (gk_i64)(0 - (gk_u64)a) : a; }\n"
+    "GK_DEVICE_FN int gkjit_cmp_i64_u64(gk_i64 a, gk_u64 b)\n"
+    "{ return a < 0 || (gk_u64)a < b ? -1 : (gk_u64)a > b; }\n"
     /* min and max as Python's: the first of equal values, NaN wherever it
      * is compared; functions, so each operand is evaluated once. */
     "#define GKJIT_ORDER(T, S) \\\n"
@@ -1596,6 +1598,20 @@ static int bool_op(translation *tr, scope *sc, PyObject *node, value *out)
 
 /* a < b < c is Python's a < b and b < c, with b evaluated once (kept in a
  * hidden local unless it is a name or a constant) and c only if a < b. */
+/* "(a c b)" in the type both promote to; int64 against uint64, which
+ * promote to float64 and would round (2**63 - 1 == 2**63), compares
+ * exactly by gkjit_cmp_i64_u64 (a negative int64 is below every uint64),
+ * as NumPy 2 and Python do. */
+static const char *comparison(translation *tr, value a, const char *c, value b)
+{
+    if (a.type.kind == TY_I64 && b.type.kind == TY_U64)
+        return fmt(tr, "(gkjit_cmp_i64_u64(%s, %s) %s 0)", a.text, b.text, c);
+    if (a.type.kind == TY_U64 && b.type.kind == TY_I64)
+        return fmt(tr, "(0 %s gkjit_cmp_i64_u64(%s, %s))", c, b.text, a.text);
+    ty w = promote(a.type, b.type);
+    return fmt(tr, "(%s %s %s)", as(tr, a, w), c, as(tr, b, w));
+}
+
 static int compare(translation *tr, scope *sc, PyObject *node, value *out)
 {
     PyObject *left = field(node, "left"), *ops = field(node, "ops"),
@@ -1616,13 +1632,12 @@ static int compare(translation *tr, scope *sc, PyObject *node, value *out)
             status = fail(sc, node, PyExc_TypeError, "cannot compare %s and %s",
                           type_name(a.type), type_name(b.type));
         if (status == 0) {
-            ty w = promote(a.type, b.type);
             value next = b;
             if (i + 1 < n && !is(right, "Name") && !is(right, "Constant")) {
                 next.text = hidden_local(tr, sc, b.type);
                 b.text = fmt(tr, "(%s = %s)", next.text, b.text);
             }
-            text_add(&t, "%s(%s %s %s)", i ? " && " : "(", as(tr, a, w), c, as(tr, b, w));
+            text_add(&t, "%s%s", i ? " && " : "(", comparison(tr, a, c, b));
             a = next;
         }
     }

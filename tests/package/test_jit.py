@@ -959,6 +959,30 @@ def test_int64_wraps_as_numpy(device):
 
 
 @gpukit.jit
+def signed_unsigned_compare(a, b, out):
+    i = gpukit.grid(1)
+    if i < a.size:
+        x, y = a[i], b[i]
+        out[i, 0], out[i, 1], out[i, 2] = x == y, x < y, x <= y
+        out[i, 3], out[i, 4], out[i, 5] = x != y, x > y, x >= y
+        out[i, 6], out[i, 7], out[i, 8] = y == x, y < x, y >= x
+        out[i, 9] = 0 <= x < y
+
+
+def test_int64_against_uint64_compares_exactly(device):
+    """int64 with uint64 compares their values, not float64 roundings of
+    them (2**63 - 1 == 2**63 held); a negative int64 is below every uint64."""
+    a = np.array([2**63 - 1, -1, 2**62 + 1, 5, -2**63, 7], dtype=np.int64)
+    b = np.array([2**63, 2**64 - 1, 2**62, 5, 0, 2**64 - 1], dtype=np.uint64)
+    out = gpukit.zeros((a.size, 10), dtype=gpukit.bool, device=device)
+    signed_unsigned_compare.forall(a.size)(put(a, device), put(b, device), out)
+    x, y = [int(v) for v in a], [int(v) for v in b]
+    want = [[p == q, p < q, p <= q, p != q, p > q, p >= q, q == p, q < p, q >= p, 0 <= p < q]
+            for p, q in zip(x, y)]
+    np.testing.assert_array_equal(host(out), want)
+
+
+@gpukit.jit
 def unfused(a, b, c, out):
     i = gpukit.grid(1)
     if i < a.size:
