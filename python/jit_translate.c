@@ -141,6 +141,10 @@ typedef struct scope {
     variable vars[MAX_VARS];
     int var_count;
     bool widened;        /* a variable's type grew in this pass */
+    /* A device call this pass could not translate (device_call), raised
+     * only if the pass is the last: a later pass, with the variables
+     * widened, may call it with other types. */
+    PyObject *deferred_type, *deferred_value, *deferred_traceback;
     ty result;           /* device functions: the type returned */
     bool has_result;
     strbuf body;
@@ -165,6 +169,14 @@ struct translation {
     size_t string_count, string_capacity;
 };
 
+/* Forgets the device call that failed this pass, if any. */
+static void drop_deferred(scope *sc)
+{
+    Py_CLEAR(sc->deferred_type);
+    Py_CLEAR(sc->deferred_value);
+    Py_CLEAR(sc->deferred_traceback);
+}
+
 /* Frees a scope made with calloc and what it holds. */
 static void scope_free(scope *sc)
 {
@@ -172,6 +184,7 @@ static void scope_free(scope *sc)
         return;
     Py_XDECREF(sc->freevars);
     Py_XDECREF(sc->path);
+    drop_deferred(sc);
     free(sc->body.data);
     free(sc->shared_decls.data);
     free(sc->hidden_decls.data);
@@ -1201,6 +1214,62 @@ static int atomic_call(translation *tr, scope *sc, PyObject *node, const char *o
     return 0;
 }
 
+/* `python` (a device function's py_func, reached at `path`) translated
+ * for these parameter types into tr, or NULL with the error; a failed
+ * translation leaves nothing behind (neither its entry nor the device
+ * functions it translated), so a later pass translates afresh. */
+static device_fn *new_device_fn(translation *tr, PyObject *python, PyObject *path,
+                                const ty *params, int count)
+{
+    int fn_count = tr->device_fn_count;
+    size_t text_length = tr->device_text.length;
+    device_fn *fn = &tr->device_fns[tr->device_fn_count++];
+    memset(fn, 0, sizeof *fn);
+    fn->function = python;
+    fn->count = count;
+    memcpy(fn->params, params, sizeof *params * (size_t)count);
+    snprintf(fn->name, sizeof fn->name, "gkjit_device_%d", tr->device_fn_count);
+    scope *inner = calloc(1, sizeof *inner);
+    if (!inner) {
+        tr->device_fn_count = fn_count;
+        PyErr_NoMemory();
+        return NULL;
+    }
+    inner->function = python;
+    /* Its names are read below the path it was reached by. */
+    inner->path = Py_XNewRef(path);
+    tr->depth++;
+    fn->translating = true;
+    int status = translate_function(tr, inner, count, params, fn->name);
+    fn->translating = false;
+    tr->depth--;
+    fn->result = inner->has_result ? inner->result : scalar(TY_NONE);
+    scope_free(inner);
+    if (status == 0)
+        return fn;
+    tr->device_fn_count = fn_count;
+    if (tr->device_text.data) {
+        tr->device_text.length = text_length;
+        tr->device_text.data[text_length] = 0;
+    }
+    return NULL;
+}
+
+/* A device call that failed to translate: its error kept for the end of
+ * sc's pass (translate_function), and a bool (which any number type
+ * widens) for its value meanwhile. */
+static int defer_device_error(scope *sc, value *out)
+{
+    if (!PyErr_ExceptionMatches(PyExc_TypeError))
+        return -1;
+    drop_deferred(sc);
+    PyErr_Fetch(&sc->deferred_type, &sc->deferred_value, &sc->deferred_traceback);
+    memset(out, 0, sizeof *out);
+    out->type = scalar(TY_BOOL);
+    out->text = "0";
+    return 0;
+}
+
 /* A call of another @gpukit.jit(device=True) function (`python`, its
  * py_func, reached at `path`): translated for these argument types once,
  * then called. */
@@ -1229,29 +1298,9 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *pyt
         if (tr->device_fn_count == MAX_DEVICE_FNS || tr->depth > 8)
             return fail(sc, node, PyExc_NotImplementedError,
                         "device functions nested too deep, or too many");
-        fn = &tr->device_fns[tr->device_fn_count++];
-        memset(fn, 0, sizeof *fn);
-        fn->function = python;
-        fn->count = count;
-        memcpy(fn->params, params, sizeof *params * (size_t)count);
-        snprintf(fn->name, sizeof fn->name, "gkjit_device_%d", tr->device_fn_count);
-        scope *inner = calloc(1, sizeof *inner);
-        if (!inner) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        inner->function = python;
-        /* Its names are read below the path it was reached by. */
-        inner->path = Py_XNewRef(path);
-        tr->depth++;
-        fn->translating = true;
-        int status = translate_function(tr, inner, count, params, fn->name);
-        fn->translating = false;
-        tr->depth--;
-        fn->result = inner->has_result ? inner->result : scalar(TY_NONE);
-        scope_free(inner);
-        if (status < 0)
-            return -1;
+        fn = new_device_fn(tr, python, path, params, count);
+        if (!fn)
+            return defer_device_error(sc, out);
     }
     if (fn->translating)
         return unsupported(sc, node, "a recursive device function");
@@ -2310,6 +2359,7 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
         memset(&sc->hidden_decls, 0, sizeof sc->hidden_decls);
         memset(&signature, 0, sizeof signature);
         sc->widened = false;
+        drop_deferred(sc);
         sc->temp = 0;
         sc->indent = 0;
         for (int i = 0; status == 0 && i < nargs; i++) {
@@ -2340,6 +2390,14 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
             status = block(tr, sc, def, "body") < 0 ? -1 : 0;
         /* Scalar arguments arrive as a_* and live in variables that may
          * be assigned; locals are declared once at the top. */
+        /* A device call that failed stands unless the pass is redone; it
+         * came before any later error, which its stand-in value may cause. */
+        if (sc->deferred_type && (status < 0 || !sc->widened)) {
+            PyErr_Clear();
+            PyErr_Restore(sc->deferred_type, sc->deferred_value, sc->deferred_traceback);
+            sc->deferred_type = sc->deferred_value = sc->deferred_traceback = NULL;
+            status = -1;
+        }
         if (status == 0 && !sc->widened)
             break;
         if (status == 0 && pass == MAX_PASSES)

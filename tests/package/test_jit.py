@@ -1167,6 +1167,43 @@ def test_device_function_that_can_fall_off_its_end(device):
     assert host(out)[0] == -1
 
 
+@gpukit.jit(device=True)
+def halve_in_place(x):
+    x = x / 2
+    return x
+
+
+@gpukit.jit
+def halves_a_widened_variable(out):
+    v = 0
+    out[0] = halve_in_place(v)
+    v = 1.5
+    out[1] = halve_in_place(v)
+
+
+@gpukit.jit
+def halves_an_int(out):
+    v = 0
+    out[0] = halve_in_place(v)
+
+
+def test_device_call_in_a_pass_before_widening(device):
+    """A device call translated while a variable still has its first,
+    narrower type (v is int before `v = 1.5` widens it) fails only if the
+    last pass fails too: here the function gets float64 and works (it was a
+    TypeError), and nothing of the failed translation is left in the text;
+    called with an int for good, its argument's change of type is refused."""
+    out = gpukit.zeros((2,), dtype=gpukit.float64, device=device)
+    halves_a_widened_variable[1, 1](out)
+    np.testing.assert_array_equal(host(out), [0.0, 0.75])
+    text = halves_a_widened_variable.dialect_source(out)
+    assert text.count("GK_DEVICE_FN double gkjit_device_1(double a_x)") == 1
+    assert "gkjit_device_2" not in text
+    with pytest.raises(TypeError, match="an argument changes type in the body") as caught:
+        halves_an_int[1, 1](out)
+    assert "halve_in_place" in str(caught.value)
+
+
 @gpukit.jit
 def wrap(x):
     i = gpukit.grid(1)
