@@ -20,7 +20,7 @@
  * Python's semantics where C's differ: // and % round toward negative
  * infinity, / of integers is float64, ** of integers is an integer, a
  * negative index counts from the end of its axis, math.floor/ceil/trunc
- * give int64, `not` gives bool and `and`/`or` the operand that decides.
+ * give int64 (an integer unchanged), `not` gives bool and `and`/`or` the operand that decides.
  * NumPy's where Python's ints are unbounded: int64 wraps (docs/KERNELS.md). */
 #include "jit.h"
 
@@ -1453,6 +1453,14 @@ static int call(translation *tr, scope *sc, PyObject *node, value *out)
             return unsupported(sc, node, fmt(tr, "%s()", name));
         if (expect_count(sc, node, name, count, arity) < 0)
             return -1;
+        if (to_int && is_integer(args[0].type)) {
+            /* Already whole: through a double, int64 beyond 2^53 would round. */
+            ty whole = scalar(args[0].type.kind == TY_U64 ? TY_U64 : TY_I64);
+            *out = args[0];
+            out->type = whole;
+            out->text = as(tr, args[0], whole);
+            return 0;
+        }
         ty t = scalar(TY_F32);
         for (int i = 0; i < count; i++)
             if (args[i].type.kind != TY_F32)

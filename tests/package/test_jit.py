@@ -983,6 +983,26 @@ def test_int64_against_uint64_compares_exactly(device):
 
 
 @gpukit.jit
+def rounds_integers(a, b, out):
+    out[0] = math.floor(a[0])
+    out[1] = math.ceil(a[0])
+    out[2] = math.trunc(a[0])
+    out[3] = math.floor(True)
+    b[0] = math.floor(b[1])
+
+
+def test_floor_ceil_trunc_of_integers_are_exact(device):
+    """math.floor/ceil/trunc of an integer give it back; they went through a
+    double, so 2**62 + 1 came back as 2**62."""
+    a = put(np.array([2**62 + 1], dtype=np.int64), device)
+    b = put(np.array([0, 2**64 - 1], dtype=np.uint64), device)
+    out = gpukit.zeros((4,), dtype=gpukit.int64, device=device)
+    rounds_integers[1, 1](a, b, out)
+    np.testing.assert_array_equal(host(out), [2**62 + 1] * 3 + [1])
+    assert host(b)[0] == 2**64 - 1
+
+
+@gpukit.jit
 def unfused(a, b, c, out):
     i = gpukit.grid(1)
     if i < a.size:
