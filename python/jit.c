@@ -15,6 +15,8 @@
  * ...)` sends them to Dask workers. */
 #include "jit.h"
 
+#include "compute/array_impl.h"
+
 #include <structmember.h>
 #include <string.h>
 
@@ -894,29 +896,105 @@ static void vectorize_dealloc(PyObject *self)
     Py_DECREF(type);
 }
 
+/* How an input counts in choosing the dtypes: a Python bool, int or float
+ * is a "weak" scalar (NumPy 2's rule), whose kind matters but not its size,
+ * so 0.1 beside a float64 array is float64 and beside a float32 one
+ * float32; anything else has its array's dtype. */
+typedef enum weakness { STRONG, WEAK_BOOL, WEAK_INT, WEAK_FLOAT } weakness;
+
+static weakness weakness_of(PyObject *object)
+{
+    if (PyBool_Check(object))
+        return WEAK_BOOL;
+    /* Exact types: NumPy's float64 scalar subclasses float but is strong. */
+    if (PyLong_CheckExact(object))
+        return WEAK_INT;
+    return PyFloat_CheckExact(object) ? WEAK_FLOAT : STRONG;
+}
+
+/* Whether the Python int `object` is a value of the integer `dtype`. */
+static bool int_fits(PyObject *object, gk_dtype dtype)
+{
+    int overflow;
+    long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
+    if (overflow != 0) {
+        /* Past int64: only uint64 holds it, up to 2^64 - 1. */
+        bool fits = overflow > 0 && dtype == GK_UINT64;
+        fits = fits && !(PyLong_AsUnsignedLongLong(object) == (unsigned long long)-1 &&
+                         PyErr_Occurred());
+        PyErr_Clear();
+        return fits;
+    }
+    int bits = 8 * (int)gk_dtype_size(dtype);
+    if (gk_dtype_is_unsigned(dtype))
+        return value >= 0 && (bits == 64 || value < (1LL << bits));
+    return bits == 64 || (value >= -(1LL << (bits - 1)) && value < (1LL << (bits - 1)));
+}
+
+/* Whether a weak scalar can be a `dtype` value (NumPy 2): a bool any
+ * dtype's, an int any number dtype's that holds it, a float a float's. */
+static bool weak_fits(PyObject *object, weakness weak, gk_dtype dtype)
+{
+    if (weak == WEAK_BOOL || gk_dtype_is_float(dtype) || gk_dtype_is_complex(dtype))
+        return true;
+    return weak == WEAK_INT && dtype != GK_BOOL && int_fits(object, dtype);
+}
+
+/* The dtype of a weak scalar in a call without signatures, beside the
+ * strong inputs' promoted dtype `strong` (GK_DTYPE_COUNT: none): that
+ * dtype when the scalar fits it (2 beside int32 is int32, 0.1 beside
+ * float32 float32), else the scalar's own (int64, float64, bool). */
+static gk_dtype weak_dtype(PyObject *object, weakness weak, gk_dtype strong)
+{
+    gk_dtype own = weak == WEAK_BOOL ? GK_BOOL : weak == WEAK_INT ? GK_INT64 : GK_FLOAT64;
+    if (weak == WEAK_BOOL || strong == GK_DTYPE_COUNT || strong == GK_BOOL)
+        return own;
+    return weak_fits(object, weak, strong) ? strong : own;
+}
+
+/* Without signatures: the inputs' own dtypes (weak scalars' by weak_dtype)
+ * and GK_DTYPE_COUNT for the result, into dtypes. */
+static void own_dtypes(int nin, PyObject *const *objects, const weakness *weak,
+                       const gk_dtype *have, gk_dtype *dtypes)
+{
+    gk_dtype strong = GK_DTYPE_COUNT;
+    for (int k = 0; k < nin; k++)
+        if (weak[k] == STRONG)
+            strong = strong == GK_DTYPE_COUNT ? have[k] : gk_promote_types(strong, have[k]);
+    dtypes[0] = GK_DTYPE_COUNT;
+    for (int k = 0; k < nin; k++)
+        dtypes[k + 1] = weak[k] == STRONG ? have[k] : weak_dtype(objects[k], weak[k], strong);
+}
+
 /* The signature the inputs take: the first whose inputs each input can be
- * cast to safely (Numba's rule), written to dtypes (result first); without
- * signatures the inputs' own dtypes and GK_DTYPE_COUNT for the result. */
-static int choose_signature(vectorize_object *self, const gk_dtype *have, gk_dtype *dtypes)
+ * cast to safely (Numba's rule; a weak scalar by weak_fits), written to
+ * dtypes (result first); without signatures, own_dtypes. have: the strong
+ * inputs' dtypes. */
+static int choose_signature(vectorize_object *self, PyObject *const *objects,
+                            const weakness *weak, const gk_dtype *have, gk_dtype *dtypes)
 {
     if (self->nsignatures == 0) {
-        dtypes[0] = GK_DTYPE_COUNT;
-        memcpy(dtypes + 1, have, sizeof *have * (size_t)self->nin);
+        own_dtypes(self->nin, objects, weak, have, dtypes);
         return 0;
     }
     for (int s = 0; s < self->nsignatures; s++) {
         bool fits = true;
-        for (int k = 0; k < self->nin && fits; k++)
-            fits = gk_can_cast(have[k], self->signatures[s][1 + k]);
+        for (int k = 0; k < self->nin && fits; k++) {
+            gk_dtype want = self->signatures[s][1 + k];
+            fits = weak[k] == STRONG ? gk_can_cast(have[k], want)
+                                     : weak_fits(objects[k], weak[k], want);
+        }
         if (fits) {
             memcpy(dtypes, self->signatures[s], sizeof *dtypes * (size_t)(self->nin + 1));
             return 0;
         }
     }
+    static const char *const weak_names[] = {"", "bool", "int", "float"};
     char text[256] = "";
     for (int k = 0; k < self->nin; k++)
-        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", k ? ", " : "",
-                 gk_dtype_name(have[k]));
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s%s", k ? ", " : "",
+                 weak[k] == STRONG ? gk_dtype_name(have[k]) : "Python ",
+                 weak[k] == STRONG ? "" : weak_names[weak[k]]);
     PyErr_Format(PyExc_TypeError,
                  "no signature of this vectorized function takes (%s); add one, or cast the "
                  "inputs", text);
@@ -968,28 +1046,62 @@ static gk_kernel *vectorize_kernel_for(gkpy_state *state, vectorize_object *self
     return stored == 0 ? kernel : NULL;
 }
 
-/* Runs the kernel over `in` broadcast together into *out (made when NULL). */
-static gk_status vectorize_run(gk_kernel *kernel, gk_device device, int nin, gk_array **in,
-                               gk_dtype result, gk_array **out)
+/* The shape the inputs broadcast to; with out= given, out's shape, which
+ * they must broadcast to (NumPy's rule: out is never stretched, and an
+ * out smaller or larger along an axis would be read past or half
+ * written). -1 with ValueError when they do not. */
+static int run_shape(gkpy_state *state, int nin, gk_array *const *in, const gk_array *out,
+                     int *ndim, int64_t *shape)
 {
-    int ndims[MAX_INPUTS];
-    const int64_t *shapes[MAX_INPUTS];
-    for (int k = 0; k < nin; k++) {
-        ndims[k] = gk_array_ndim(in[k]);
-        shapes[k] = gk_array_shape(in[k]);
+    gk_status status = gk_broadcast_shapes(nin, (const gk_array *const *)in, ndim, shape);
+    if (status != GK_OK) {
+        gkpy_raise(state, status);
+        return -1;
     }
-    int ndim;
-    int64_t shape[GK_MAX_DIMS];
-    gk_status status = gk_broadcast_shape(nin, ndims, shapes, &ndim, shape);
-    if (status == GK_OK && !*out)
-        status = gk_empty(device, result, ndim, shape, out);
+    if (!out)
+        return 0;
+    int n = gk_array_ndim(out);
+    const int64_t *want = gk_array_shape(out);
+    bool fits = *ndim <= n;
+    for (int i = 0; fits && i < *ndim; i++)
+        fits = shape[i] == 1 || shape[i] == want[n - *ndim + i];
+    if (!fits) {
+        char a[160], b[160];
+        PyErr_Format(PyExc_ValueError, "out= has shape %s, which the inputs' broadcast shape "
+                     "%s does not broadcast to", gk_shape_text(n, want, a, sizeof a),
+                     gk_shape_text(*ndim, shape, b, sizeof b));
+        return -1;
+    }
+    *ndim = n;
+    memcpy(shape, want, sizeof *shape * (size_t)n);
+    status = gk_check_writable(out, "out=");
+    if (status != GK_OK)
+        gkpy_raise(state, status);
+    return status == GK_OK ? 0 : -1;
+}
+
+/* NumPy's same_kind casting, which out= allows: safe, or to a kind no
+ * lower in bool < unsigned < signed < float < complex. */
+static bool same_kind(gk_dtype from, gk_dtype to)
+{
+    const char *kinds = "buifc";
+    return gk_can_cast(from, to) ||
+           strchr(kinds, gkpy_dtype_kind(from)) <= strchr(kinds, gkpy_dtype_kind(to));
+}
+
+/* Runs the kernel over `in` broadcast to `shape` into `target`, which has
+ * that shape. */
+static gk_status vectorize_run(gk_kernel *kernel, int nin, gk_array *const *in, int ndim,
+                               const int64_t *shape, gk_array *target)
+{
     gk_array *views[MAX_INPUTS] = {NULL};
+    gk_status status = GK_OK;
     for (int k = 0; status == GK_OK && k < nin; k++)
         status = gk_broadcast_to(in[k], ndim, shape, &views[k]);
-    int64_t items = gk_array_size(*out);
+    int64_t items = gk_array_size(target);
     if (status == GK_OK && items > 0) {
         gk_arg args[MAX_INPUTS + 1];
-        args[0] = gk_arg_view(*out);
+        args[0] = gk_arg_view(target);
         for (int k = 0; k < nin; k++)
             args[k + 1] = gk_arg_view(views[k]);
         /* The kernel strides over the elements, so any grid covers them. */
@@ -1001,6 +1113,116 @@ static gk_status vectorize_run(gk_kernel *kernel, gk_device device, int nin, gk_
     for (int k = 0; k < nin; k++)
         gk_array_free(views[k]);
     return status;
+}
+
+/* Whether the kernel must write a temporary rather than `out` itself: out
+ * has another dtype (cast afterwards), or an input overlaps its memory as
+ * other elements (x[::-1] into x), where the kernel's order of reads and
+ * writes would show (NumPy computes as if into a temporary). */
+static bool needs_temporary(int nin, gk_array *const *in, const gk_array *out, gk_dtype result)
+{
+    if (gk_array_dtype(out) != result)
+        return true;
+    gk_operand target = gk_array_operand(out);
+    gk_loop loop = gk_array_loop(out);
+    bool conflict = false;
+    for (int k = 0; k < nin && !conflict && gk_array_size(out) > 0; k++) {
+        gk_operand operand = gk_broadcast_operand(in[k], loop.ndim, loop.shape);
+        conflict = gk_operands_conflict(&operand, &target, &loop);
+    }
+    return conflict;
+}
+
+/* Runs the kernel over `in` into *out, made when NULL; a given out has the
+ * shape run_shape chose. */
+static gk_status vectorize_into(gk_kernel *kernel, gk_device device, int nin,
+                                gk_array *const *in, int ndim, const int64_t *shape,
+                                gk_dtype result, gk_array **out)
+{
+    bool temporary = *out && needs_temporary(nin, in, *out, result);
+    gk_array *target = *out && !temporary ? *out : NULL;
+    gk_status status = target ? GK_OK : gk_empty(device, result, ndim, shape, &target);
+    if (status == GK_OK)
+        status = vectorize_run(kernel, nin, in, ndim, shape, target);
+    if (status == GK_OK && temporary)
+        status = gk_assign(*out, target);
+    if (!*out && status == GK_OK)
+        *out = target;
+    else if (target != *out)
+        gk_array_free(target);
+    return status;
+}
+
+/* Each input as an array on `device` into inputs (new references): an
+ * array's own dtype, or a weak scalar's (weakness_of) once dtypes[1...]
+ * are chosen, when `weak_pass`. have: the strong inputs' dtypes. */
+static int convert_inputs(gkpy_state *state, int nin, PyObject *const *objects,
+                          const weakness *weak, bool weak_pass, const gk_dtype *dtypes,
+                          gk_device device, PyObject **inputs, gk_dtype *have)
+{
+    for (int k = 0; k < nin; k++) {
+        if ((weak[k] != STRONG) != weak_pass)
+            continue;
+        inputs[k] = gkpy_asarray(state, objects[k], weak_pass ? &dtypes[k + 1] : NULL,
+                                 &device, -1);
+        if (!inputs[k])
+            return -1;
+        have[k] = gk_array_dtype(((gkpy_array *)inputs[k])->array);
+    }
+    return 0;
+}
+
+/* out= checked: a gpukit array (or None, NULL) into *out. */
+static int out_argument(gkpy_state *state, PyObject *object, PyObject **out)
+{
+    *out = object == Py_None ? NULL : object;
+    if (*out && !gkpy_is_array(state, *out)) {
+        PyErr_SetString(PyExc_TypeError, "out= takes a gpukit array");
+        return -1;
+    }
+    return 0;
+}
+
+/* The inputs cast to dtypes[1...] and run into out (NULL: a new array):
+ * the result array, a new reference. */
+static PyObject *vectorize_launch(gkpy_state *state, gk_kernel *kernel, gk_device device,
+                                  int nin, PyObject *const *inputs, const gk_dtype *dtypes,
+                                  PyObject *out_object)
+{
+    gk_array *out = out_object ? ((gkpy_array *)out_object)->array : NULL;
+    if (out && !same_kind(dtypes[0], gk_array_dtype(out))) {
+        PyErr_Format(PyExc_TypeError, "out= is %s but the function gives %s, which NumPy's "
+                     "same_kind rule does not cast to it", gk_dtype_name(gk_array_dtype(out)),
+                     gk_dtype_name(dtypes[0]));
+        return NULL;
+    }
+    gk_array *cast[MAX_INPUTS] = {NULL};
+    gk_status run = GK_OK;
+    for (int k = 0; run == GK_OK && k < nin; k++) {
+        gk_array *a = ((gkpy_array *)inputs[k])->array;
+        cast[k] = a;
+        if (gk_array_dtype(a) != dtypes[k + 1])
+            run = gk_cast(a, dtypes[k + 1], &cast[k]);
+    }
+    int ndim;
+    int64_t shape[GK_MAX_DIMS];
+    PyObject *result = NULL;
+    if (run != GK_OK) {
+        gkpy_raise(state, run);
+    } else if (run_shape(state, nin, cast, out, &ndim, shape) == 0) {
+        gk_array *made = out;
+        Py_BEGIN_ALLOW_THREADS
+        run = vectorize_into(kernel, device, nin, cast, ndim, shape, dtypes[0], &made);
+        Py_END_ALLOW_THREADS
+        if (run != GK_OK)
+            gkpy_raise(state, run);
+        else
+            result = out ? Py_NewRef(out_object) : gkpy_array_wrap(state, made);
+    }
+    for (int k = 0; k < nin; k++)
+        if (cast[k] && cast[k] != ((gkpy_array *)inputs[k])->array)
+            gk_array_free(cast[k]);
+    return result;
 }
 
 static PyObject *vectorize_call(PyObject *callable, PyObject *const *objects, size_t nargsf,
@@ -1023,63 +1245,28 @@ static PyObject *vectorize_call(PyObject *callable, PyObject *const *objects, si
                      self->nin, count);
         return NULL;
     }
-    if (out_object == Py_None)
-        out_object = NULL;
-    if (out_object && !gkpy_is_array(state, out_object)) {
-        PyErr_SetString(PyExc_TypeError, "out= takes a gpukit array");
-        return NULL;
-    }
     gk_device device;
-    if (launch_device(state, objects, count, &device) < 0)
+    if (out_argument(state, out_object, &out_object) < 0 ||
+        launch_device(state, objects, count, &device) < 0)
         return NULL;
     if (out_object)
         device = gk_array_device(((gkpy_array *)out_object)->array);
     PyObject *inputs[MAX_INPUTS] = {NULL};
-    gk_array *cast[MAX_INPUTS] = {NULL};
     gk_dtype have[MAX_INPUTS], dtypes[MAX_INPUTS + 1];
-    int status = 0;
-    for (int k = 0; status == 0 && k < count; k++) {
-        inputs[k] = gkpy_asarray(state, objects[k], NULL, &device, -1);
-        status = inputs[k] ? 0 : -1;
-        if (status == 0)
-            have[k] = gk_array_dtype(((gkpy_array *)inputs[k])->array);
-    }
+    weakness weak[MAX_INPUTS];
+    for (int k = 0; k < count; k++)
+        weak[k] = weakness_of(objects[k]);
+    int status = convert_inputs(state, count, objects, weak, false, dtypes, device, inputs, have);
     if (status == 0)
-        status = choose_signature(self, have, dtypes);
+        status = choose_signature(self, objects, weak, have, dtypes);
+    if (status == 0)
+        status = convert_inputs(state, count, objects, weak, true, dtypes, device, inputs, have);
     gk_kernel *kernel = status == 0 ? vectorize_kernel_for(state, self, device, dtypes) : NULL;
-    gk_array *out = out_object ? ((gkpy_array *)out_object)->array : NULL;
-    PyObject *result = NULL;
-    if (kernel) {
-        if (out && gk_array_dtype(out) != dtypes[0]) {
-            PyErr_Format(PyExc_TypeError, "out= is %s but the function gives %s",
-                         gk_dtype_name(gk_array_dtype(out)), gk_dtype_name(dtypes[0]));
-        } else {
-            gk_status run = GK_OK;
-            for (int k = 0; run == GK_OK && k < count; k++) {
-                gk_array *a = ((gkpy_array *)inputs[k])->array;
-                cast[k] = a;
-                if (gk_array_dtype(a) != dtypes[k + 1])
-                    run = gk_cast(a, dtypes[k + 1], &cast[k]);
-            }
-            gk_array *made = out;
-            if (run == GK_OK) {
-                Py_BEGIN_ALLOW_THREADS
-                run = vectorize_run(kernel, device, count, cast, dtypes[0], &made);
-                Py_END_ALLOW_THREADS
-            }
-            if (run != GK_OK)
-                gkpy_raise(state, run);
-            else
-                result = out ? Py_NewRef(out_object) : gkpy_array_wrap(state, made);
-            if (run != GK_OK && made != out)
-                gk_array_free(made);
-        }
-    }
-    for (int k = 0; k < count; k++) {
-        if (cast[k] && inputs[k] && cast[k] != ((gkpy_array *)inputs[k])->array)
-            gk_array_free(cast[k]);
+    PyObject *result = kernel ? vectorize_launch(state, kernel, device, count, inputs, dtypes,
+                                                 out_object)
+                              : NULL;
+    for (int k = 0; k < count; k++)
         Py_XDECREF(inputs[k]);
-    }
     return result;
 }
 

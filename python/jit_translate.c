@@ -20,7 +20,7 @@
  * Python's semantics where C's differ: // and % round toward negative
  * infinity, / of integers is float64, ** of integers is an integer, a
  * negative index counts from the end of its axis, math.floor/ceil/trunc
- * give int64, `not` gives bool and `and`/`or` the operand that decides.
+ * give int64 (an integer unchanged), `not` gives bool and `and`/`or` the operand that decides.
  * NumPy's where Python's ints are unbounded: int64 wraps (docs/KERNELS.md). */
 #include "jit.h"
 
@@ -141,6 +141,10 @@ typedef struct scope {
     variable vars[MAX_VARS];
     int var_count;
     bool widened;        /* a variable's type grew in this pass */
+    /* A device call this pass could not translate (device_call), raised
+     * only if the pass is the last: a later pass, with the variables
+     * widened, may call it with other types. */
+    PyObject *deferred_type, *deferred_value, *deferred_traceback;
     ty result;           /* device functions: the type returned */
     bool has_result;
     strbuf body;
@@ -165,6 +169,14 @@ struct translation {
     size_t string_count, string_capacity;
 };
 
+/* Forgets the device call that failed this pass, if any. */
+static void drop_deferred(scope *sc)
+{
+    Py_CLEAR(sc->deferred_type);
+    Py_CLEAR(sc->deferred_value);
+    Py_CLEAR(sc->deferred_traceback);
+}
+
 /* Frees a scope made with calloc and what it holds. */
 static void scope_free(scope *sc)
 {
@@ -172,6 +184,7 @@ static void scope_free(scope *sc)
         return;
     Py_XDECREF(sc->freevars);
     Py_XDECREF(sc->path);
+    drop_deferred(sc);
     free(sc->body.data);
     free(sc->shared_decls.data);
     free(sc->hidden_decls.data);
@@ -488,6 +501,8 @@ static const char PRELUDE[] =
     "GK_DEVICE_FN gk_u64 gkjit_shl_u64(gk_u64 a, gk_u64 b) { return b < 64 ? a << b : 0; }\n"
     "GK_DEVICE_FN gk_u64 gkjit_shr_u64(gk_u64 a, gk_u64 b) { return b < 64 ? a >> b : 0; }\n"
     "GK_DEVICE_FN gk_i64 gkjit_abs_i64(gk_i64 a) { return a < 0 ? (gk_i64)(0 - (gk_u64)a) : a; }\n"
+    "GK_DEVICE_FN int gkjit_cmp_i64_u64(gk_i64 a, gk_u64 b)\n"
+    "{ return a < 0 || (gk_u64)a < b ? -1 : (gk_u64)a > b; }\n"
     /* min and max as Python's: the first of equal values, NaN wherever it
      * is compared; functions, so each operand is evaluated once. */
     "#define GKJIT_ORDER(T, S) \\\n"
@@ -1199,6 +1214,62 @@ static int atomic_call(translation *tr, scope *sc, PyObject *node, const char *o
     return 0;
 }
 
+/* `python` (a device function's py_func, reached at `path`) translated
+ * for these parameter types into tr, or NULL with the error; a failed
+ * translation leaves nothing behind (neither its entry nor the device
+ * functions it translated), so a later pass translates afresh. */
+static device_fn *new_device_fn(translation *tr, PyObject *python, PyObject *path,
+                                const ty *params, int count)
+{
+    int fn_count = tr->device_fn_count;
+    size_t text_length = tr->device_text.length;
+    device_fn *fn = &tr->device_fns[tr->device_fn_count++];
+    memset(fn, 0, sizeof *fn);
+    fn->function = python;
+    fn->count = count;
+    memcpy(fn->params, params, sizeof *params * (size_t)count);
+    snprintf(fn->name, sizeof fn->name, "gkjit_device_%d", tr->device_fn_count);
+    scope *inner = calloc(1, sizeof *inner);
+    if (!inner) {
+        tr->device_fn_count = fn_count;
+        PyErr_NoMemory();
+        return NULL;
+    }
+    inner->function = python;
+    /* Its names are read below the path it was reached by. */
+    inner->path = Py_XNewRef(path);
+    tr->depth++;
+    fn->translating = true;
+    int status = translate_function(tr, inner, count, params, fn->name);
+    fn->translating = false;
+    tr->depth--;
+    fn->result = inner->has_result ? inner->result : scalar(TY_NONE);
+    scope_free(inner);
+    if (status == 0)
+        return fn;
+    tr->device_fn_count = fn_count;
+    if (tr->device_text.data) {
+        tr->device_text.length = text_length;
+        tr->device_text.data[text_length] = 0;
+    }
+    return NULL;
+}
+
+/* A device call that failed to translate: its error kept for the end of
+ * sc's pass (translate_function), and a bool (which any number type
+ * widens) for its value meanwhile. */
+static int defer_device_error(scope *sc, value *out)
+{
+    if (!PyErr_ExceptionMatches(PyExc_TypeError))
+        return -1;
+    drop_deferred(sc);
+    PyErr_Fetch(&sc->deferred_type, &sc->deferred_value, &sc->deferred_traceback);
+    memset(out, 0, sizeof *out);
+    out->type = scalar(TY_BOOL);
+    out->text = "0";
+    return 0;
+}
+
 /* A call of another @gpukit.jit(device=True) function (`python`, its
  * py_func, reached at `path`): translated for these argument types once,
  * then called. */
@@ -1227,29 +1298,9 @@ static int device_call(translation *tr, scope *sc, PyObject *node, PyObject *pyt
         if (tr->device_fn_count == MAX_DEVICE_FNS || tr->depth > 8)
             return fail(sc, node, PyExc_NotImplementedError,
                         "device functions nested too deep, or too many");
-        fn = &tr->device_fns[tr->device_fn_count++];
-        memset(fn, 0, sizeof *fn);
-        fn->function = python;
-        fn->count = count;
-        memcpy(fn->params, params, sizeof *params * (size_t)count);
-        snprintf(fn->name, sizeof fn->name, "gkjit_device_%d", tr->device_fn_count);
-        scope *inner = calloc(1, sizeof *inner);
-        if (!inner) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        inner->function = python;
-        /* Its names are read below the path it was reached by. */
-        inner->path = Py_XNewRef(path);
-        tr->depth++;
-        fn->translating = true;
-        int status = translate_function(tr, inner, count, params, fn->name);
-        fn->translating = false;
-        tr->depth--;
-        fn->result = inner->has_result ? inner->result : scalar(TY_NONE);
-        scope_free(inner);
-        if (status < 0)
-            return -1;
+        fn = new_device_fn(tr, python, path, params, count);
+        if (!fn)
+            return defer_device_error(sc, out);
     }
     if (fn->translating)
         return unsupported(sc, node, "a recursive device function");
@@ -1402,6 +1453,14 @@ static int call(translation *tr, scope *sc, PyObject *node, value *out)
             return unsupported(sc, node, fmt(tr, "%s()", name));
         if (expect_count(sc, node, name, count, arity) < 0)
             return -1;
+        if (to_int && is_integer(args[0].type)) {
+            /* Already whole: through a double, int64 beyond 2^53 would round. */
+            ty whole = scalar(args[0].type.kind == TY_U64 ? TY_U64 : TY_I64);
+            *out = args[0];
+            out->type = whole;
+            out->text = as(tr, args[0], whole);
+            return 0;
+        }
         ty t = scalar(TY_F32);
         for (int i = 0; i < count; i++)
             if (args[i].type.kind != TY_F32)
@@ -1596,6 +1655,20 @@ static int bool_op(translation *tr, scope *sc, PyObject *node, value *out)
 
 /* a < b < c is Python's a < b and b < c, with b evaluated once (kept in a
  * hidden local unless it is a name or a constant) and c only if a < b. */
+/* "(a c b)" in the type both promote to; int64 against uint64, which
+ * promote to float64 and would round (2**63 - 1 == 2**63), compares
+ * exactly by gkjit_cmp_i64_u64 (a negative int64 is below every uint64),
+ * as NumPy 2 and Python do. */
+static const char *comparison(translation *tr, value a, const char *c, value b)
+{
+    if (a.type.kind == TY_I64 && b.type.kind == TY_U64)
+        return fmt(tr, "(gkjit_cmp_i64_u64(%s, %s) %s 0)", a.text, b.text, c);
+    if (a.type.kind == TY_U64 && b.type.kind == TY_I64)
+        return fmt(tr, "(0 %s gkjit_cmp_i64_u64(%s, %s))", c, b.text, a.text);
+    ty w = promote(a.type, b.type);
+    return fmt(tr, "(%s %s %s)", as(tr, a, w), c, as(tr, b, w));
+}
+
 static int compare(translation *tr, scope *sc, PyObject *node, value *out)
 {
     PyObject *left = field(node, "left"), *ops = field(node, "ops"),
@@ -1616,13 +1689,12 @@ static int compare(translation *tr, scope *sc, PyObject *node, value *out)
             status = fail(sc, node, PyExc_TypeError, "cannot compare %s and %s",
                           type_name(a.type), type_name(b.type));
         if (status == 0) {
-            ty w = promote(a.type, b.type);
             value next = b;
             if (i + 1 < n && !is(right, "Name") && !is(right, "Constant")) {
                 next.text = hidden_local(tr, sc, b.type);
                 b.text = fmt(tr, "(%s = %s)", next.text, b.text);
             }
-            text_add(&t, "%s(%s %s %s)", i ? " && " : "(", as(tr, a, w), c, as(tr, b, w));
+            text_add(&t, "%s%s", i ? " && " : "(", comparison(tr, a, c, b));
             a = next;
         }
     }
@@ -2295,6 +2367,7 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
         memset(&sc->hidden_decls, 0, sizeof sc->hidden_decls);
         memset(&signature, 0, sizeof signature);
         sc->widened = false;
+        drop_deferred(sc);
         sc->temp = 0;
         sc->indent = 0;
         for (int i = 0; status == 0 && i < nargs; i++) {
@@ -2325,6 +2398,14 @@ static int translate_function(translation *tr, scope *sc, int nargs, const ty *p
             status = block(tr, sc, def, "body") < 0 ? -1 : 0;
         /* Scalar arguments arrive as a_* and live in variables that may
          * be assigned; locals are declared once at the top. */
+        /* A device call that failed stands unless the pass is redone; it
+         * came before any later error, which its stand-in value may cause. */
+        if (sc->deferred_type && (status < 0 || !sc->widened)) {
+            PyErr_Clear();
+            PyErr_Restore(sc->deferred_type, sc->deferred_value, sc->deferred_traceback);
+            sc->deferred_type = sc->deferred_value = sc->deferred_traceback = NULL;
+            status = -1;
+        }
         if (status == 0 && !sc->widened)
             break;
         if (status == 0 && pass == MAX_PASSES)

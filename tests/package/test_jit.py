@@ -787,8 +787,88 @@ def test_vectorize_without_signatures_and_out(device):
     out = gpukit.zeros((5,), dtype=gpukit.float64, device=device)
     assert hypotenuse(x, x, out=out) is out
     np.testing.assert_allclose(host(out), np.hypot(np.arange(5.0), np.arange(5.0)), rtol=1e-15)
-    with pytest.raises(TypeError, match="out= is float32 but the function gives float64"):
-        hypotenuse(x, x, out=gpukit.zeros((5,), dtype=gpukit.float32, device=device))
+    # out= of another dtype takes the result cast by NumPy's same_kind rule.
+    narrow = gpukit.zeros((5,), dtype=gpukit.float32, device=device)
+    assert hypotenuse(x, x, out=narrow) is narrow
+    np.testing.assert_allclose(host(narrow), np.hypot(np.arange(5.0), np.arange(5.0)), rtol=1e-6)
+    with pytest.raises(TypeError, match="out= is int64 but the function gives float64"):
+        hypotenuse(x, x, out=gpukit.zeros((5,), dtype=gpukit.int64, device=device))
+
+
+@gpukit.vectorize
+def plus(a, b):
+    return a + b
+
+
+def test_vectorize_shapes_checked(device):
+    """Inputs that do not broadcast, or do not broadcast to out='s shape, are a
+    ValueError (the first crashed; the second read past the inputs or filled
+    out= partly); out= of a larger shape takes the inputs broadcast to it."""
+    with pytest.raises(ValueError, match=r"shapes \(3,\) and \(4,\) do not broadcast"):
+        plus(put(np.zeros(3), device), put(np.zeros(4), device))
+    x = put(np.arange(3.0), device)
+    for shape in [(5,), (2,), (3, 1), (1,)]:
+        with pytest.raises(ValueError, match=r"out= has shape .* does not broadcast to"):
+            plus(x, x, out=gpukit.zeros(shape, dtype=gpukit.float64, device=device))
+    out = gpukit.zeros((2, 3), dtype=gpukit.float64, device=device)
+    assert plus(x, x, out=out) is out
+    np.testing.assert_array_equal(host(out), [[0, 2, 4], [0, 2, 4]])
+    stretched = gpukit.broadcast_to(gpukit.zeros((3,), dtype=gpukit.float64, device=device),
+                                    (2, 3))
+    with pytest.raises(ValueError, match="broadcast"):
+        plus(x, x, out=stretched)
+
+
+def test_vectorize_out_overlapping_an_input(device):
+    """out= sharing memory with an input as other elements gives NumPy's
+    answer, as if computed into a temporary; the very same view is written in
+    place."""
+    values = np.arange(6.0)
+    y = put(values, device)
+    plus(y, y[::-1], out=y)
+    np.testing.assert_array_equal(host(y), values + values[::-1])
+    y = put(values, device)
+    plus(y[1:], y[:-1], out=y[1:])
+    want = values.copy()
+    np.add(want[1:], want[:-1], out=want[1:])
+    np.testing.assert_array_equal(host(y), want)
+    y = put(values, device)
+    assert plus(y, y, out=y) is y
+    np.testing.assert_array_equal(host(y), values * 2)
+
+
+@gpukit.vectorize(["float32(float32, float32)"])
+def plus32(a, b):
+    return a + b
+
+
+@gpukit.vectorize(["int8(int8, int8)", "float32(float32, float32)",
+                   "float64(float64, float64)"])
+def plus_small(a, b):
+    return a + b
+
+
+def test_vectorize_python_scalars_are_weak(device):
+    """Python bool, int and float inputs take their kind, not a size (NumPy
+    2's weak scalars): 0.1 beside float64 is float64 (it was rounded through
+    float32, and 1e300 became inf), beside float32 float32."""
+    x64 = put(np.arange(3.0), device)
+    got = plus(x64, 0.1)
+    assert got.dtype == gpukit.float64
+    np.testing.assert_array_equal(host(got), np.arange(3.0) + 0.1)
+    np.testing.assert_array_equal(host(plus(x64, 1e300)), np.arange(3.0) + 1e300)
+    x32 = put(np.arange(3, dtype=np.float32), device)
+    assert plus(x32, 0.1).dtype == gpukit.float32
+    assert plus(1, 2.5).dtype == gpukit.float64
+    np.testing.assert_array_equal(host(plus32(x32, 2)), [2, 3, 4])
+    assert plus_small(x32, 0.1).dtype == gpukit.float32
+    np.testing.assert_array_equal(host(plus_small(x64, 0.1)), np.arange(3.0) + 0.1)
+    i8 = put(np.arange(3, dtype=np.int8), device)
+    assert plus_small(i8, 2).dtype == gpukit.int8
+    # 1000 is not an int8: the next signature that holds it.
+    assert plus_small(i8, 1000).dtype == gpukit.float32
+    with pytest.raises(TypeError, match=r"takes \(float32, Python float\)"):
+        gpukit.vectorize(["int64(int64, int64)"])(lambda a, b: a + b)(x32, 0.5)
 
 
 def test_vectorize_errors():
@@ -876,6 +956,50 @@ def test_int64_wraps_as_numpy(device):
     assert want[0, 0] == small and want[0, 1] == 0 and not want[2, 2]
     np.testing.assert_array_equal(np.left_shift(a, shift), want[:, 9])
     np.testing.assert_array_equal(host(out), want)
+
+
+@gpukit.jit
+def signed_unsigned_compare(a, b, out):
+    i = gpukit.grid(1)
+    if i < a.size:
+        x, y = a[i], b[i]
+        out[i, 0], out[i, 1], out[i, 2] = x == y, x < y, x <= y
+        out[i, 3], out[i, 4], out[i, 5] = x != y, x > y, x >= y
+        out[i, 6], out[i, 7], out[i, 8] = y == x, y < x, y >= x
+        out[i, 9] = 0 <= x < y
+
+
+def test_int64_against_uint64_compares_exactly(device):
+    """int64 with uint64 compares their values, not float64 roundings of
+    them (2**63 - 1 == 2**63 held); a negative int64 is below every uint64."""
+    a = np.array([2**63 - 1, -1, 2**62 + 1, 5, -2**63, 7], dtype=np.int64)
+    b = np.array([2**63, 2**64 - 1, 2**62, 5, 0, 2**64 - 1], dtype=np.uint64)
+    out = gpukit.zeros((a.size, 10), dtype=gpukit.bool, device=device)
+    signed_unsigned_compare.forall(a.size)(put(a, device), put(b, device), out)
+    x, y = [int(v) for v in a], [int(v) for v in b]
+    want = [[p == q, p < q, p <= q, p != q, p > q, p >= q, q == p, q < p, q >= p, 0 <= p < q]
+            for p, q in zip(x, y)]
+    np.testing.assert_array_equal(host(out), want)
+
+
+@gpukit.jit
+def rounds_integers(a, b, out):
+    out[0] = math.floor(a[0])
+    out[1] = math.ceil(a[0])
+    out[2] = math.trunc(a[0])
+    out[3] = math.floor(True)
+    b[0] = math.floor(b[1])
+
+
+def test_floor_ceil_trunc_of_integers_are_exact(device):
+    """math.floor/ceil/trunc of an integer give it back; they went through a
+    double, so 2**62 + 1 came back as 2**62."""
+    a = put(np.array([2**62 + 1], dtype=np.int64), device)
+    b = put(np.array([0, 2**64 - 1], dtype=np.uint64), device)
+    out = gpukit.zeros((4,), dtype=gpukit.int64, device=device)
+    rounds_integers[1, 1](a, b, out)
+    np.testing.assert_array_equal(host(out), [2**62 + 1] * 3 + [1])
+    assert host(b)[0] == 2**64 - 1
 
 
 @gpukit.jit
@@ -1061,6 +1185,43 @@ def test_device_function_that_can_fall_off_its_end(device):
     out = put(np.array([0.0, -4.0]), device)
     calls_total_sign[1, 1](out)
     assert host(out)[0] == -1
+
+
+@gpukit.jit(device=True)
+def halve_in_place(x):
+    x = x / 2
+    return x
+
+
+@gpukit.jit
+def halves_a_widened_variable(out):
+    v = 0
+    out[0] = halve_in_place(v)
+    v = 1.5
+    out[1] = halve_in_place(v)
+
+
+@gpukit.jit
+def halves_an_int(out):
+    v = 0
+    out[0] = halve_in_place(v)
+
+
+def test_device_call_in_a_pass_before_widening(device):
+    """A device call translated while a variable still has its first,
+    narrower type (v is int before `v = 1.5` widens it) fails only if the
+    last pass fails too: here the function gets float64 and works (it was a
+    TypeError), and nothing of the failed translation is left in the text;
+    called with an int for good, its argument's change of type is refused."""
+    out = gpukit.zeros((2,), dtype=gpukit.float64, device=device)
+    halves_a_widened_variable[1, 1](out)
+    np.testing.assert_array_equal(host(out), [0.0, 0.75])
+    text = halves_a_widened_variable.dialect_source(out)
+    assert text.count("GK_DEVICE_FN double gkjit_device_1(double a_x)") == 1
+    assert "gkjit_device_2" not in text
+    with pytest.raises(TypeError, match="an argument changes type in the body") as caught:
+        halves_an_int[1, 1](out)
+    assert "halve_in_place" in str(caught.value)
 
 
 @gpukit.jit
