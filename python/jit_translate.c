@@ -923,6 +923,16 @@ static const char *store(translation *tr, gk_dtype dtype, const char *lvalue, va
             return fmt(tr, "%s = %s_from_double(%s);", lvalue, prefix, v.text);
         return fmt(tr, "%s = %s_from_float((float)(%s));", lvalue, prefix, v.text);
     }
+    bool floating = v.type.kind == TY_F32 || v.type.kind == TY_F64;
+    if (floating && dtype == GK_UINT64) /* above int64's range only as unsigned */
+        return fmt(tr, "%s = (%s) >= 0x1p63%s ? (gk_u64)(%s) : (gk_u64)(gk_i64)(%s);", lvalue,
+                   v.text, v.type.kind == TY_F32 ? "f" : "", v.text, v.text);
+    /* A float into a narrower integer goes through int64 and wraps, as
+     * NumPy's astype does: C leaves a float out of the target's range
+     * undefined (-3.7 into uint32 gave 4294967295 on PoCL, where NumPy
+     * gives 4294967293). NaN and infinities stay unspecified. */
+    if (floating && dtype != GK_INT64 && !gk_dtype_is_float(dtype))
+        return fmt(tr, "%s = (%s)(gk_i64)(%s);", lvalue, storage_type(dtype), v.text);
     return fmt(tr, "%s = (%s)(%s);", lvalue, storage_type(dtype), v.text);
 }
 

@@ -1101,6 +1101,31 @@ def test_float64_to_16_bits_rounds_once(device):
                                   [1, 1 + 2.0 ** -7, -1])
 
 
+@gpukit.jit
+def store_to_integers(x, u8, u16, u32, u64, i8):
+    i = gpukit.grid(1)
+    if i < x.shape[0]:
+        u8[i] = x[i]
+        u16[i] = x[i]
+        u32[i] = x[i]
+        u64[i] = x[i]
+        i8[i] = x[i]
+
+
+def test_floats_stored_into_integers_wrap_as_numpy(device):
+    """A float stored into a narrower integer goes through int64 and wraps,
+    as NumPy's astype: C leaves a negative float into an unsigned type
+    undefined (-3.7 into uint32 gave 4294967295 on PoCL, NumPy 4294967293),
+    and uint64 takes floats from 2^63 on as unsigned."""
+    x = np.array([-3.7, -129.0, 300.5, 2.0 ** 63 + 4096, 7.9])
+    names = ("uint8", "uint16", "uint32", "uint64", "int8")
+    outs = [gpukit.zeros((5,), dtype=name, device=device) for name in names]
+    store_to_integers.forall(5)(put(x, device), *outs)
+    with np.errstate(invalid="ignore"):
+        for out, name in zip(outs, names):
+            assert host(out).tolist() == x.astype(name).tolist(), name
+
+
 def make_scaler(k):
     @gpukit.jit(device=True)
     def scaled(x):
