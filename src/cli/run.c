@@ -36,10 +36,11 @@ static void print_usage(FILE *out)
             "      --offload           run on the discrete GPU of an Optimus laptop (PRIME\n"
             "                          render offload, or bumblebee without an X server)\n"
             "      --tf-allow-growth   set TF_FORCE_GPU_ALLOW_GROWTH=true for TensorFlow\n"
-            "      --cpu-fallback      when this machine has no usable GPU (none, no driver,\n"
-            "                          a driver failing), run COMMAND on the CPU anyway, with\n"
-            "                          CUDA_VISIBLE_DEVICES empty, and say so on stderr (busy\n"
-            "                          GPUs still mean waiting or failing)\n"
+            "      --cpu-fallback      when this process has no usable GPU (none, no driver,\n"
+            "                          a driver failing, every GPU hidden by\n"
+            "                          CUDA_VISIBLE_DEVICES or --exclude), run COMMAND on the\n"
+            "                          CPU anyway, with CUDA_VISIBLE_DEVICES empty, and say so\n"
+            "                          on stderr (busy GPUs still mean waiting or failing)\n"
             "      --env               print the variables COMMAND would get and exit\n"
             "                          (reserves nothing)\n"
             "  -v, --verbose           say what was chosen and why, on stderr\n"
@@ -234,7 +235,11 @@ int cmd_run(int argc, char **argv)
     cli_print_warnings("run", reservation.warnings);
     gk_probe_close(probe);
     if (status != GK_OK) {
-        bool fallback = cpu_fallback && gk_launch_cpu_fallback(status);
+        /* no GPU at all for this process (none, no driver, or every one
+         * hidden by CUDA_VISIBLE_DEVICES or --exclude): the CPU; GPUs that
+         * are only busy still mean waiting or failing */
+        bool none_usable = status == GK_ERR_BUSY && reservation.selection.count == 0;
+        bool fallback = cpu_fallback && (gk_launch_cpu_fallback(status) || none_usable);
         int code = fallback ? GK_EXIT_OK
                             : cli_reserve_failed("run", status, reservation.selection.possible);
         char why[1024];

@@ -248,6 +248,22 @@ def test_impossible_request_says_so_without_wait(env, args, extra_env, cause):
         assert "hint: --wait" not in result.stderr
 
 
+def test_cpu_fallback_when_no_gpu_is_usable_here(env):
+    """--cpu-fallback runs on the CPU when this process may use no GPU:
+    CUDA_VISIBLE_DEVICES hides them all, or --exclude leaves none; GPUs that
+    are too few or busy still fail."""
+    show = ["--", "sh", "-c", "echo CVD=[$CUDA_VISIBLE_DEVICES]"]
+    for args, extra_env in ((["--cpu-fallback"], {"CUDA_VISIBLE_DEVICES": ""}),
+                            (["--cpu-fallback"], {"CUDA_VISIBLE_DEVICES": "99"}),
+                            (["--cpu-fallback", "--exclude=0,1,2,3,4,5,6,7"], {})):
+        result = gk(["run", *args, *show], {**env, **extra_env})
+        assert result.returncode == EXIT_OK, result.stderr
+        assert result.stdout == "CVD=[]\n"
+        assert "no usable GPU, so running on the CPU" in result.stderr
+    result = gk(["run", "--cpu-fallback", "-n", "9", *show], env)
+    assert result.returncode == EXIT_BUSY and result.stdout == ""
+
+
 def test_busy_gpus_suggest_wait(env):
     holder = start(["run", "--gpus", "3", "--", "sleep", "30"], env)
     try:
