@@ -46,6 +46,11 @@ PyObject *gkpy_jit_vectorize(PyObject *function, int nin, const gk_dtype *in, gk
 /* The name the translation gives the kernel of `function` (size >= 80). */
 void gkpy_jit_kernel_name(PyObject *function, char *kernel_name);
 
+/* Whether the translator takes `object` as a number constant: a Python
+ * bool, int or float, or a NumPy scalar of a real dtype (its kind and
+ * size into *kind and *size when not NULL: 'b', 'i', 'u' or 'f'). */
+bool gkpy_jit_number(PyObject *object, char *kind, int *size);
+
 /* What jit_cache.c resolves as the translator does. */
 /* A dict: id(object) -> the name of the intrinsic it is ("grid", "math.sqrt"). */
 PyObject *gkpy_jit_intrinsics(void);

@@ -30,11 +30,6 @@
 /* The first line of an index entry: a change of format changes it. */
 #define INDEX_HEADER "gkjit-reads 1"
 
-static bool is_number(PyObject *object)
-{
-    return PyBool_Check(object) || PyLong_Check(object) || PyFloat_Check(object);
-}
-
 /* A code object as far as its translation goes (a new list): the AST it is
  * parsed from shows in its name, bytecode, constants and names. */
 static PyObject *code_fingerprint(PyObject *code)
@@ -65,7 +60,7 @@ static PyObject *fingerprint(PyObject *object, PyObject *intrinsics, PyObject *s
 {
     if (!object)
         return Py_BuildValue("(s)", "missing");
-    if (is_number(object))
+    if (gkpy_jit_number(object, NULL, NULL))
         return Py_BuildValue("(ssO)", "number", Py_TYPE(object)->tp_name, object);
     PyObject *python = gkpy_jit_device_function(object);
     PyErr_Clear();

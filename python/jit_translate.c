@@ -693,6 +693,39 @@ PyObject *gkpy_jit_lookup(PyObject *freevars, PyObject *closure, PyObject *globa
     return NULL;
 }
 
+bool gkpy_jit_number(PyObject *object, char *kind, int *size)
+{
+    if (PyBool_Check(object) || PyLong_Check(object) || PyFloat_Check(object)) {
+        if (kind)
+            *kind = PyBool_Check(object) ? 'b' : PyLong_Check(object) ? 'i' : 'f';
+        if (size)
+            *size = 8;
+        return true;
+    }
+    if (strncmp(Py_TYPE(object)->tp_name, "numpy.", 6) != 0 ||
+        strcmp(Py_TYPE(object)->tp_name, "numpy.ndarray") == 0)
+        return false;
+    PyObject *dtype = PyObject_GetAttrString(object, "dtype");
+    PyObject *letter = dtype ? PyObject_GetAttrString(dtype, "kind") : NULL;
+    PyObject *bytes = dtype ? PyObject_GetAttrString(dtype, "itemsize") : NULL;
+    const char *text = letter && PyUnicode_Check(letter) ? PyUnicode_AsUTF8(letter) : NULL;
+    bool real = text && strlen(text) == 1 && strchr("biuf", text[0]) && bytes;
+    if (real && kind)
+        *kind = text[0];
+    if (real && size)
+        *size = (int)PyLong_AsLong(bytes);
+    Py_XDECREF(bytes);
+    Py_XDECREF(letter);
+    Py_XDECREF(dtype);
+    PyErr_Clear();
+    return real;
+}
+
+/* A NumPy scalar's value as a constant: its Python value (item()), except
+ * that float32 and uint64 keep their type, as Numba's constants do. */
+static int numpy_scalar_value(translation *tr, scope *sc, PyObject *node, PyObject *object,
+                              char kind, int size, value *out);
+
 /* A Python object met while translating: numbers become constants, other
  * objects stay objects to be called or looked into. */
 static int object_value(translation *tr, scope *sc, PyObject *node, PyObject *object, value *out)
@@ -731,9 +764,36 @@ static int object_value(translation *tr, scope *sc, PyObject *node, PyObject *ob
             *out = number(tr, TY_F64, "%.17e", d);
         return 0;
     }
+    char kind;
+    int size;
+    if (gkpy_jit_number(object, &kind, &size))
+        return numpy_scalar_value(tr, sc, node, object, kind, size, out);
     out->type = scalar(TY_OBJECT);
     out->object = object;
     return 0;
+}
+
+static int numpy_scalar_value(translation *tr, scope *sc, PyObject *node, PyObject *object,
+                              char kind, int size, value *out)
+{
+    PyObject *item = PyObject_CallMethod(object, "item", NULL);
+    if (!item)
+        return -1;
+    int status = 0;
+    if (kind == 'u' && size == 8) {
+        unsigned long long n = PyLong_AsUnsignedLongLong(item);
+        *out = number(tr, TY_U64, "((gk_u64)%lluUL)", n);
+        out->nonneg = true;
+    } else if (kind == 'f' && size == 4) { /* a float literal: no double on the way */
+        double d = PyFloat_AsDouble(item);
+        *out = isnan(d)   ? number(tr, TY_F32, "(0.0f / 0.0f)")
+               : isinf(d) ? number(tr, TY_F32, d > 0 ? "(1.0f / 0.0f)" : "(-1.0f / 0.0f)")
+                          : number(tr, TY_F32, "%.9ef", d);
+    } else {
+        status = object_value(tr, sc, node, item, out);
+    }
+    Py_DECREF(item);
+    return status;
 }
 
 /* While recording (tr->reads, for the disk cache's key: jit_cache.c),

@@ -1126,6 +1126,32 @@ def test_floats_stored_into_integers_wrap_as_numpy(device):
             assert host(out).tolist() == x.astype(name).tolist(), name
 
 
+SCALE32 = np.float32(0.1)
+TOP64 = np.uint64(2 ** 64 - 1)
+THREE = np.int32(3)
+ON = np.bool_(True)
+
+
+@gpukit.jit
+def numpy_scalar_constants(x, out, top):
+    i = gpukit.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i] * SCALE32 + THREE if ON else 0.0
+        top[i] = TOP64
+
+
+def test_numpy_scalar_globals_are_constants(device):
+    """NumPy scalars as global constants (they were a TypeError about a
+    Python object): their value, float32 staying float32 (x * 0.1 in
+    float32, as NumPy's) and uint64 whole."""
+    x = np.arange(4, dtype=np.float32)
+    out = gpukit.zeros((4,), dtype="float32", device=device)
+    top = gpukit.zeros((4,), dtype="uint64", device=device)
+    numpy_scalar_constants.forall(4)(put(x, device), out, top)
+    np.testing.assert_array_equal(host(out), x * SCALE32 + np.float32(THREE))
+    assert host(top).tolist() == [2 ** 64 - 1] * 4
+
+
 def make_scaler(k):
     @gpukit.jit(device=True)
     def scaled(x):
