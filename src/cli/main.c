@@ -1,6 +1,8 @@
 /* The gpukit command: dispatches to one file per subcommand. */
 #include "cli/cli.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct command {
@@ -61,6 +63,18 @@ static void print_help(FILE *out)
             "  NO_COLOR              disables color\n");
 }
 
+/* The command's exit code, or a failure when its output could not all be
+ * written (a full disk, a closed pipe): said once here for every command,
+ * as coreutils' close_stdout does, rather than lost with exit code 0. */
+static int finish(const char *name, int code)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return code;
+    fprintf(stderr, "gpukit%s%s: cannot write the output: %s\n", name ? " " : "",
+            name ? name : "", strerror(errno ? errno : EIO));
+    return code == GK_EXIT_OK ? GK_EXIT_FAILURE : code;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2) {
@@ -68,22 +82,22 @@ int main(int argc, char **argv)
         if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0 ||
             strcmp(first, "help") == 0) {
             print_help(stdout);
-            return GK_EXIT_OK;
+            return finish(NULL, GK_EXIT_OK);
         }
         if (strcmp(first, "-V") == 0 || strcmp(first, "--version") == 0) {
             printf("gpukit %s\n", GPUKIT_VERSION);
-            return GK_EXIT_OK;
+            return finish(NULL, GK_EXIT_OK);
         }
         if (first[0] != '-') {
             for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
                 if (strcmp(first, commands[i].name) == 0) {
                     cli_name_command(argv + 1, commands[i].name);
-                    return commands[i].run(argc - 1, argv + 1);
+                    return finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
                 }
             fprintf(stderr, "gpukit: '%s' is not a gpukit command; see 'gpukit --help'\n",
                     first);
             return GK_EXIT_USAGE;
         }
     }
-    return cmd_overview(argc, argv);
+    return finish(NULL, cmd_overview(argc, argv));
 }

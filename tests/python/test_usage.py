@@ -1,9 +1,10 @@
 """Command-line conventions: --help, --version, usage errors and exit codes."""
 import re
+import subprocess
 
 import pytest
 
-from conftest import EXIT_OK, EXIT_USAGE
+from conftest import EXIT_OK, EXIT_USAGE, GPUKIT, scenario_env
 
 
 def test_help_documents_commands_and_exit_codes(gk):
@@ -57,3 +58,18 @@ def test_bad_option_names_the_command_and_its_help(gk, command):
     assert result.stderr == (f"{name}: unrecognized option '--bogus'\n"
                              f"Try '{help_of} --help' for more information.\n")
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("args", [["--version"], [], ["ls"], ["ls", "--json"], ["info"],
+                                  ["info", "--json"], ["leases"], ["pick"],
+                                  ["top", "--once"]])
+def test_output_that_cannot_be_written_fails(tmp_path, args):
+    """A full disk (/dev/full) is a failure that says so, for every command
+    (main's check after it), never exit 0 with the output lost."""
+    env = scenario_env(tmp_path, "h100x8")
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([str(GPUKIT), *args], env=env, stdout=full,
+                                stderr=subprocess.PIPE, text=True, timeout=60,
+                                stdin=subprocess.DEVNULL)
+    assert result.returncode != EXIT_OK
+    assert "cannot write the output: No space left on device" in result.stderr
