@@ -78,8 +78,8 @@ static json_t *candidate_json(const gk_snapshot *snapshot, const gk_candidate *c
 }
 
 /* The JSON document, with the same keys whether or not anything fits, and
- * when there is no GPU or the driver fails (no candidates; `why` is the
- * failure). "diagnosis" is the snapshot's, as in `ls --json`. */
+ * when picking failed (no candidates; `why` is the failure). "diagnosis"
+ * is the snapshot's, as in `ls --json`. */
 static bool print_json(const gk_reservation *r, const gk_request *request, const char *failure)
 {
     const gk_selection *selection = &r->selection;
@@ -186,13 +186,13 @@ int cmd_pick(int argc, char **argv)
     cli_print_warnings("pick", reservation.warnings);
     int code = GK_EXIT_OK;
     if (status != GK_OK && status != GK_ERR_BUSY) {
-        /* A script reading --format=json still gets a document when there is
-         * no GPU or the driver fails; the exit code says which. */
+        /* A script reading --format=json still gets a document whatever
+         * failed (no GPU, the driver, the lease directory locked or
+         * unsafe); the exit code says which. */
         char failure[1024];
         snprintf(failure, sizeof failure, "%s", gk_last_error());
         code = cli_reserve_failed("pick", status, false);
-        bool no_gpu = code == GK_EXIT_NO_GPU || code == GK_EXIT_DRIVER;
-        if (how == FORMAT_JSON && no_gpu && !print_json(&reservation, &request, failure))
+        if (how == FORMAT_JSON && !print_json(&reservation, &request, failure))
             code = GK_EXIT_FAILURE;
     } else {
         if (verbose)

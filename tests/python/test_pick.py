@@ -200,6 +200,16 @@ def test_json_without_a_usable_gpu(pick, scenario, code, words):
     assert json.loads(pick(["--format=json"]).stdout)["diagnosis"] is None
 
 
+def test_json_when_the_lease_directory_is_unsafe(pick, tmp_path):
+    """An unsafe lease directory (a file, here) is exit 7 with the document
+    too, its `why` naming the problem."""
+    (tmp_path / "not-a-dir").write_text("")
+    result = pick(["--format=json"], GPUKIT_LEASE_DIR=str(tmp_path / "not-a-dir"))
+    assert result.returncode == 7
+    data = json.loads(result.stdout)
+    assert data["fits"] is False and "not a directory" in data["why"]
+
+
 # A machine of mixed GPUs, the one where nvidia-smi's numbers and CUDA's
 # default (FASTEST_FIRST) numbers differ: PCI order T4, A100, T4; the first
 # T4 has the most free memory.
