@@ -223,6 +223,10 @@ int cmd_slurm(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         switch (opt) {
         case 'n':
+            if (!optarg[0]) {
+                fprintf(stderr, "gpukit slurm: --node: give the node's name\n");
+                return cli_usage_error("slurm");
+            }
             node = optarg;
             break;
         case 'd':

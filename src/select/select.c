@@ -87,7 +87,12 @@ gk_status gk_request_set(gk_request *request, const char *name, const char *valu
     } else if (strcmp(name, "min-free-ratio") == 0) {
         return gk_parse_ratio(value, &request->min_free_ratio);
     } else if (strcmp(name, "max-util") == 0) {
-        if (!parse_whole(value, 0, 100, &n))
+        /* "50" or "50%", as --min-free-ratio takes its percentages */
+        char whole[32];
+        size_t length = strlen(value);
+        snprintf(whole, sizeof whole, "%.*s", (int)(length && value[length - 1] == '%'
+                                                         ? length - 1 : length), value);
+        if (!parse_whole(whole, 0, 100, &n))
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "give a percentage from 0 to 100");
         request->max_util = (int)n;
     } else if (strcmp(name, "max-procs") == 0) {

@@ -46,6 +46,7 @@ def pick(tmp_path):
     (["--min-free", "60GiB", "-n", "4"], "3,6,4,5"),
     (["--min-free-ratio", "50%", "-n", "4"], "3,6,4,5"),
     (["--max-util", "40", "-n", "4"], "3,6,4,5"),
+    (["--max-util", "40%", "-n", "4"], "3,6,4,5"),  # a percentage, as --min-free-ratio
     (["--max-procs", "0"], "3"),
     (["--max-procs", "1", "-n", "6"], "3,6,4,5,0,1"),
     (["--min-total", "79G"], "3"),

@@ -36,6 +36,8 @@ def test_version(gk):
     (["info", "--json", "--quiet"], "cannot be used together"),
     (["--bogus"], "gpukit --help"),
     (["-i"], "gpukit --help"),
+    (["slurm", "gres", "--node="], "--node: give the node's name"),
+    (["pick", "--max-util=50%%"], "percentage from 0 to 100"),
 ])
 def test_usage_errors(gk, args, words):
     result = gk(args, scenario="laptop")
