@@ -287,10 +287,15 @@ static void write_leases(writer *w, const gk_sample *sample)
     size_t holding = 0, waiting = 0;
     for (size_t i = 0; i < sample->lease_count; i++)
         sample->leases[i].waiting ? waiting++ : holding++;
+    /* unreadable leases are not none: no sample then, as for any value
+     * not known (gpukit_monitor_leases_readable says why) */
+    bool readable = sample->lease_problem[0] == '\0';
     family(w, "gpukit_leases", "gauge", "GPU leases held now (gpukit run, pick, kernel).");
-    fprintf(out, "gpukit_leases %zu\n", holding);
+    if (readable)
+        fprintf(out, "gpukit_leases %zu\n", holding);
     family(w, "gpukit_waiting_jobs", "gauge", "Jobs waiting in line for GPUs (gpukit run --wait).");
-    fprintf(out, "gpukit_waiting_jobs %zu\n", waiting);
+    if (readable)
+        fprintf(out, "gpukit_waiting_jobs %zu\n", waiting);
     if (holding) {
         family(w, "gpukit_lease_start_time_seconds", "gauge",
                "When a lease on a GPU began, as a Unix time; one sample per leased device.");

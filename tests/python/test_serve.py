@@ -149,6 +149,18 @@ def test_unsupported_fields_are_absent_and_lost_gpus_are_down(tmp_path):
     assert set(by_gpu(found, "DCGM_FI_DEV_GPU_UTIL")) == {0, 2}
 
 
+def test_unreadable_leases_are_unknown_not_zero(tmp_path):
+    # A lease directory gpukit cannot trust is no leases known, not none:
+    # no sample for the counts, and the readable flag 0
+    (tmp_path / "not-a-dir").write_text("")
+    env = dict(scenario_env(tmp_path, "h100x8"), GPUKIT_LEASE_DIR=str(tmp_path / "not-a-dir"))
+    with serving(env) as server:
+        found = samples(server.get("/metrics")[2])
+    assert "gpukit_leases" not in found and "gpukit_waiting_jobs" not in found
+    assert found["gpukit_monitor_leases_readable"] == [({}, 0)]
+    assert found["gpukit_gpus"] == [({}, 8)]
+
+
 def test_mig_instances_carry_dcgm_labels(tmp_path):
     with serving(scenario_env(tmp_path, "mig")) as server:
         found = samples(server.get("/metrics")[2])
