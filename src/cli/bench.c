@@ -254,8 +254,8 @@ int cmd_bench(int argc, char **argv)
     char name[GK_DEVICE_NAME_MAX];
     for (int i = 0; i < device_count; i++)
         if (gk_device_check(devices[i]) != GK_OK) {
-            fprintf(stderr, "gpukit bench: %s: %s\n",
-                    gk_device_name(devices[i], name, sizeof name), gk_last_error());
+            /* gk_device_check's message names the device itself */
+            fprintf(stderr, "gpukit bench: %s\n", gk_last_error());
             return GK_EXIT_DRIVER;
         }
     /* Without --device: every device there is, the CPU first (the baseline). */

@@ -78,8 +78,9 @@ def test_unusable_devices_and_bad_options(tmp_path):
     r = run(["bench", "--device", "cuda:0"], env)
     assert r.returncode == EXIT_DRIVER
     assert "cuda:0" in r.stderr and "libcuda.so.1" in r.stderr
+    assert r.stderr.count("cuda:0") == 1  # named once
     r = run(["bench", "--device", "opencl:7:0"], env)
-    assert r.returncode == EXIT_DRIVER and "opencl:7:0" in r.stderr
+    assert r.returncode == EXIT_DRIVER and r.stderr.count("opencl:7:0") == 1
     for args, text in ((["--device", "gpu"], "not a device name"),
                        (["--size", "0"], "--size"), (["--repeat", "x"], "--repeat"),
                        (["--matmul", "-3"], "--matmul"), (["extra"], "unexpected argument"),
