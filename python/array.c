@@ -526,6 +526,19 @@ OPERATOR(xor, GK_BITWISE_XOR)
 OPERATOR(lshift, GK_BITWISE_LEFT_SHIFT)
 OPERATOR(rshift, GK_BITWISE_RIGHT_SHIFT)
 
+/* divmod(x, y): (x // y, x % y), as NumPy's arrays give it. */
+static PyObject *nb_divmod(PyObject *a, PyObject *b)
+{
+    PyObject *quotient = binary(a, b, GK_FLOOR_DIVIDE, true);
+    if (!quotient || quotient == Py_NotImplemented)
+        return quotient;
+    PyObject *remainder = binary(a, b, GK_REMAINDER, true);
+    PyObject *pair = remainder ? PyTuple_Pack(2, quotient, remainder) : NULL;
+    Py_DECREF(quotient);
+    Py_XDECREF(remainder);
+    return pair;
+}
+
 static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod)
 {
     if (mod != Py_None)
@@ -1719,6 +1732,7 @@ int gkpy_array_init(PyObject *module, gkpy_state *state)
         {Py_nb_true_divide, nb_div},
         {Py_nb_floor_divide, nb_floor_divide},
         {Py_nb_remainder, nb_remainder},
+        {Py_nb_divmod, nb_divmod},
         {Py_nb_and, nb_and},
         {Py_nb_or, nb_or},
         {Py_nb_xor, nb_xor},

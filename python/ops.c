@@ -455,32 +455,40 @@ static gk_status clip_core(const gk_array *a, PyObject *const bounds[2], const d
     return status;
 }
 
-/* round(x, /, *, decimals=0): NumPy's decimals beside the standard's x. */
-static PyObject *fn_round(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames)
+static const char *const decimals_names[] = {"decimals", NULL};
+static const char *const ndigits_names[] = {"ndigits", NULL};
+
+/* gpukit.round(x, /, *, decimals=0) (NumPy's decimals beside the
+ * standard's x), x.round(decimals=0) (NumPy's method) and round(x,
+ * ndigits) (Python's __round__): gk_round_decimals. */
+static PyObject *rounding(gkpy_state *state, const char *function, PyObject *x,
+                          PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                          int positional, const char *const *names)
 {
-    gkpy_state *state = gkpy_state_of_module(module);
-    static const char *const names[] = {"x", "decimals", NULL};
-    static const signature sig = {"round", names, 1, 1, 1};
+    signature sig = {function, names, positional, 0, 0};
     PyObject *values[MAX_PARAMETERS];
     if (parse(&sig, args, nargs, kwnames, values) < 0)
         return NULL;
     int overflow = 0;
-    long decimals = values[1] ? PyLong_AsLongAndOverflow(values[1], &overflow) : 0;
+    long decimals = given(values[0]) ? PyLong_AsLongAndOverflow(values[0], &overflow) : 0;
     if (decimals == -1 && PyErr_Occurred())
         return NULL;
     if (overflow || decimals < -400 || decimals > 400) /* 10^400 is inf in every dtype */
         decimals = overflow ? overflow * 400 : decimals < 0 ? -400 : 400;
-    PyObject *x = gkpy_as_array(state, values[0], NULL);
-    if (!x)
+    PyObject *array = gkpy_as_array(state, x, NULL);
+    if (!array)
         return NULL;
     gk_array *out = NULL;
     gk_status status;
-    GKPY_RUN(gkpy_long_work(array_of(x)), gk_round_decimals(array_of(x), (int)decimals, &out));
-    gk_dtype dtype = gk_array_dtype(array_of(x));
-    Py_DECREF(x);
+    GKPY_RUN(gkpy_long_work(array_of(array)),
+             gk_round_decimals(array_of(array), (int)decimals, &out));
+    gk_dtype dtype = gk_array_dtype(array_of(array));
+    Py_DECREF(array);
     return gkpy_op_result(state, status, out, GK_ROUND, dtype);
 }
+X_FUNCTION(round, rounding, 0, decimals_names)
+X_METHOD(round, rounding, 1, decimals_names)
+X_METHOD(__round__, rounding, 1, ndigits_names)
 
 static PyObject *fn_clip(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames)
@@ -1520,6 +1528,12 @@ PyMethodDef gkpy_ops_array_methods[] = {
     {"argsort", KEYWORDS(method_argsort),
      "argsort($self, /, axis=-1, *, descending=False, stable=True)\n--\n\nThe int64 indices "
      "that sort the array along axis, stably (gpukit.argsort)."},
+    {"round", KEYWORDS(method_round),
+     "round($self, /, decimals=0)\n--\n\nThe elements rounded half to even to decimals "
+     "decimal places (gpukit.round; NumPy's ndarray.round)."},
+    {"__round__", KEYWORDS(method___round__),
+     "__round__($self, /, ndigits=None)\n--\n\nround(x, ndigits): x.round(ndigits), an "
+     "array (NumPy's)."},
     {"cumsum", KEYWORDS(method_cumsum),
      "cumsum($self, /, axis=None, dtype=None)\n--\n\nThe running sums along axis, or over "
      "the flattened array when axis is None (gpukit.cumsum)."},

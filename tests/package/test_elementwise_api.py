@@ -368,11 +368,25 @@ def test_round_to_decimals(device, dtype):
     for decimals in (0, 1, 2, 3, -1, -2):
         with np.errstate(all="ignore"):
             expected = np.round(x, decimals)
-        for got in (gk.round(a, decimals=decimals), np.round(a, decimals)):
+        for got in (gk.round(a, decimals=decimals), np.round(a, decimals), a.round(decimals),
+                    round(a, decimals)):
             np.testing.assert_array_equal(host(got), expected, strict=True)
     z = (x[:8] + 1j * x[8:16]).astype("complex128")  # each part, within an ulp
     np.testing.assert_allclose(host(gk.round(gk.asarray(z, device=device), decimals=2)),
                                np.round(z, 2), rtol=1e-15)
+
+
+def test_divmod_and_round_builtins(device):
+    # Python's divmod() and round() on arrays, as on NumPy's
+    n = np.array([7.5, -7.5, 3.0, -0.5])
+    x = gk.asarray(n, device=device)
+    for got, want in ((divmod(x, 2), divmod(n, 2)), (divmod(10, x), divmod(10, n))):
+        assert isinstance(got, tuple) and len(got) == 2
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(host(g), w)
+    np.testing.assert_array_equal(host(round(x)), np.round(n))
+    i = gk.asarray([7, -7], device=device)
+    assert [v.tolist() for v in divmod(i, 3)] == [[2, -3], [1, 2]]
 
 
 def test_real_and_imag(device):
