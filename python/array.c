@@ -326,37 +326,38 @@ int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_
     return 0;
 }
 
+PyObject *gkpy_integer_end(gk_dtype dtype, int side)
+{
+    int bits = 8 * (int)gk_dtype_size(dtype);
+    if (gk_dtype_is_unsigned(dtype))
+        return side < 0 ? PyLong_FromLong(0)
+                        : PyLong_FromUnsignedLongLong(bits == 64 ? UINT64_MAX
+                                                                 : (1ULL << bits) - 1);
+    long long most = bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1;
+    return PyLong_FromLongLong(side < 0 ? -most - 1 : most);
+}
+
 int gkpy_against_range(PyObject *value, gk_dtype dtype)
 {
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow > 0 && dtype == GK_UINT64) {
-        PyLong_AsUnsignedLongLong(value);
-        bool beyond = PyErr_Occurred() != NULL;
-        PyErr_Clear();
-        return beyond;
+    for (int side = -1; side <= 1; side += 2) {
+        PyObject *end = gkpy_integer_end(dtype, side);
+        int beyond = end ? PyObject_RichCompareBool(value, end, side < 0 ? Py_LT : Py_GT) : -1;
+        Py_XDECREF(end);
+        if (beyond != 0)
+            return beyond < 0 ? -2 : side;
     }
-    if (overflow)
-        return overflow;
-    long long low = 0, high = LLONG_MAX; /* int64, and uint64 up to here */
-    switch (dtype) {
-    case GK_INT8: low = INT8_MIN, high = INT8_MAX; break;
-    case GK_INT16: low = INT16_MIN, high = INT16_MAX; break;
-    case GK_INT32: low = INT32_MIN, high = INT32_MAX; break;
-    case GK_INT64: low = LLONG_MIN; break;
-    case GK_UINT8: high = UINT8_MAX; break;
-    case GK_UINT16: high = UINT16_MAX; break;
-    case GK_UINT32: high = UINT32_MAX; break;
-    default: break;
-    }
-    return v < low ? -1 : v > high ? 1 : 0;
+    return 0;
 }
 
 PyObject *gkpy_as_values_beside(gkpy_state *state, PyObject *values, PyObject *x)
 {
     gk_dtype dtype = gk_array_dtype(array_of(x));
-    if (PyLong_CheckExact(values) && gk_dtype_is_integer(dtype) &&
-        gkpy_against_range(values, dtype) == 0) {
+    int side = PyLong_CheckExact(values) && gk_dtype_is_integer(dtype)
+                   ? gkpy_against_range(values, dtype)
+                   : 1;
+    if (side == -2)
+        return NULL;
+    if (side == 0) {
         gk_array *scalar = NULL;
         if (gkpy_scalar_array(state, array_of(x), values, GK_OP_COUNT, &scalar) < 0)
             return NULL;
@@ -376,6 +377,8 @@ PyObject *gkpy_binary_value(gkpy_state *state, gk_op op, PyObject *array, PyObje
     int beyond = comparison && value_kind(value) == GK_VALUE_INT && gk_dtype_is_integer(dtype)
                      ? gkpy_against_range(value, dtype)
                      : 0;
+    if (beyond == -2)
+        return NULL;
     if (beyond) {
         const int64_t *shape = gk_array_shape(a);
         status = gk_full(gk_array_device(a), GK_BOOL, gk_array_ndim(a), shape,

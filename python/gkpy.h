@@ -150,8 +150,11 @@ int gkpy_array_init(PyObject *module, gkpy_state *state);
  * OverflowError when an int does not fit. 0, or -1 with an exception. */
 int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_op op,
                       gk_array **out);
+/* The end of the integer dtype's range on `side` (-1 its least, 1 its
+ * most), as a Python int (a new reference). */
+PyObject *gkpy_integer_end(gk_dtype dtype, int side);
 /* Where the Python int `value` lies against the integer dtype's range:
- * -1 below it, 1 above it, 0 within. */
+ * -1 below it, 1 above it, 0 within; -2 with an exception. */
 int gkpy_against_range(PyObject *value, gk_dtype dtype);
 /* `values` (searched for, or tested) as an Array beside the Array x: a
  * Python int that fits x's integer dtype as a 0-d array of that dtype

@@ -405,19 +405,6 @@ static gk_status clip_side(gk_op op, const gk_array *a, PyObject *bound, double 
     return gk_binary_scalar(op, a, value, out);
 }
 
-/* The end of the integer dtype's range on `side` (-1 its least, 1 its
- * most), as a Python int. */
-static PyObject *integer_end(gk_dtype dtype, int side)
-{
-    int bits = 8 * (int)gk_dtype_size(dtype);
-    if (gk_dtype_is_unsigned(dtype))
-        return side < 0 ? PyLong_FromLong(0)
-                        : PyLong_FromUnsignedLongLong(bits == 64 ? UINT64_MAX
-                                                                 : (1ULL << bits) - 1);
-    long long most = bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1;
-    return PyLong_FromLongLong(side < 0 ? -most - 1 : most);
-}
-
 /* A Python int bound beside the integer Array x as a 0-d Array of x's
  * dtype holding it exactly, or the end of the dtype's range it lies
  * beyond. */
@@ -425,7 +412,9 @@ static PyObject *integer_bound(gkpy_state *state, PyObject *x, PyObject *bound)
 {
     gk_dtype dtype = gk_array_dtype(array_of(x));
     int side = gkpy_against_range(bound, dtype);
-    PyObject *value = side ? integer_end(dtype, side) : Py_NewRef(bound);
+    if (side == -2)
+        return NULL;
+    PyObject *value = side ? gkpy_integer_end(dtype, side) : Py_NewRef(bound);
     gk_array *scalar = NULL;
     int made = value ? gkpy_scalar_array(state, array_of(x), value, GK_OP_COUNT, &scalar) : -1;
     Py_XDECREF(value);
