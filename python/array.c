@@ -1145,7 +1145,7 @@ static bool complex_into_real(PyObject *value, gk_dtype dtype)
     bool complex = false;
     if (is_ours(value)) {
         complex = gk_dtype_is_complex(gk_array_dtype(array_of(value)));
-    } else if (strncmp(Py_TYPE(value)->tp_name, "numpy.", 6) == 0) {
+    } else if (gkpy_is_numpy(value)) {
         PyObject *kind = PyObject_GetAttrString(value, "dtype");
         Py_XSETREF(kind, kind ? PyObject_GetAttrString(kind, "kind") : NULL);
         complex = kind && PyUnicode_Check(kind) &&

@@ -150,6 +150,10 @@ int gkpy_array_init(PyObject *module, gkpy_state *state);
  * OverflowError when an int does not fit. 0, or -1 with an exception. */
 int gkpy_scalar_array(gkpy_state *state, const gk_array *x, PyObject *value, gk_op op,
                       gk_array **out);
+/* Whether `value` is a NumPy ndarray or scalar (without importing NumPy);
+ * a NumPy scalar (np.float32(1), ...) alone. numpy_dispatch.c. */
+bool gkpy_is_numpy(PyObject *value);
+bool gkpy_is_numpy_scalar(PyObject *value);
 /* The end of the integer dtype's range on `side` (-1 its least, 1 its
  * most), as a Python int (a new reference). */
 PyObject *gkpy_integer_end(gk_dtype dtype, int side);

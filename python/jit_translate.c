@@ -702,8 +702,7 @@ bool gkpy_jit_number(PyObject *object, char *kind, int *size)
             *size = 8;
         return true;
     }
-    if (strncmp(Py_TYPE(object)->tp_name, "numpy.", 6) != 0 ||
-        strcmp(Py_TYPE(object)->tp_name, "numpy.ndarray") == 0)
+    if (!gkpy_is_numpy_scalar(object))
         return false;
     PyObject *dtype = PyObject_GetAttrString(object, "dtype");
     PyObject *letter = dtype ? PyObject_GetAttrString(dtype, "kind") : NULL;

@@ -93,11 +93,15 @@ static PyObject *gpukit_function(PyObject *module_name, const char *name)
     return function;
 }
 
-static bool is_numpy(PyObject *value)
+bool gkpy_is_numpy(PyObject *value)
 {
-    /* ndarray or a NumPy scalar, without importing NumPy */
     const char *module = Py_TYPE(value)->tp_name;
     return strncmp(module, "numpy.", 6) == 0 && PyObject_HasAttrString(value, "__array_interface__");
+}
+
+bool gkpy_is_numpy_scalar(PyObject *value)
+{
+    return gkpy_is_numpy(value) && strcmp(Py_TYPE(value)->tp_name, "numpy.ndarray") != 0;
 }
 
 /* The arguments with NumPy arrays and scalars moved to `device` (within
@@ -127,7 +131,7 @@ static PyObject *convert(PyObject *value, PyObject *asarray, PyObject *device)
         Py_DECREF(items);
         return tuple;
     }
-    if (!is_numpy(value))
+    if (!gkpy_is_numpy(value))
         return Py_NewRef(value);
     PyObject *args = PyTuple_Pack(1, value);
     PyObject *kwargs = args ? Py_BuildValue("{sO}", "device", device) : NULL;
@@ -306,7 +310,7 @@ static int ufunc_casting(PyObject *self, const char *ufunc, PyObject *inputs, Py
         result = keywords ? 1 : -1;
         for (Py_ssize_t i = 0; result == 1 && i < PyTuple_GET_SIZE(inputs); i++) {
             PyObject *input = PyTuple_GET_ITEM(inputs, i);
-            if (!is_numpy(input) && !Py_IS_TYPE(input, Py_TYPE(self)))
+            if (!gkpy_is_numpy(input) && !Py_IS_TYPE(input, Py_TYPE(self)))
                 continue;
             PyObject *from = PyObject_GetAttrString(input, "dtype");
             PyObject *pair = from ? PyTuple_Pack(2, from, dtype) : NULL;
@@ -740,7 +744,7 @@ static int numpy_creation_defaults(PyObject *self, const char *name, PyObject **
         dtype = inputs && PyTuple_GET_SIZE(inputs) > 0 ? arange_dtype(inputs) : NULL;
     } else if (strcmp(name, "asarray") == 0) {
         PyObject *data = PyTuple_GET_SIZE(*args) > 0 ? PyTuple_GET_ITEM(*args, 0) : NULL;
-        if (data && !Py_IS_TYPE(data, Py_TYPE(self)) && !is_numpy(data)) {
+        if (data && !Py_IS_TYPE(data, Py_TYPE(self)) && !gkpy_is_numpy(data)) {
             PyObject *one = PyTuple_Pack(1, data);
             PyObject *read = one ? module_call("numpy", "asarray", one, NULL) : NULL;
             PyObject *rest = read ? PyTuple_GetSlice(*args, 1, PyTuple_GET_SIZE(*args)) : NULL;
@@ -779,7 +783,7 @@ static int numpy_scalars_as_numbers(const char *name, PyObject **args, PyObject 
     PyObject *list = PySequence_List(*args);
     for (Py_ssize_t i = 0; list && i < PyList_GET_SIZE(list); i++) {
         PyObject *item = PyList_GET_ITEM(list, i);
-        if (is_numpy(item) && strcmp(Py_TYPE(item)->tp_name, "numpy.ndarray") != 0) {
+        if (gkpy_is_numpy_scalar(item)) {
             PyObject *number = PyObject_CallMethod(item, "item", NULL);
             if (!number || PyList_SetItem(list, i, number) < 0)
                 Py_CLEAR(list);
@@ -788,7 +792,7 @@ static int numpy_scalars_as_numbers(const char *name, PyObject **args, PyObject 
     PyObject *key, *value;
     Py_ssize_t at = 0;
     while (list && PyDict_Next(kwargs, &at, &key, &value)) {
-        if (!is_numpy(value) || strcmp(Py_TYPE(value)->tp_name, "numpy.ndarray") == 0)
+        if (!gkpy_is_numpy_scalar(value))
             continue;
         PyObject *number = PyObject_CallMethod(value, "item", NULL);
         /* replacing a present key's value does not disturb PyDict_Next */
