@@ -45,7 +45,8 @@ typedef struct jit_launch_object {
 typedef struct launch_arg {
     jit_arg_type type;
     PyObject *array;    /* JIT_ARG_ARRAY: a gpukit Array (owned) */
-    PyObject *source;   /* a host array copied to the device: written back after */
+    PyObject *home;     /* an array copied to the launch's device: a writable view of the
+                           caller's memory where the results are written back, or NULL */
     union {
         int64_t i;
         double f;
@@ -120,7 +121,7 @@ static void release_args(launch_arg *args, int count)
 {
     for (int i = 0; i < count; i++) {
         Py_CLEAR(args[i].array);
-        Py_CLEAR(args[i].source);
+        Py_CLEAR(args[i].home);
     }
 }
 
@@ -174,6 +175,21 @@ static int launch_device(gkpy_state *state, PyObject *const *objects, int count,
     return 0;
 }
 
+/* A writable gpukit view of the memory `object` holds, where it lies (the
+ * host, or the CUDA device of a __cuda_array_interface__ object), or NULL
+ * when there is none: read-only memory, or an object (a list) that can only
+ * be copied. */
+static PyObject *writable_home(gkpy_state *state, PyObject *object)
+{
+    gk_device where = gk_device_cpu();
+    int on_device = argument_device(state, object, &where);
+    PyObject *home = on_device >= 0 ? gkpy_asarray(state, object, NULL, &where, 0) : NULL;
+    if (home && !gk_array_is_writable(((gkpy_array *)home)->array))
+        Py_CLEAR(home);
+    PyErr_Clear();
+    return home;
+}
+
 /* Each argument as the launch takes it on `device`. */
 static int prepare_args(gkpy_state *state, gk_device device, PyObject *const *objects, int count,
                         launch_arg *args)
@@ -181,6 +197,7 @@ static int prepare_args(gkpy_state *state, gk_device device, PyObject *const *ob
     for (int i = 0; i < count; i++) {
         memset(&args[i], 0, sizeof args[i]);
         PyObject *object = objects[i];
+        bool reaches_caller = true; /* stores into the array change the caller's elements */
         if (!gkpy_is_array(state, object)) {
             int scalar = scalar_kind(state, object, &args[i]);
             if (scalar < 0)
@@ -189,12 +206,14 @@ static int prepare_args(gkpy_state *state, gk_device device, PyObject *const *ob
                 continue;
             /* NumPy arrays, CuPy and PyTorch tensors...: in place where the
              * device can see their memory (the cpu; CUDA through
-             * __cuda_array_interface__), else a copy written back after. */
+             * __cuda_array_interface__), else a copy written back after
+             * into the caller's memory, when it is writable. */
             PyObject *array = gkpy_asarray(state, object, NULL, &device, 0);
             if (!array) {
                 PyErr_Clear();
                 array = gkpy_asarray(state, object, NULL, &device, 1);
-                args[i].source = array ? Py_NewRef(object) : NULL;
+                args[i].home = array ? writable_home(state, object) : NULL;
+                reaches_caller = args[i].home != NULL;
             }
             if (!array) {
                 PyErr_Clear();
@@ -210,32 +229,27 @@ static int prepare_args(gkpy_state *state, gk_device device, PyObject *const *ob
         }
         const gk_array *a = ((gkpy_array *)args[i].array)->array;
         args[i].type = (jit_arg_type){JIT_ARG_ARRAY, gk_array_dtype(a), gk_array_ndim(a),
-                                      gk_array_is_contiguous(a)};
+                                      gk_array_is_contiguous(a),
+                                      !reaches_caller || !gk_array_is_writable(a)};
     }
     return 0;
 }
 
-/* Copies results back into the host arrays that were copied in. */
+/* Copies results back into the caller's memory of the arrays that were
+ * copied in. */
 static int write_back(gkpy_state *state, launch_arg *args, int count)
 {
     for (int i = 0; i < count; i++) {
-        if (!args[i].source)
+        if (!args[i].home)
             continue;
-        gk_device cpu = gk_device_cpu();
-        PyObject *host = gkpy_asarray(state, args[i].source, NULL, &cpu, 0);
-        if (!host) {
-            PyErr_Clear(); /* read-only, or not host memory: nothing to write */
-            continue;
-        }
-        gk_array *fetched = NULL;
+        gk_array *home = ((gkpy_array *)args[i].home)->array, *fetched = NULL;
         gk_status status;
         Py_BEGIN_ALLOW_THREADS
-        status = gk_to(((gkpy_array *)args[i].array)->array, cpu, &fetched);
+        status = gk_to(((gkpy_array *)args[i].array)->array, gk_array_device(home), &fetched);
         if (status == GK_OK)
-            status = gk_assign(((gkpy_array *)host)->array, fetched);
+            status = gk_assign(home, fetched);
         Py_END_ALLOW_THREADS
         gk_array_free(fetched);
-        Py_DECREF(host);
         if (status != GK_OK) {
             gkpy_raise(state, status);
             return -1;
@@ -246,8 +260,8 @@ static int write_back(gkpy_state *state, launch_arg *args, int count)
 
 /* ---- translating and compiling ------------------------------------------- */
 
-/* The cache key: the device's name and each argument's kind, dtype, ndim
- * and layout. */
+/* The cache key: the device's name and each argument's kind, dtype, ndim,
+ * layout and whether it may be written. */
 static PyObject *signature_key(gk_device device, const launch_arg *args, int count)
 {
     char name[GK_DEVICE_NAME_MAX];
@@ -256,9 +270,10 @@ static PyObject *signature_key(gk_device device, const launch_arg *args, int cou
         return NULL;
     PyTuple_SET_ITEM(key, 0, PyUnicode_FromString(gk_device_name(device, name, sizeof name)));
     for (int i = 0; i < count; i++)
-        PyTuple_SET_ITEM(key, i + 1, Py_BuildValue("(iiii)", (int)args[i].type.kind,
+        PyTuple_SET_ITEM(key, i + 1, Py_BuildValue("(iiiii)", (int)args[i].type.kind,
                                                    (int)args[i].type.dtype, args[i].type.ndim,
-                                                   args[i].type.contiguous));
+                                                   args[i].type.contiguous,
+                                                   args[i].type.read_only));
     for (int i = 0; i <= count; i++)
         if (!PyTuple_GET_ITEM(key, i)) {
             Py_DECREF(key);

@@ -21,6 +21,9 @@ typedef struct jit_arg_type {
     gk_dtype dtype; /* arrays; scalars: GK_INT64, GK_UINT64, GK_FLOAT64, GK_FLOAT32, GK_BOOL */
     int ndim;       /* arrays */
     int contiguous; /* arrays: C-contiguous, so the last axis steps by 1 (Numba's 'C' layout) */
+    int read_only;  /* arrays: stores would not reach the caller's elements (a read-only or
+                       broadcast array, or a copy that cannot be written back), so the
+                       translation refuses them, as NumPy refuses writes to read-only arrays */
 } jit_arg_type;
 
 /* The dialect source of `function` (a Python function) for these argument

@@ -52,6 +52,7 @@ typedef struct ty {
     int ndim;              /* arrays */
     bool shared;           /* arrays: GK_LOCAL, C-contiguous of constant shape */
     bool contiguous;       /* argument arrays: C-contiguous (the last axis steps by 1) */
+    bool read_only;        /* argument arrays: stores are refused (jit_arg_type) */
     int64_t shape[GK_MAX_DIMS]; /* shared arrays */
 } ty;
 
@@ -1255,6 +1256,20 @@ static int shared_array(translation *tr, scope *sc, PyObject *node, PyObject **r
     return 0;
 }
 
+/* NumPy's refusal of a store into a read-only array, for `array` about to
+ * be written at `node`: an argument whose elements the caller could not
+ * see change (jit_arg_type's read_only). */
+static int check_writable(scope *sc, PyObject *node, value array)
+{
+    if (!array.type.read_only)
+        return 0;
+    return fail(sc, node, PyExc_ValueError,
+                "assignment destination is read-only: the argument array '%s' is read-only "
+                "(a NumPy array with writeable=False, a broadcast view, or an object such as a "
+                "list that is only copied in); pass a writable array, e.g. a copy",
+                array.text + 2 /* past the "v_" of its C name */);
+}
+
 static int atomic_call(translation *tr, scope *sc, PyObject *node, const char *op, value *args,
                        PyObject **raw, int count, value *out)
 {
@@ -1273,7 +1288,7 @@ static int atomic_call(translation *tr, scope *sc, PyObject *node, const char *o
     if (!is_number(args[2].type))
         return fail(sc, node, PyExc_TypeError, "atomic.%s needs a number to combine", op);
     const char *lvalue;
-    if (element(tr, sc, node, array, raw[1], &lvalue) < 0)
+    if (check_writable(sc, node, array) < 0 || element(tr, sc, node, array, raw[1], &lvalue) < 0)
         return -1;
     const char *helper = atomic_helper(tr, op, d, array.type.shared ? 'l' : 'g');
     memset(out, 0, sizeof *out);
@@ -1938,6 +1953,8 @@ static int target_element(translation *tr, scope *sc, PyObject *target, value *a
         status = fail(sc, target, PyExc_TypeError, "only array elements can be assigned, "
                                                    "not items of %s",
                       type_name(array->type));
+    if (status == 0)
+        status = check_writable(sc, target, *array);
     if (status == 0)
         status = element_offset(tr, sc, target, *array, index, at);
     Py_XDECREF(index);
@@ -2607,6 +2624,7 @@ static int param_types(int nargs, const jit_arg_type *args, ty *params)
             params[i].dtype = args[i].dtype;
             params[i].ndim = args[i].ndim;
             params[i].contiguous = args[i].contiguous;
+            params[i].read_only = args[i].read_only;
             if (!storage_type(args[i].dtype)) {
                 PyErr_Format(PyExc_TypeError,
                              "argument %d is a %s array; gpukit kernels take bool, integer and "

@@ -110,3 +110,15 @@ def clamp_all(a):
     i = gpukit.grid(1)
     if i < a.size:
         a[i] = clamp_unit(a[i]) + math.sqrt(4.0)
+
+
+@gpukit.jit(device=True)
+def store_seven(a, i):
+    a[i] = 7
+
+
+@gpukit.jit
+def seven_through_a_device_function(a):
+    i = gpukit.grid(1)
+    if i < a.size:
+        store_seven(a, i)

@@ -301,6 +301,36 @@ def test_numpy_arrays_as_arguments():
         np.testing.assert_array_equal(values, np.arange(5) * 4)
 
 
+def read_only_arrays(device):
+    frozen = np.zeros(4, dtype=np.int64)
+    frozen.flags.writeable = False
+    stretched = gpukit.broadcast_to(put(np.zeros(1, dtype=np.int64), device), (4,))
+    return {"read-only NumPy": frozen, "broadcast view": stretched, "list": [0, 0, 0, 0]}
+
+
+@pytest.mark.parametrize("kernel", ["copy", "double", "histogram",
+                                    "seven_through_a_device_function"])
+def test_writes_into_read_only_arguments_are_refused(device, kernel):
+    """NumPy's ValueError, where a store into a read-only NumPy array or a
+    broadcast view wrote memory that stands for many elements or that its
+    owner froze, and a list's copy took the results away with it."""
+    for what, target in read_only_arrays(device).items():
+        args = {"copy": (put(np.arange(4), device), target), "double": (target,),
+                "histogram": (put(np.arange(4), device), target),
+                "seven_through_a_device_function": (target,)}[kernel]
+        with gpukit.device(device), pytest.raises(ValueError, match="read-only"):
+            getattr(k, kernel)[1, 32](*args)
+        np.testing.assert_array_equal(np.asarray(gpukit.asarray(target).cpu()), 0, err_msg=what)
+
+
+def test_read_only_arguments_are_read(device):
+    for what, source in read_only_arrays(device).items():
+        dst = gpukit.full((4,), 9, dtype=gpukit.int64, device=device)
+        with gpukit.device(device):
+            k.copy[1, 32](source, dst)
+        np.testing.assert_array_equal(host(dst), 0, err_msg=what)
+
+
 def test_arrays_on_two_devices():
     others = [d for d in DEVICES if d != "cpu"]
     if not others:
