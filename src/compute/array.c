@@ -606,6 +606,10 @@ gk_status gk_slice(const gk_array *a, int axis, int64_t start, int64_t stop, int
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "slice: the step may not be 0");
     /* Python's slice.indices(): negative from the end, then clamped. */
     int64_t n = a->shape[ax];
+    /* A step as long as the axis or longer takes at most one element, as
+     * any longer one does: bounded so, no sum or product below overflows. */
+    int64_t longest = n > 0 ? n : 1;
+    step = step > longest ? longest : step < -longest ? -longest : step;
     if (start < 0)
         start += n;
     if (stop < 0)
@@ -701,24 +705,26 @@ gk_status gk_reshape(const gk_array *a, int ndim, const int64_t *shape, gk_array
     if (ndim < 0 || ndim > GK_MAX_DIMS)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "reshape: %d dimensions; arrays have 0 to %d",
                        ndim, GK_MAX_DIMS);
-    int64_t target[GK_MAX_DIMS], known = 1;
+    int64_t target[GK_MAX_DIMS];
     int inferred = -1;
     for (int i = 0; i < ndim; i++) {
         target[i] = shape[i];
         if (shape[i] == -1 && inferred < 0) {
             inferred = i;
+            target[i] = 1; /* for `known` below */
             continue;
         }
         if (shape[i] < 0)
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "reshape: bad length %lld on axis %d",
                            (long long)shape[i], i);
-        known *= shape[i];
     }
+    /* The other axes' product; -1 (past int64) matches no array's size. */
+    int64_t known = gk_shape_size(ndim, target);
     int64_t size = gk_array_size(a);
-    if (inferred >= 0 && known != 0 && size % known == 0)
+    if (inferred >= 0 && known > 0 && size % known == 0)
         target[inferred] = size / known;
     char from[160], to[160];
-    if ((inferred >= 0 && (known == 0 || size % known != 0)) ||
+    if ((inferred >= 0 && (known <= 0 || size % known != 0)) ||
         gk_shape_size(ndim, target) != size)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "cannot reshape an array of shape %s (%lld "
                        "elements) into %s",

@@ -102,10 +102,11 @@ gk_status gk_arange_int64(gk_device device, gk_dtype dtype, int64_t start, int64
     uint64_t distance = up ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
                            : (start > stop ? (uint64_t)start - (uint64_t)stop : 0);
     uint64_t stride = up ? (uint64_t)step : 0 - (uint64_t)step;
-    int64_t count = distance ? (int64_t)((distance - 1) / stride + 1) : 0;
-    if (count > (int64_t)9e15)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "arange: %lld elements are too many",
-                       (long long)count);
+    uint64_t elements = distance ? (distance - 1) / stride + 1 : 0;
+    if (elements > (uint64_t)9e15)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "arange: %llu elements are too many",
+                       (unsigned long long)elements);
+    int64_t count = (int64_t)elements;
     /* 0 .. count - 1 (exact in doubles), times step, plus start, in int64 */
     gk_array *index = NULL, *first = NULL, *by = NULL, *scaled = NULL, *values = NULL;
     gk_status status = sequence(device, GK_INT64, count, 0, 1, &index);

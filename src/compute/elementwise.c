@@ -648,7 +648,7 @@ gk_status gk_round_decimals(const gk_array *a, int decimals, gk_array **out)
     *out = NULL;
     if (decimals == 0 || (decimals > 0 && !gk_dtype_is_inexact(a ? a->dtype : GK_FLOAT32)))
         return gk_unary(GK_ROUND, a, out);
-    double scale = pow(10, abs(decimals));
+    double scale = pow(10, fabs((double)decimals)); /* |INT_MIN| as an int overflows */
     gk_array *scaled = NULL, *rounded = NULL, *back = NULL;
     gk_status status = gk_binary_scalar(decimals > 0 ? GK_MUL : GK_DIV, a, scale, &scaled);
     if (status == GK_OK)

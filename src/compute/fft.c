@@ -439,7 +439,7 @@ gk_status gk_fft(const gk_array *a, gk_fft_kind kind, int naxes, const int *axes
         int axis = list[i];
         bool halved = i == count - 1 && (real_in || real_out);
         int64_t given = lengths ? lengths[i] : 0;
-        n[i] = given > 0 ? given : real_out && halved ? 2 * (a->shape[axis] - 1) : a->shape[axis];
+        n[i] = given != 0 ? given : real_out && halved ? 2 * (a->shape[axis] - 1) : a->shape[axis];
         if (n[i] < 1) {
             char shape[160];
             return gk_fail(GK_ERR_INVALID_ARGUMENT,
@@ -449,6 +449,8 @@ gk_status gk_fft(const gk_array *a, gk_fft_kind kind, int naxes, const int *axes
         }
         in_shape[axis] = real_out && halved ? n[i] / 2 + 1 : n[i];
         out_shape[axis] = real_in && halved ? n[i] / 2 + 1 : n[i];
+        if (total > INT64_MAX / n[i])
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the transform has too many points", name);
         total *= n[i];
     }
     /* on the array's GPU when it has an FFT library (asking it for no

@@ -426,6 +426,9 @@ static gk_status interleave(const gk_array *a, const int64_t *counts, bool befor
         if (counts[i] < 0)
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the count %lld for axis %d is "
                            "negative", what, (long long)counts[i], i);
+        if (counts[i] > 0 && a->shape[i] > INT64_MAX / counts[i])
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the result would have too many "
+                           "elements", what);
         merged[i] = a->shape[i] * counts[i];
     }
     gk_array *spread = NULL, *wide = NULL, *copy = NULL;

@@ -139,6 +139,9 @@ gk_status gk_to(const gk_array *a, gk_device device, gk_array **out)
 /* The bytes of one element (GK_DTYPE_MAX_SIZE at most) into `bytes`. */
 static gk_status item_bytes(const gk_array *a, const int64_t *index, unsigned char *bytes)
 {
+    if (!index && a->ndim > 0)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "item: no index for an array of %d axes "
+                       "(only a 0-d array's one element needs none)", a->ndim);
     int64_t offset = 0;
     for (int i = 0; i < a->ndim; i++) {
         int64_t k = index[i] < 0 ? index[i] + a->shape[i] : index[i];

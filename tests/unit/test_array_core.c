@@ -3,6 +3,7 @@
  * to the host, and the errors of each. */
 #include "array_check.h"
 
+#include <limits.h>
 #include <stdint.h>
 
 static void test_device_names(void)
@@ -493,6 +494,43 @@ static void test_cpu_alignment(void)
     }
 }
 
+/* Arguments at the ends of int64 and int, as a C caller can pass them:
+ * refused or clamped with the right answer, never an overflow (the
+ * sanitizer build aborts on one). */
+static void test_extreme_arguments(gk_device device)
+{
+    gk_array *a = twelve(device), *o = NULL;
+    CHECK(a != NULL, "%s", gk_last_error());
+    if (!a)
+        return;
+    CHECK_FAILS(gk_reshape(a, 2, (int64_t[]){INT64_MAX, 2}, &o), GK_ERR_INVALID_ARGUMENT,
+                "cannot reshape");
+    CHECK_FAILS(gk_reshape(a, 3, (int64_t[]){-1, (int64_t)1 << 62, 4}, &o),
+                GK_ERR_INVALID_ARGUMENT, "cannot reshape");
+    /* a step past the axis takes its first element, as Python's slices */
+    CHECK_OK(gk_slice(a, 0, INT64_MAX, INT64_MIN, INT64_MIN, &o)); /* a[::-huge] */
+    CHECK_VALUES(o, ((double[]){8, 9, 10, 11}), 4, 0);
+    gk_array_free(o);
+    CHECK_OK(gk_slice(a, 1, INT64_MIN, INT64_MAX, INT64_MAX, &o)); /* a[:, ::huge] */
+    CHECK_VALUES(o, ((double[]){0, 4, 8}), 3, 0);
+    gk_array_free(o);
+    CHECK_FAILS(gk_tile(a, 1, (int64_t[]){INT64_MAX}, &o), GK_ERR_INVALID_ARGUMENT,
+                "tile: the result would have too many elements");
+    CHECK_FAILS(gk_repeat(a, INT64_MAX, 0, &o), GK_ERR_INVALID_ARGUMENT,
+                "repeat: the result would have too many elements");
+    CHECK_OK(gk_round_decimals(a, INT_MIN, &o));
+    gk_array_free(o);
+    CHECK_FAILS(gk_fft(a, GK_FFT_FORWARD, 1, (int[]){0}, (int64_t[]){-3}, GK_FFT_NORM_BACKWARD,
+                       &o), GK_ERR_INVALID_ARGUMENT, "-3 points along axis 0");
+    CHECK_FAILS(gk_fft(a, GK_FFT_FORWARD, 2, (int[]){0, 1}, (int64_t[]){INT64_MAX, INT64_MAX},
+                       GK_FFT_NORM_BACKWARD, &o), GK_ERR_INVALID_ARGUMENT, "too many points");
+    double value;
+    CHECK_FAILS(gk_item(a, NULL, &value), GK_ERR_INVALID_ARGUMENT, "no index");
+    CHECK_FAILS(gk_arange_int64(device, GK_INT64, INT64_MIN, INT64_MAX, 1, &o),
+                GK_ERR_INVALID_ARGUMENT, "18446744073709551615 elements are too many");
+    gk_array_free(a);
+}
+
 int main(void)
 {
     test_cpu_alignment();
@@ -503,5 +541,6 @@ int main(void)
     FOR_EACH_DEVICE(test_views);
     FOR_EACH_DEVICE(test_copies);
     FOR_EACH_DEVICE(test_wrap);
+    test_extreme_arguments(gk_device_cpu());
     CHECK_DONE();
 }
