@@ -948,6 +948,25 @@ static gk_array *basic_view(gkpy_state *state, const gk_array *x, index_item *it
     return view;
 }
 
+/* NumPy's IndexError for a bool array item whose lengths are not those of
+ * the view's axes it stands for, from `first`; as in NumPy, a mask's axis
+ * of length 0 (which selects nothing) stands for an axis of any length. */
+static int check_mask_lengths(const gk_array *view, const index_item *item, int first)
+{
+    const gk_array *mask = array_of(item->array);
+    for (int k = 0; gk_array_dtype(mask) == GK_BOOL && k < item->axes; k++) {
+        int64_t length = gk_array_shape(mask)[k], covered = gk_array_shape(view)[first + k];
+        if (length != covered && length != 0) {
+            PyErr_Format(PyExc_IndexError,
+                         "a bool index of length %lld stands for axis %d, of length %lld; a "
+                         "mask must be as long as the axes it covers",
+                         (long long)length, first + k, (long long)covered);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* x[key] (values NULL: a new gk_array, a view for basic indexing) or x[key]
  * = values (returns x's view, which the caller frees; NULL on error).
  * Array items (NumPy's advanced indexing): a bool mask becomes the integer
@@ -990,6 +1009,12 @@ static gk_array *index_apply(gkpy_state *state, const gk_array *x, PyObject *key
             masks += gk_array_dtype(array_of(items[i].array)) == GK_BOOL;
             if (array_at < 0)
                 array_at = (int)i;
+        }
+    for (Py_ssize_t i = 0; view && i < count; i++)
+        if (items[i].kind == INDEX_ARRAY && check_mask_lengths(view, &items[i], first_axis[i]) < 0) {
+            release_items(items, count);
+            gk_array_free(view);
+            return NULL;
         }
     if (!view || arrays == 0) {
         gk_status status = GK_OK;

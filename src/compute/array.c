@@ -516,10 +516,12 @@ bool gk_operands_conflict(const gk_operand *in, const gk_operand *out, const gk_
 
 bool gk_array_is_writable(const gk_array *a)
 {
-    bool stretched = false; /* an axis of length > 1 over one element */
+    /* An axis of length > 1 over one element; with no elements at all
+     * (NumPy gives empty arrays zero strides) there is none to repeat. */
+    bool stretched = false;
     for (int i = 0; i < a->ndim; i++)
         stretched |= a->shape[i] > 1 && a->strides[i] == 0;
-    return !a->read_only && !stretched;
+    return !a->read_only && (!stretched || gk_array_size(a) == 0);
 }
 
 gk_status gk_check_writable(const gk_array *out, const char *what)

@@ -324,7 +324,9 @@ gk_status gk_flatnonzero(const gk_array *a, gk_array **out)
 }
 
 /* a with its first mask->ndim axes merged into one (a view when the
- * strides allow, else a copy), after checking the mask against them. */
+ * strides allow, else a copy), after checking the mask against them: as
+ * in NumPy, a mask's axis of length 0 (selecting nothing) stands for an
+ * axis of any length. */
 static gk_status masked_base(const gk_array *a, const gk_array *mask, const char *what,
                              gk_array **base)
 {
@@ -337,12 +339,12 @@ static gk_status masked_base(const gk_array *a, const gk_array *mask, const char
         return status;
     bool fits = mask->dtype == GK_BOOL && mask->ndim <= a->ndim;
     for (int i = 0; fits && i < mask->ndim; i++)
-        fits = mask->shape[i] == a->shape[i];
+        fits = mask->shape[i] == a->shape[i] || mask->shape[i] == 0;
     if (!fits) {
         char sa[160], sm[160];
         return gk_fail(mask->dtype == GK_BOOL ? GK_ERR_OUT_OF_RANGE : GK_ERR_INVALID_ARGUMENT,
-                       "%s: the mask (%s %s) must be bool and match the leading axes of the "
-                       "array's shape %s",
+                       "%s: the mask (%s %s) must be bool and as long as the leading axes of "
+                       "the array's shape %s (a mask's axis may also be 0 long)",
                        what, gk_dtype_name(mask->dtype),
                        gk_shape_text(mask->ndim, mask->shape, sm, sizeof sm),
                        gk_shape_text(a->ndim, a->shape, sa, sizeof sa));
@@ -352,7 +354,15 @@ static gk_status masked_base(const gk_array *a, const gk_array *mask, const char
     shape[ndim++] = gk_array_size(mask);
     for (int i = mask->ndim; i < a->ndim; i++)
         shape[ndim++] = a->shape[i];
-    return gk_reshape(a, ndim, shape, base);
+    if (shape[0] > 0 || gk_array_size(a) == 0)
+        return gk_reshape(a, ndim, shape, base);
+    /* An empty mask over axes that are not: none of a's elements. */
+    gk_array *none = NULL;
+    status = gk_slice(a, 0, 0, 0, 1, &none);
+    if (status == GK_OK)
+        status = gk_reshape(none, ndim, shape, base);
+    gk_array_free(none);
+    return status;
 }
 
 gk_status gk_mask_select(const gk_array *a, const gk_array *mask, gk_array **out)
@@ -503,6 +513,31 @@ gk_status gk_nonzero(const gk_array *a, gk_array **out)
 /* --- several integer arrays on consecutive axes (NumPy's advanced
  * indexing) --- */
 
+/* NumPy's IndexError for index arrays whose shapes do not broadcast
+ * together (the sum below would fail with an arithmetic op's message). */
+static gk_status check_indices_broadcast(int count, const gk_array *const *indices,
+                                         const char *what)
+{
+    int ndims[GK_MAX_DIMS], ndim;
+    const int64_t *shapes[GK_MAX_DIMS];
+    int64_t shape[GK_MAX_DIMS];
+    for (int k = 0; k < count; k++) {
+        ndims[k] = indices[k]->ndim;
+        shapes[k] = indices[k]->shape;
+    }
+    if (gk_broadcast_shape(count, ndims, shapes, &ndim, shape) == GK_OK)
+        return GK_OK;
+    char text[GK_MAX_DIMS * 40] = "";
+    size_t used = 0;
+    for (int k = 0; k < count && used < sizeof text; k++) {
+        char one[160];
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", k ? " " : "",
+                                 gk_shape_text(ndims[k], shapes[k], one, sizeof one));
+    }
+    return gk_fail(GK_ERR_OUT_OF_RANGE, "%s: shape mismatch: the index arrays of shapes %s "
+                   "do not broadcast together", what, text);
+}
+
 /* The flat positions into a's axes [first, first + count) merged into one,
  * from `count` integer arrays (broadcast together; negative values from
  * the end; each checked against its axis), and a with those axes merged
@@ -526,6 +561,8 @@ static gk_status merged_positions(const gk_array *a, int first, int count,
         status = gk_same_device(2, pair, what);
         length *= a->shape[first + k];
     }
+    if (status == GK_OK)
+        status = check_indices_broadcast(count, indices, what);
     /* flat = sum of index[k] * (the lengths of the later indexed axes) */
     int64_t below = 1;
     for (int k = count - 1; k >= 0 && status == GK_OK; k--) {

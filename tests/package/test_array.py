@@ -491,6 +491,34 @@ def test_index_errors(device):
         x[::0]
 
 
+def test_advanced_index_errors_are_numpys(device):
+    """A bool mask beside other items must have the lengths of the axes it
+    covers (an axis of length 0 stands for any), and index arrays must
+    broadcast together: NumPy's IndexError, reading and writing, where a
+    short mask was taken and a mismatch raised an arithmetic ValueError."""
+    x = gk.zeros((2, 1, 2), device=device)
+    ints, short = np.array([[1, -1], [0, 1]]), np.array([True])
+    for key in [(ints, Ellipsis, short), (slice(None), slice(None), short),
+                (np.array([0, 1]), np.array([0, 0, 0])), (np.array([1, 0]), np.array([], bool))]:
+        with pytest.raises(IndexError, match="mask must be as long|shape mismatch"):
+            x[key]
+        with pytest.raises(IndexError, match="mask must be as long|shape mismatch"):
+            x[key] = 1
+    # a mask's axis of length 0 selects nothing from an axis of any length
+    assert x[:, :, np.zeros(0, bool)].shape == np.zeros((2, 1, 2))[:, :, np.zeros(0, bool)].shape
+    y = gk.zeros((2, 3), device=device)
+    assert y[np.zeros((0, 3), bool)].shape == (0,)
+
+
+def test_empty_views_are_written(device):
+    # NumPy gives empty arrays zero strides; a slice of one is still no
+    # broadcast view, and writing its no elements is allowed
+    x = gk.asarray(np.zeros((2, 0), np.int32), device=device)
+    x[-4:4] = np.zeros((2, 0), np.int32)
+    x[::2, :] = 1
+    assert x.shape == (2, 0)
+
+
 def test_setitem_conversions_and_errors(device):
     x = gk.zeros(3, dtype="int32", device=device)
     x[0] = 2.9  # truncates, as NumPy

@@ -669,7 +669,7 @@ static void test_mask_select(gk_device device)
     gk_array_free(out);
     /* errors: shapes and dtypes */
     CHECK_FAILS(gk_mask_select(b, four, &out), GK_ERR_OUT_OF_RANGE,
-                "must be bool and match the leading axes");
+                "must be bool and as long as the leading axes");
     gk_array *ints = array_of(device, GK_INT32, 1, (int64_t[]){3}, (double[]){1, 0, 1});
     CHECK_FAILS(gk_mask_select(b, ints, &out), GK_ERR_INVALID_ARGUMENT, "must be bool");
     CHECK_FAILS(gk_mask_select(m1, mask, &out), GK_ERR_OUT_OF_RANGE, "leading axes");
