@@ -19,9 +19,6 @@ gk_status gk_launch_visible_devices(const gk_reservation *reservation, unsigned 
 
 /* --- the job's environment --- */
 
-/* The variable that names the lease a job runs under: gpukit.current_reservation()
- * in the job finds its reservation by it. */
-#define GK_LEASE_ENV "GPUKIT_LEASE"
 /* CUDA_VISIBLE_DEVICES as it was before a lease's job changed it, when it
  * was set (by Slurm, say). */
 #define GK_OUTER_VISIBLE_ENV "GPUKIT_OUTER_CUDA_VISIBLE_DEVICES"

@@ -40,6 +40,11 @@ extern "C" {
 
 #define GK_LEASE_MAX_DEVICES GK_SELECT_MAX_COUNT
 
+/* The variable that names the lease a job runs under (set by gpukit run):
+ * gpukit.current_reservation() in the job finds its reservation by it, and
+ * the job's own gpukit runs share out its devices (gk_lease_claims). */
+#define GK_LEASE_ENV "GPUKIT_LEASE"
+
 typedef struct gk_lease {
     char name[64];         /* its file name in the lease directory */
     bool waiting;          /* a job waiting in line (--wait), not yet holding devices */
@@ -102,7 +107,11 @@ void gk_lease_release(gk_lease_dir *dir, const char *name, int fd);
 
 /* The claims of the holding leases on the devices of a snapshot, for
  * gk_select(): each lease's reserved memory per device and what its job's
- * processes (the job and its descendants) already use there. */
+ * processes (the job and its descendants) already use there. The leases
+ * the caller runs under are no claim against it: its own Slurm job's
+ * (SLURM_JOB_ID), and the gpukit lease named by GPUKIT_LEASE when this
+ * process or one of its ancestors holds it (a job's own gpukit runs share
+ * out the job's devices, as Slurm's steps share out the job's). */
 gk_status gk_lease_claims(const gk_snapshot *snapshot, const gk_lease *leases, size_t count,
                           gk_claim **claims, size_t *claim_count);
 

@@ -488,6 +488,21 @@ static uint64_t held_by_job(const gk_snapshot *snapshot, const char *uuid, uint3
     return held;
 }
 
+/* Whether `lease` is one the caller runs under, so no claim against it: its
+ * own Slurm job's (`slurm_own` is "slurm-ID" of SLURM_JOB_ID, or ""), or the
+ * gpukit lease of GPUKIT_LEASE held by this process or an ancestor (a
+ * `gpukit run` inside a `gpukit run` job or a gpukit Jupyter kernel would
+ * otherwise wait for itself). The holder is checked so that the variable
+ * alone lifts no other job's claim. */
+static bool runs_under(const gk_lease *lease, const char *slurm_own)
+{
+    if (lease->slurm)
+        return strcmp(lease->name, slurm_own) == 0;
+    const char *own = getenv(GK_LEASE_ENV);
+    return own && strcmp(lease->name, own) == 0 && lease->pid > 0 &&
+           in_job((uint32_t)getpid(), lease->pid);
+}
+
 gk_status gk_lease_claims(const gk_snapshot *snapshot, const gk_lease *leases, size_t count,
                           gk_claim **claims, size_t *claim_count)
 {
@@ -506,7 +521,7 @@ gk_status gk_lease_claims(const gk_snapshot *snapshot, const gk_lease *leases, s
         snprintf(own, sizeof own, "slurm-%s", job);
     for (size_t i = 0; i < count; i++) {
         const gk_lease *lease = &leases[i];
-        if (lease->waiting || (lease->slurm && strcmp(lease->name, own) == 0))
+        if (lease->waiting || runs_under(lease, own))
             continue;
         for (size_t d = 0; d < lease->device_count; d++) {
             gk_claim *claim = &(*claims)[(*claim_count)++];

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -343,6 +344,45 @@ def peak(events):
         depth += delta
         best = max(best, depth)
     return best
+
+
+# The job of a `gpukit run -n 2` (or a gpukit kernel's notebook) runs
+# `gpukit run` again: each inner run takes one of the job's own GPUs, as
+# Slurm's steps share out their job's, and never waits for the job itself.
+JOB_OF_JOBS = """
+import json, subprocess, sys
+gpukit = sys.argv[1]
+hold = "echo $CUDA_VISIBLE_DEVICES; read line"
+inner = [subprocess.Popen([gpukit, "run", "--", "sh", "-c", hold], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) for _ in range(2)]
+got = [job.stdout.readline().strip() for job in inner]
+third = subprocess.run([gpukit, "run", "--", "true"], capture_output=True, text=True)
+for job in inner:
+    job.communicate("")
+print(json.dumps({"inner": got, "third": [third.returncode, third.stderr]}))
+"""
+
+
+def test_runs_inside_a_job_share_out_its_own_gpus(env, tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(JOB_OF_JOBS)
+    result = gk(["run", "-n", "2", "--", sys.executable, str(script), str(GPUKIT)], env)
+    assert result.returncode == EXIT_OK, result.stderr
+    seen = json.loads(result.stdout)
+    assert sorted(seen["inner"]) == sorted([UUID[3], UUID[6]]), seen
+    # Its siblings' leases still count.
+    code, message = seen["third"]
+    assert code == EXIT_BUSY and "reserved by pid" in message, message
+    # Naming a job's lease is not enough to share its GPUs: only the job's
+    # own processes may.
+    job = subprocess.Popen([str(GPUKIT), "run", "--gpus", "3", "--", "sh", "-c",
+                            "echo $GPUKIT_LEASE; read line"], env=env, text=True,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    name = job.stdout.readline().strip()
+    outsider = dict(env, GPUKIT_LEASE=name, CUDA_VISIBLE_DEVICES=UUID[3])
+    result = gk(["run", "--", "true"], outsider)
+    assert result.returncode == EXIT_BUSY and "reserved by pid" in result.stderr
+    job.communicate("", timeout=10)
 
 
 @pytest.mark.skipif(SANITIZE, reason="timing-heavy; covered by the plain build")
