@@ -522,11 +522,17 @@ static device_limit device_limited(const gk_cuda_view *allowed, const device_lis
 
 /* No candidate at all: names the limit that took the last devices away, so
  * the user knows what to change (waiting never helps here). `limited`
- * counts the working devices each limit removed. */
+ * counts the working devices each limit removed; `broken` is a GPU that
+ * does not work but that the limits left (NULL if none): it, not the
+ * limits, is why nothing is left ("--gpus 1" for a lost GPU 1). */
 static void describe_no_candidate(char *buf, size_t size, const gk_request *request,
-                                  const gk_cuda_view *allowed, const size_t *limited)
+                                  const gk_cuda_view *allowed, const size_t *limited,
+                                  const gk_gpu *broken)
 {
-    if (limited[LIMIT_EXCLUDE])
+    if (broken)
+        snprintf(buf, size, "GPU %u is %s: %.160s", broken->index,
+                 gk_gpu_state_name(broken->state), broken->error);
+    else if (limited[LIMIT_EXCLUDE])
         snprintf(buf, size, "--exclude %.64s leaves none of the devices this process may use",
                  request->exclude);
     else if (limited[LIMIT_GPUS])
@@ -541,13 +547,13 @@ static void describe_no_candidate(char *buf, size_t size, const gk_request *requ
 
 static void describe_shortfall(gk_selection *selection, const gk_request *request,
                                size_t possible, const gk_cuda_view *allowed,
-                               const size_t *limited)
+                               const size_t *limited, const gk_gpu *broken)
 {
     int n = snprintf(selection->why, sizeof selection->why, "wanted %u device(s), %zu fit",
                      request->count, selection->fitting);
     if (selection->count == 0) {
         char reason[400];
-        describe_no_candidate(reason, sizeof reason, request, allowed, limited);
+        describe_no_candidate(reason, sizeof reason, request, allowed, limited, broken);
         snprintf(selection->why + n, sizeof selection->why - (size_t)n,
                  "; no device is usable by this process: %s", reason);
     } else if (possible < request->count) {
@@ -605,10 +611,14 @@ gk_status gk_select(const gk_snapshot *snapshot, const gk_cuda_view *allowed,
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory");
     }
     size_t count = 0, limited[LIMIT_COUNT] = {0};
+    const gk_gpu *broken = NULL; /* the first failing GPU the limits leave */
     for (size_t i = 0; i < snapshot->gpu_count; i++) {
         const gk_gpu *gpu = &snapshot->gpus[i];
-        if (gpu->state != GK_GPU_OK)
+        if (gpu->state != GK_GPU_OK) {
+            if (!broken && device_limited(allowed, &only, &exclude, i, -1) == LIMIT_NONE)
+                broken = gpu;
             continue;
+        }
         /* A GPU in MIG mode offers its MIG devices, otherwise itself (-1). */
         const int first = mig_on(gpu) ? 0 : -1;
         const int last = mig_on(gpu) ? (int)gpu->mig_count - 1 : -1;
@@ -660,7 +670,11 @@ gk_status gk_select(const gk_snapshot *snapshot, const gk_cuda_view *allowed,
     selection->fits = selection->fitting >= request->count;
     selection->possible = possible >= request->count;
     if (!selection->fits)
-        describe_shortfall(selection, request, possible, allowed, limited);
+        describe_shortfall(selection, request, possible, allowed, limited,
+                           limited[LIMIT_CUDA_VIEW] || limited[LIMIT_GPUS] ||
+                                   limited[LIMIT_EXCLUDE]
+                               ? broken
+                               : NULL);
     return GK_OK;
 }
 

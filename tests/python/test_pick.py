@@ -95,6 +95,13 @@ def test_lost_gpus_are_never_picked(pick):
     result = pick(["-n", "2", "--order", "index"], scenario="lost")
     assert result.stdout.strip() == pci("0,2")
     assert pick(["-n", "3"], scenario="lost").returncode == EXIT_BUSY
+    # A lost GPU named by --gpus (or left by --exclude) is named as the
+    # cause, with the driver's word on it, not --gpus or --exclude.
+    for args in (["--gpus", "1"], ["--exclude", "0,2"]):
+        result = pick(args, scenario="lost")
+        assert result.returncode == EXIT_BUSY
+        assert "GPU 1 is lost: GPU is lost" in result.stderr, result.stderr
+        assert "--gpus" not in result.stderr and "--exclude" not in result.stderr
 
 
 def test_cuda_visible_devices_limits_the_choice(pick):
