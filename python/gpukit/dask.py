@@ -134,8 +134,13 @@ def dask_setup(worker, count, share, require_gpu, new_lease, **params):
                 os.environ[name] = value
     try:
         reservation = _gpukit.reserve(count, share=share, **_selection(params))
-    except _gpukit.NoGPUError as error:
-        if require_gpu:
+    except BaseException as error:
+        # No GPU for this worker: hide every GPU from it, as `gpukit run
+        # --cpu-fallback` does (unset, CUDA_VISIBLE_DEVICES means all of
+        # them, other jobs' reserved ones too). Also when the preload fails:
+        # distributed logs a preload's exception and starts the worker anyway.
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        if require_gpu or not isinstance(error, (_gpukit.NoGPUError, TimeoutError)):
             raise
         logger.warning("gpukit: no GPU for worker %s, it works on the CPU: %s", worker.name,
                        error)
@@ -187,8 +192,10 @@ class GPUCluster(LocalCluster):
     reserves its GPU(s) as it starts and holds them for its whole life.
 
     Without a GPU that fits, the workers run on the CPU (n_workers, or one
-    per core) and a ``RuntimeWarning`` says why; with ``require_gpu=True``
-    it raises ``gpukit.NoGPUError`` instead. Other keywords go to
+    per core) with every GPU hidden (``CUDA_VISIBLE_DEVICES`` empty), and a
+    ``RuntimeWarning`` says why, as it does for the workers past the GPUs
+    that fit when n_workers asks for more; with ``require_gpu=True`` it
+    raises ``gpukit.NoGPUError`` instead. Other keywords go to
     ``distributed.LocalCluster`` (``dashboard_address``, ``memory_limit``,
     ``silence_logs``, ...).
     """
@@ -208,6 +215,14 @@ class GPUCluster(LocalCluster):
                 raise _gpukit.NoGPUError(f"GPUCluster: {why} (require_gpu=True)")
             warnings.warn(f"GPUCluster: {why}; its workers work on the CPU", RuntimeWarning,
                           stacklevel=2)
+        if n_workers is not None and 0 < fitting < n_workers and not selection.get("wait"):
+            # The workers past those GPUs would find none (they do not wait).
+            why = (f"n_workers={n_workers}, but GPUs for only {fitting} fit the selection "
+                   f"(gpus_per_worker={gpus_per_worker})")
+            if require_gpu:
+                raise _gpukit.NoGPUError(f"GPUCluster: {why} (require_gpu=True)")
+            warnings.warn(f"GPUCluster: {why}; the other {n_workers - fitting} work on the CPU",
+                          RuntimeWarning, stacklevel=2)
         if n_workers is None:
             n_workers = fitting or (os.cpu_count() or 1)
         kwargs.setdefault("host", "127.0.0.1")

@@ -113,6 +113,22 @@ def test_cpu_workers_without_a_gpu_or_refusal(tmp_path, monkeypatch):
         (info,) = client.scheduler_info()["workers"].values()
         assert info["resources"] == {}
         assert client.submit(sum, [1, 2, 3]).result() == 6
+        assert client.submit(lambda: os.environ.get("CUDA_VISIBLE_DEVICES")).result() == ""
+
+
+def test_more_workers_than_gpus_that_fit(machine):
+    """n_workers=3 where two GPUs have 70 GiB free: the third worker works
+    on the CPU, says so, and sees no GPU (an unset CUDA_VISIBLE_DEVICES
+    would be every GPU, other jobs' reserved ones too)."""
+    with pytest.warns(RuntimeWarning, match="only 2 fit.*the other 1 work on the CPU"):
+        cluster = gpukit.dask.GPUCluster(n_workers=3, min_free="70G")
+    with cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(3)
+        seen = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
+        uuids = scenario_uuids()
+        assert sorted(seen.values()) == sorted(["", uuids[3], uuids[6]])
+    with pytest.raises(gpukit.NoGPUError, match="only 2 fit.*require_gpu"):
+        gpukit.dask.GPUCluster(n_workers=3, min_free="70G", require_gpu=True)
 
 
 def test_bad_keywords(machine):
