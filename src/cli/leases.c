@@ -29,12 +29,37 @@ static void print_usage(FILE *out)
             "/tmp/gpukit-leases).\n");
 }
 
+/* A leased device's label: "pci:3", or "pci:0:1" for a MIG device, whose
+ * position under its GPU only the driver knows (the lease has its UUID);
+ * `snapshot` is NULL when no lease holds a MIG device. */
+static const char *device_label(char *buf, size_t size, const gk_snapshot *snapshot,
+                                unsigned index, const char *uuid)
+{
+    int mig = -1;
+    for (size_t g = 0; snapshot && g < snapshot->gpu_count; g++)
+        for (size_t m = 0; m < snapshot->gpus[g].mig_count; m++)
+            if (strcmp(snapshot->gpus[g].mig_devices[m].uuid, uuid) == 0)
+                mig = (int)snapshot->gpus[g].mig_devices[m].index;
+    if (mig < 0 && strncmp(uuid, "MIG-", 4) == 0) {
+        /* the driver no longer lists it: its UUID, which --gpus takes */
+        snprintf(buf, size, "%.12s", uuid);
+        return buf;
+    }
+    return cli_device_label(buf, size, index, mig);
+}
+
 static void print_table(const gk_lease *leases, size_t count)
 {
     char since[64], reserved[32], gpus[256], label[32], command[256], request[256];
     size_t holding = 0;
-    for (size_t i = 0; i < count; i++)
+    bool mig = false;
+    for (size_t i = 0; i < count; i++) {
         holding += !leases[i].waiting;
+        for (size_t d = 0; !leases[i].waiting && d < leases[i].device_count; d++)
+            mig |= strncmp(leases[i].uuids[d], "MIG-", 4) == 0;
+    }
+    /* Only MIG devices need the driver (most tables are read without it). */
+    gk_snapshot *snapshot = mig ? cli_take_snapshot(GK_PROBE_NO_CPU) : NULL;
     if (holding == 0)
         printf("No GPU is reserved.\n");
     else
@@ -48,13 +73,15 @@ static void print_table(const gk_lease *leases, size_t count)
         gpus[0] = '\0';
         for (size_t d = 0; d < lease->device_count && used < sizeof gpus; d++)
             used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%s%s", d ? "," : "",
-                                     cli_device_label(label, sizeof label, lease->indices[d], -1));
+                                     device_label(label, sizeof label, snapshot,
+                                                  lease->indices[d], lease->uuids[d]));
         gk_format_local_time(since, sizeof since, &lease->since);
         printf("%-10s %8u %-12s %-19s %-10s %-6s %s\n", gpus, lease->pid, lease->user, since,
                lease->reserved ? gk_format_size(reserved, sizeof reserved, lease->reserved) : "-",
                lease->slurm ? "slurm" : lease->share ? "shared" : "excl",
                gk_printable(command, sizeof command, lease->command));
     }
+    gk_snapshot_destroy(snapshot);
     size_t waiting = count - holding;
     if (waiting) {
         printf("\n%zu job(s) waiting, first come first served:\n", waiting);

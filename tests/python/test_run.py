@@ -158,6 +158,14 @@ def test_leases_table(env):
     assert gk(["leases"], env).stdout.strip() == "No GPU is reserved."
 
 
+def test_leases_table_names_a_mig_device(tmp_path):
+    # A lease on MIG device 1 of GPU 0 is that device, not the whole GPU 0.
+    env = scenario_env(tmp_path, "mig")
+    result = gk(["run", "--gpus", "0:1", "--", str(GPUKIT), "leases"], env)
+    assert result.returncode == EXIT_OK, result.stderr
+    assert result.stdout.splitlines()[1].split()[0] == "pci:0:1"
+
+
 def strings_in(document):
     """Every string in a JSON document."""
     if isinstance(document, str):
