@@ -267,7 +267,9 @@ def test_jobs_under_a_real_slurm(slurm):
     # A batch job: the prolog's record is there while it runs (gpukit sees
     # a Slurm job on its GPU), and gone after.
     records = Path(slurm.env["GPUKIT_SLURM_DIR"])
-    submitted = slurm.run(["sbatch", "--parsable", "--gres=gpu:1", "--wrap", "sleep 60"])
+    # its output goes to the null device, not slurm-N.out in the tests folder
+    submitted = slurm.run(["sbatch", "--parsable", "--gres=gpu:1", "--output=/dev/null",
+                           "--wrap", "sleep 60"])
     assert submitted.returncode == 0, submitted.stderr
     job = submitted.stdout.strip().split(";")[0]
     deadline = time.monotonic() + 60
