@@ -47,6 +47,7 @@ typedef struct gk_request {
     const char *gpus;      /* only these (comma list of indices, UUIDs); NULL: any */
     const char *exclude;   /* never these; NULL: none */
     bool share;            /* share devices with other shared reservations */
+    bool mode_given;       /* "share" or "exclusive" was set: the other is refused */
     uint64_t seed;         /* for GK_ORDER_RANDOM */
 } gk_request;
 
@@ -59,7 +60,8 @@ void gk_request_init(gk_request *request);
  * ("0.5" or "50%"), "max-util" (0 to 100), "max-procs" (0 or more), "gpus"
  * and "exclude" (lists; the request keeps pointing at `value`; a "gpus" list
  * that names nothing is an error, as it would offer no GPU), "seed", and
- * "share" and "exclusive" (value ignored). Every front end parses options
+ * "share" and "exclusive" (value ignored; once one is set, the other is an
+ * error, as the two contradict each other). Every front end parses options
  * here, so they accept the same things. GK_ERR_INVALID_ARGUMENT for a bad
  * value or name, with what is wrong (not the option's name, which each
  * front end spells its own way). */

@@ -67,7 +67,13 @@ gk_status gk_request_set(gk_request *request, const char *name, const char *valu
     if (!request || !name)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "gk_request_set: NULL argument");
     if (strcmp(name, "share") == 0 || strcmp(name, "exclusive") == 0) {
-        request->share = name[0] == 's';
+        bool share = name[0] == 's';
+        if (request->mode_given && request->share != share)
+            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                           "the reservation is %s already; it is shared or exclusive, not both",
+                           request->share ? "shared" : "exclusive");
+        request->share = share;
+        request->mode_given = true;
         return GK_OK;
     }
     if (!value)
@@ -209,7 +215,8 @@ static gk_status resolve_entry(const gk_snapshot *snapshot, const char *option,
     if (length < 5 || (strncasecmp(entry, "GPU-", 4) != 0 && strncasecmp(entry, "MIG-", 4) != 0))
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
                        "%s: '%.*s' is neither a GPU index (0, 1, ... or pci:0, pci:1, ... in "
-                       "nvidia-smi's numbering; 0:1 for a MIG device) nor a GPU-/MIG- UUID", option, (int)length, entry);
+                       "nvidia-smi's numbering; 0:1 for a MIG device) nor a GPU-/MIG- UUID",
+                       option, (int)length, entry);
     size_t matches = 0;
     for (size_t i = 0; i < snapshot->gpu_count; i++) {
         const gk_gpu *gpu = &snapshot->gpus[i];
@@ -561,7 +568,8 @@ static void describe_shortfall(gk_selection *selection, const gk_request *reques
                       " and only %zu could ever fit", possible);
     }
     size_t shown = 0;
-    for (size_t i = selection->fitting; i < selection->count && (size_t)n < sizeof selection->why; i++) {
+    for (size_t i = selection->fitting;
+         i < selection->count && (size_t)n < sizeof selection->why; i++) {
         const gk_candidate *c = &selection->candidates[i];
         if (shown == 4) {
             snprintf(selection->why + n, sizeof selection->why - (size_t)n, "; %zu more",

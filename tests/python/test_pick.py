@@ -172,6 +172,8 @@ def test_verbose_lists_every_candidate(pick):
     (["--gpus="], "--gpus: name at least one GPU"),
     (["--gpus", " , "], "--gpus: name at least one GPU"),
     (["--format", "xml"], "--format"),
+    (["--share", "--exclusive"], "--exclusive: the reservation is shared already"),
+    (["--exclusive", "--share"], "--share: the reservation is exclusive already"),
     (["--frobnicate"], "gpukit pick: unrecognized option '--frobnicate'"),
     (["extra"], "unexpected argument"),
 ])
