@@ -856,7 +856,10 @@ static lapack_int solve_matrix(const stack *s, int64_t i, void *context, char *s
     lapack_int *pivots = (lapack_int *)(void *)(scratch + (size_t)n * (size_t)nrhs * s->size);
     lu_preparation prep;
     lapack_int info = lu_matrix(s, i, pivots, largest_part(s, i), &prep);
-    if (info != 0)
+    /* No right-hand sides (b is n x 0): the LU alone says whether a is
+     * singular, which raises as it does for any b (NumPy's solve, and the
+     * GPU path's, factor a whatever b's width). */
+    if (info != 0 || nrhs == 0)
         return info;
     int exponent = prep.exponent;
     /* a scaled a: b scaled into range too (2^eb b), and x = 2^(ea - eb) y
@@ -951,7 +954,9 @@ gk_status gk_solve(const gk_array *a, const gk_array *b, gk_array **x)
     /* scratch: one b in column-major order, then the pivots */
     solve_work work = {&sb_host, (lapack_int)nrhs};
     size_t scratch = (size_t)(n * nrhs) * sa_host.size + sizeof(lapack_int) * (size_t)n;
-    if (status == GK_OK && n > 0 && nrhs > 0)
+    /* every matrix is factored, even for b with no columns: a singular
+     * one raises either way */
+    if (status == GK_OK && n > 0)
         status = factor_each_matrix(&sa_host, solve_matrix, &work, scratch, solve_routines,
                                     SMALL_MATRIX_ELEMENTS, (lu_flops(n) + 2.0 * n * n * nrhs) / 2);
     /* x is b's stack; without the column axis for a vector */

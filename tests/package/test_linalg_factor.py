@@ -384,6 +384,21 @@ def test_singular_and_stack_errors(device):
             function(on(np.eye(2), device, "float16"))
 
 
+def test_solve_singular_without_right_hand_sides(device):
+    # b with no columns still factors a: a singular matrix raises, as
+    # NumPy's solve (and the GPU path) do, where the result was silently
+    # an empty array.
+    singular = [[1.0, 2.0], [2.0, 4.0]]
+    with pytest.raises(linalg.LinAlgError, match="solve: the matrix is singular"):
+        linalg.solve(on(singular, device, "float64"), on(np.zeros((2, 0)), device, "float64"))
+    stack = on(np.array([np.eye(2), singular]), device, "float32")
+    with pytest.raises(linalg.LinAlgError, match=r"singular \(matrix \[1\] of the stack\)"):
+        linalg.solve(stack, on(np.zeros((2, 2, 0)), device, "float32"))
+    # an invertible one gives the empty solution
+    x = linalg.solve(on(np.eye(2) * 2, device, "float64"), on(np.zeros((3, 2, 0)), device))
+    assert x.shape == (3, 2, 0) and x.dtype == gk.float64
+
+
 def test_empty_stacks(device):
     empty = on(np.zeros((0, 3, 3)), device, "float64")
     for function in (linalg.inv, linalg.det, linalg.cholesky, linalg.eigvalsh, linalg.eigvals,
