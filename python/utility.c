@@ -588,7 +588,7 @@ static PyObject *fn_linalg_vector_norm(PyObject *module, PyObject *const *args,
     return gkpy_array_result(state, status, out);
 }
 
-/* _linalg_matrix_norm(x, keepdims, ord): ord 'fro', 'nuc', +-1, +-2, +-inf */
+/* _linalg_matrix_norm(x, keepdims, ord): ord 'fro' (or None), 'nuc', +-1, +-2, +-inf */
 static PyObject *fn_linalg_matrix_norm(PyObject *module, PyObject *const *args,
                                        Py_ssize_t nargs)
 {
@@ -602,7 +602,9 @@ static PyObject *fn_linalg_matrix_norm(PyObject *module, PyObject *const *args,
     gk_matrix_norm_kind kind = GK_NORM_COUNT;
     PyObject *ord = values[2];
     double number = 0;
-    if (PyUnicode_Check(ord)) {
+    if (ord == Py_None) { /* the standard's ord is Optional: None is the default, as NumPy's */
+        kind = GK_NORM_FROBENIUS;
+    } else if (PyUnicode_Check(ord)) {
         if (PyUnicode_CompareWithASCIIString(ord, "fro") == 0)
             kind = GK_NORM_FROBENIUS;
         else if (PyUnicode_CompareWithASCIIString(ord, "nuc") == 0)

@@ -200,10 +200,11 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """The ord-norm of each matrix over x's last two axes.
 
-    ord: 'fro' (Frobenius), 'nuc' (the sum of the singular values), 1 / -1
-    (the largest / smallest column sum of abs(x)), inf / -inf (row sums), 2
-    / -2 (the largest / smallest singular value). The singular-value norms
-    are computed by LAPACK on the host.
+    ord: 'fro' (Frobenius; None means it too, as in the standard and NumPy),
+    'nuc' (the sum of the singular values), 1 / -1 (the largest / smallest
+    column sum of abs(x)), inf / -inf (row sums), 2 / -2 (the largest /
+    smallest singular value). The singular-value norms are computed by
+    LAPACK on the host.
     """
     return _gpukit._linalg_matrix_norm(x, keepdims, ord)
 

@@ -155,6 +155,15 @@ def test_matrix_norm_and_svdvals_edges(device):
         linalg.matrix_norm(on(np.ones(3), device))
 
 
+def test_matrix_norm_ord_none_is_frobenius(device):
+    # The standard's ord is Optional and NumPy takes None for 'fro'; it
+    # was a TypeError.
+    x = RNG.normal(size=(2, 3, 4)).astype(np.float64)
+    close(linalg.matrix_norm(on(x, device), ord=None), np.linalg.matrix_norm(x, ord=None), 1e-12)
+    close(linalg.matrix_norm(on(x, device), ord=None, keepdims=True),
+          np.linalg.matrix_norm(x, ord=None, keepdims=True), 1e-12)
+
+
 def test_matrix_rank_and_pinv(device):
     x = RNG.normal(size=(3, 5, 4))
     x[1, :, 3] = x[1, :, 0] * 2  # one rank-deficient matrix
