@@ -1011,7 +1011,8 @@ static gk_array *index_apply(gkpy_state *state, const gk_array *x, PyObject *key
                 array_at = (int)i;
         }
     for (Py_ssize_t i = 0; view && i < count; i++)
-        if (items[i].kind == INDEX_ARRAY && check_mask_lengths(view, &items[i], first_axis[i]) < 0) {
+        if (items[i].kind == INDEX_ARRAY &&
+            check_mask_lengths(view, &items[i], first_axis[i]) < 0) {
             release_items(items, count);
             gk_array_free(view);
             return NULL;
@@ -1480,8 +1481,9 @@ static PyObject *array_transpose(PyObject *self, PyObject *const *args, Py_ssize
     for (int i = 0; i < count; i++) {
         int64_t axis = values[i] < 0 ? values[i] + ndim : values[i];
         if (axis < 0 || axis >= ndim) {
-            PyErr_Format(PyExc_ValueError, "transpose(): axis %lld is out of range for a %d-d "
-                         "array", (long long)values[i], ndim);
+            PyErr_Format(state_of(self)->axis_error,
+                         "transpose(): axis %lld is out of range for a %d-d array",
+                         (long long)values[i], ndim);
             return NULL;
         }
         axes[i] = (int)axis;

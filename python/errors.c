@@ -65,6 +65,9 @@ PyObject *gkpy_raise(gkpy_state *state, gk_status status)
     case GK_ERR_LINALG:
         type = linalg_error_to_raise(state);
         break;
+    case GK_ERR_AXIS:
+        type = state->axis_error;
+        break;
     case GK_ERR_NOT_FOUND:
     case GK_ERR_DRIVER:
     default:
@@ -114,5 +117,15 @@ int gkpy_errors_init(PyObject *module, gkpy_state *state)
     state->linalg_error = new_exception(
         module, "_LinAlgError", "gpukit.linalg.LinAlgError", PyExc_ValueError,
         "A matrix is singular or not positive definite, or a factorization did not converge.");
-    return state->linalg_error ? 0 : -1;
+    if (!state->linalg_error)
+        return -1;
+    /* NumPy's AxisError is a ValueError and an IndexError, so code catching
+     * either, as it would for NumPy, catches it. */
+    PyObject *bases = PyTuple_Pack(2, PyExc_ValueError, PyExc_IndexError);
+    state->axis_error = bases ? new_exception(module, "AxisError", "gpukit.AxisError", bases,
+                                              "An axis beyond the array's (a ValueError and an "
+                                              "IndexError, as NumPy's AxisError).")
+                              : NULL;
+    Py_XDECREF(bases);
+    return state->axis_error ? 0 : -1;
 }

@@ -76,8 +76,8 @@ static int single_int(PyObject *object, long long *value)
  * (`one_axis`: only one int, the one-axis functions' axis), each in
  * -GK_MAX_DIMS .. GK_MAX_DIMS - 1 (the library checks it against the
  * array); -1 with the exception. */
-static int axes_argument(const char *function, bool one_axis, PyObject *object, int *naxes,
-                         int *axes)
+static int axes_argument(gkpy_state *state, const char *function, bool one_axis,
+                         PyObject *object, int *naxes, int *axes)
 {
     int64_t values[GK_MAX_DIMS];
     long long one;
@@ -96,7 +96,7 @@ static int axes_argument(const char *function, bool one_axis, PyObject *object, 
     }
     for (int i = 0; i < *naxes; i++) {
         if (values[i] < -GK_MAX_DIMS || values[i] >= GK_MAX_DIMS) {
-            PyErr_Format(PyExc_IndexError, "%s(): axis %lld is out of range", function,
+            PyErr_Format(state->axis_error, "%s(): axis %lld is out of range", function,
                          (long long)values[i]);
             return -1;
         }
@@ -154,7 +154,7 @@ static PyObject *fn_fft(PyObject *module, PyObject *const *args, Py_ssize_t narg
     int nlengths, naxes, axes[GK_MAX_DIMS];
     int64_t lengths[GK_MAX_DIMS];
     if (lengths_argument(function, args[2], one_axis, &nlengths, lengths) < 0 ||
-        axes_argument(function, one_axis, args[3], &naxes, axes) < 0)
+        axes_argument(state, function, one_axis, args[3], &naxes, axes) < 0)
         return NULL;
     /* the names in gk_fft_norm's order */
     static const char *const norms[] = {"backward", "ortho", "forward"};
@@ -235,7 +235,7 @@ static PyObject *fn_fftshift(PyObject *module, PyObject *const *args, Py_ssize_t
     int inverse = PyObject_IsTrue(args[2]);
     const char *function = inverse > 0 ? "ifftshift" : "fftshift";
     int naxes, axes[GK_MAX_DIMS];
-    if (inverse < 0 || axes_argument(function, false, args[1], &naxes, axes) < 0)
+    if (inverse < 0 || axes_argument(state, function, false, args[1], &naxes, axes) < 0)
         return NULL;
     PyObject *x = gkpy_as_array(state, args[0], NULL);
     if (!x)

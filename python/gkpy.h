@@ -43,6 +43,7 @@ typedef struct gkpy_state {
     /* its subclass that is also NumPy's numpy.linalg.LinAlgError, raised
      * instead once NumPy is imported (linalg_error_to_raise); NULL till then */
     PyObject *numpy_linalg_error;
+    PyObject *axis_error; /* gpukit.AxisError(ValueError, IndexError) */
     /* gpukit.bool ... gpukit.uint64, indexed by gk_dtype */
     PyObject *dtypes[GK_DTYPE_COUNT];
     /* where arrays are created when no device= is given: the innermost

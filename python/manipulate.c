@@ -227,7 +227,8 @@ static PyObject *fn_unstack(PyObject *module, PyObject *const *args, Py_ssize_t 
     int ndim = gk_array_ndim(a);
     if (axis == GK_ALL_AXES || axis < -ndim || axis >= ndim) {
         Py_DECREF(x);
-        PyErr_Format(PyExc_ValueError, "unstack(): axis is out of range for a %d-d array", ndim);
+        PyErr_Format(gkpy_state_of_module(module)->axis_error,
+                     "unstack(): axis is out of range for a %d-d array", ndim);
         return NULL;
     }
     int64_t n = gk_array_shape(a)[axis < 0 ? axis + ndim : axis];

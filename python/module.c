@@ -34,6 +34,7 @@ static int state_objects(gkpy_state *state, PyObject **fields[])
         (PyObject **)&state->unique_types[2],
         &state->gpu_error,                     &state->no_gpu_error,
         &state->linalg_error,                  &state->numpy_linalg_error,
+        &state->axis_error,
         &state->device_context,
         &state->held_reservation,              &state->positional_names,
     };

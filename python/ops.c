@@ -108,13 +108,14 @@ static int axis_value(const char *function, PyObject *object, int *axis)
 }
 
 /* `axis` made non-negative for `a` (a 0-d array takes 0 and -1, as the
- * library does); ValueError naming the shape when out of range. */
-static int normalize_axis(const char *function, const gk_array *a, int axis, int *normalized)
+ * library does); AxisError naming the shape when out of range. */
+static int normalize_axis(gkpy_state *state, const char *function, const gk_array *a, int axis,
+                          int *normalized)
 {
     int ndim = gk_array_ndim(a), range = ndim > 0 ? ndim : 1;
     if (axis < -range || axis >= range) {
         char shape[200];
-        PyErr_Format(PyExc_ValueError, "%s: axis %d is out of range for shape %s (%d-d)",
+        PyErr_Format(state->axis_error, "%s: axis %d is out of range for shape %s (%d-d)",
                      function, axis, shape_text(a, shape, sizeof shape), ndim);
         return -1;
     }
@@ -717,8 +718,8 @@ static gk_status reduce_core(const reduce_request *r, const gk_array *a, gk_arra
 
 /* The axis argument into the request: None (all), an int, or (except for
  * argmin/argmax) a tuple of ints. */
-static int parse_axes(const char *function, PyObject *object, const gk_array *a,
-                      bool allow_tuple, reduce_request *r)
+static int parse_axes(gkpy_state *state, const char *function, PyObject *object,
+                      const gk_array *a, bool allow_tuple, reduce_request *r)
 {
     memset(r->reduced, 0, sizeof r->reduced);
     r->all = !object;
@@ -735,7 +736,7 @@ static int parse_axes(const char *function, PyObject *object, const gk_array *a,
         for (Py_ssize_t i = 0; i < count; i++) {
             PyObject *item = PySequence_GetItem(object, i);
             int failed = !item || axis_value(function, item, &axis) < 0 ||
-                         normalize_axis(function, a, axis, &normalized) < 0;
+                         normalize_axis(state, function, a, axis, &normalized) < 0;
             Py_XDECREF(item);
             if (failed)
                 return -1;
@@ -755,7 +756,7 @@ static int parse_axes(const char *function, PyObject *object, const gk_array *a,
         return 0;
     }
     if (axis_value(function, object, &axis) < 0 ||
-        normalize_axis(function, a, axis, &normalized) < 0)
+        normalize_axis(state, function, a, axis, &normalized) < 0)
         return -1;
     if (ndim == 0)
         r->all = true;
@@ -821,7 +822,7 @@ static PyObject *reduction(gkpy_state *state, const char *function, PyObject *x,
         return NULL;
     const gk_array *a = array_of(array);
     PyObject *result = NULL;
-    if (parse_axes(function, given(values[0]), a, kind != ARG, &r) == 0) {
+    if (parse_axes(state, function, given(values[0]), a, kind != ARG, &r) == 0) {
         gk_array *out = NULL;
         gk_status status;
         GKPY_RUN(gkpy_long_work(a), reduce_core(&r, a, &out));
@@ -931,7 +932,7 @@ static PyObject *sorting(gkpy_state *state, const char *function, PyObject *x,
     const gk_array *a = array_of(array);
     PyObject *result = NULL;
     int normalized;
-    if (normalize_axis(function, a, axis, &normalized) == 0) {
+    if (normalize_axis(state, function, a, axis, &normalized) == 0) {
         gk_array *out = NULL;
         gk_status status;
         GKPY_RUN(gkpy_long_work(a), sort_core(a, normalized, descending, indices, &out));
@@ -1000,7 +1001,7 @@ static PyObject *cumulative(gkpy_state *state, const char *function, PyObject *x
     }
     if (axis != GK_ALL_AXES) {
         int normalized;
-        if (normalize_axis(function, a, axis, &normalized) < 0)
+        if (normalize_axis(state, function, a, axis, &normalized) < 0)
             goto done;
         axis = ndim == 0 ? GK_ALL_AXES : normalized;
     }
@@ -1094,7 +1095,7 @@ static PyObject *fn_permute_dims(PyObject *module, PyObject *const *args, Py_ssi
     }
     for (int i = 0; i < ndim; i++)
         if (axis_value("permute_dims", PySequence_Fast_GET_ITEM(items, i), &axes[i]) < 0 ||
-            normalize_axis("permute_dims", a, axes[i], &axes[i]) < 0)
+            normalize_axis(state, "permute_dims", a, axes[i], &axes[i]) < 0)
             goto done;
     gk_array *out = NULL;
     gk_status status = gk_transpose(a, axes, &out);

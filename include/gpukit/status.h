@@ -23,6 +23,7 @@ typedef enum gk_status {
     GK_ERR_UNSUPPORTED_DTYPE, /* an op or a device does not take this dtype */
     GK_ERR_LINALG, /* a matrix is singular or not positive definite, or a factorization did
                     * not converge (NumPy's LinAlgError) */
+    GK_ERR_AXIS,   /* an axis beyond the array's (NumPy's AxisError) */
 } gk_status;
 
 /* Short fixed name of a status ("out of memory"). Never NULL. */

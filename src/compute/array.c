@@ -473,7 +473,7 @@ gk_status gk_normalize_axis(const gk_array *a, int axis, int *normalized)
 {
     if (axis < -a->ndim || axis >= a->ndim) {
         char shape[160];
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "axis %d is out of range for shape %s (%d-d)",
+        return gk_fail(GK_ERR_AXIS, "axis %d is out of range for shape %s (%d-d)",
                        axis, gk_shape_text(a->ndim, a->shape, shape, sizeof shape), a->ndim);
     }
     *normalized = axis < 0 ? axis + a->ndim : axis;

@@ -38,7 +38,7 @@ static gk_status contracted_axes(const gk_array *x, const char *which, int naxes
     memset(marked, 0, sizeof(bool) * GK_MAX_DIMS);
     for (int i = 0; i < naxes; i++) {
         if (gk_normalize_axis(x, axes[i], &normalized[i]) != GK_OK)
-            return gk_fail(GK_ERR_INVALID_ARGUMENT, "tensordot: %s: %s", which,
+            return gk_fail(GK_ERR_AXIS, "tensordot: %s: %s", which,
                            gk_last_error());
         if (marked[normalized[i]])
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "tensordot: axis %d of %s is listed twice",
@@ -149,7 +149,7 @@ gk_status gk_vecdot(const gk_array *a, const gk_array *b, int axis, gk_array **o
      * mismatch there gets its own message. */
     int ndim = a->ndim > b->ndim ? a->ndim : b->ndim;
     if (axis < -ndim || axis >= ndim)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+        return gk_fail(GK_ERR_AXIS,
                        "vecdot: axis %d is out of range for shapes %s and %s (%d axes "
                        "broadcast)",
                        axis, gk_shape_text(a->ndim, a->shape, sa, sizeof sa),

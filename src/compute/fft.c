@@ -323,7 +323,7 @@ static gk_status check_axes(const gk_array *a, const char *name, int naxes, cons
     for (int i = 0; i < naxes; i++) {
         int axis = axes[i] < 0 ? axes[i] + a->ndim : axes[i];
         if (axis < 0 || axis >= a->ndim)
-            return gk_fail(GK_ERR_OUT_OF_RANGE, "%s: axis %d is out of range for a %d-d array",
+            return gk_fail(GK_ERR_AXIS, "%s: axis %d is out of range for a %d-d array",
                            name, axes[i], a->ndim);
         if (seen[axis])
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: axis %d is listed twice", name,

@@ -144,8 +144,8 @@ static gk_status indexed(const gk_array *a, const gk_array *indices, int axis, c
     } else {
         status = gk_array_view(a, base);
     }
-    if (status == GK_OK)
-        status = gk_normalize_axis(*base, axis, ax);
+    if (status == GK_OK && (status = gk_normalize_axis(*base, axis, ax)) != GK_OK)
+        status = gk_fail(status, "%s: %s", what, gk_last_error());
     if (status == GK_OK)
         status = as_int64(indices, what, index);
     if (status != GK_OK) {

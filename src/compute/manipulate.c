@@ -23,9 +23,9 @@ static gk_status normalize(const char *what, int ndim, int axis, int *out)
 {
     if (axis < -ndim || axis >= ndim) {
         if (ndim == 0)
-            return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: axis %d is out of range for a 0-d array "
+            return gk_fail(GK_ERR_AXIS, "%s: axis %d is out of range for a 0-d array "
                            "(it has no axes)", what, axis);
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: axis %d is out of range for %d axes "
+        return gk_fail(GK_ERR_AXIS, "%s: axis %d is out of range for %d axes "
                        "(use %d to %d)", what, axis, ndim, -ndim, ndim - 1);
     }
     *out = axis < 0 ? axis + ndim : axis;
@@ -210,7 +210,7 @@ gk_status gk_index_axis(const gk_array *a, int axis, int64_t index, gk_array **o
         return status;
     int64_t n = a->shape[ax];
     if (index < -n || index >= n)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "index %lld is out of range for axis %d of "
+        return gk_fail(GK_ERR_OUT_OF_RANGE, "index %lld is out of range for axis %d of "
                        "length %lld", (long long)index, ax, (long long)n);
     if (index < 0)
         index += n;
@@ -325,7 +325,7 @@ gk_status gk_expand_dims(const gk_array *a, int naxes, const int *axes, gk_array
      * has expand_dims raise IndexError for it). */
     for (int i = 0; i < naxes; i++)
         if (axes[i] < -ndim || axes[i] >= ndim)
-            return gk_fail(GK_ERR_OUT_OF_RANGE, "expand_dims: axis %d is out of range for a "
+            return gk_fail(GK_ERR_AXIS, "expand_dims: axis %d is out of range for a "
                            "result of %d axes (use %d to %d)", axes[i], ndim, -ndim, ndim - 1);
     bool marked[GK_MAX_DIMS];
     gk_status status = mark_axes("expand_dims", ndim, naxes, axes, marked);

@@ -147,7 +147,7 @@ static gk_status item_bytes(const gk_array *a, const int64_t *index, unsigned ch
         int64_t k = index[i] < 0 ? index[i] + a->shape[i] : index[i];
         if (k < 0 || k >= a->shape[i]) {
             char shape[160];
-            return gk_fail(GK_ERR_INVALID_ARGUMENT,
+            return gk_fail(GK_ERR_OUT_OF_RANGE,
                            "item: index %lld is out of range for axis %d of shape %s",
                            (long long)index[i], i, gk_shape_text(a->ndim, a->shape, shape,
                                                                  sizeof shape));

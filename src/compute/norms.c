@@ -130,7 +130,7 @@ gk_status gk_cross(const gk_array *a, const gk_array *b, int axis, gk_array **ou
     if (status != GK_OK)
         return gk_fail(status, "cross: %s", gk_last_error());
     if (axis < -ndim || axis >= ndim || ndim == 0)
-        return gk_fail(GK_ERR_OUT_OF_RANGE, "cross: axis %d is out of range for shape %s", axis,
+        return gk_fail(GK_ERR_AXIS, "cross: axis %d is out of range for shape %s", axis,
                        gk_shape_text(ndim, shape, sa, sizeof sa));
     if ((status = gk_check_vector_axis(a, b, axis, "cross")) != GK_OK)
         return status;

@@ -139,7 +139,7 @@ static gk_status reduce(gk_reduction op, const gk_array *a, int axis, int64_t dd
     bool all = axis == GK_ALL_AXES || (a->ndim == 0 && (axis == 0 || axis == -1));
     int ax = -1;
     if (!all && gk_normalize_axis(a, axis, &ax) != GK_OK)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %s", name, gk_last_error());
+        return gk_fail(GK_ERR_AXIS, "%s: %s", name, gk_last_error());
 
     int out_ndim = 0;
     int64_t out_shape[GK_MAX_DIMS];

@@ -98,7 +98,7 @@ static gk_status scan(gk_reduction op, const gk_array *a, int axis, gk_array **o
     bool flat = axis == GK_ALL_AXES || (a->ndim == 0 && (axis == 0 || axis == -1));
     int ax = 0;
     if (!flat && gk_normalize_axis(a, axis, &ax) != GK_OK)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %s", name, gk_last_error());
+        return gk_fail(GK_ERR_AXIS, "%s: %s", name, gk_last_error());
 
     gk_array *source = NULL; /* flattened: the contiguous input */
     gk_status status;
@@ -166,9 +166,9 @@ gk_status gk_cumulative(gk_reduction op, const gk_array *a, int axis, const gk_d
     /* Where the result's axis is: 0 when flattened (a 0-d array too). */
     int ax = 0;
     if (axis != GK_ALL_AXES && a->ndim > 0 && gk_normalize_axis(a, axis, &ax) != GK_OK)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: %s", name, gk_last_error());
+        return gk_fail(GK_ERR_AXIS, "%s: %s", name, gk_last_error());
     if (a->ndim == 0 && axis != GK_ALL_AXES && axis != 0 && axis != -1)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: axis %d is out of range for shape ()",
+        return gk_fail(GK_ERR_AXIS, "%s: axis %d is out of range for shape ()",
                        name, axis);
 
     gk_array *converted = NULL, *scanned = NULL;

@@ -149,7 +149,7 @@ static gk_status truth(const gk_array *a, bool every, int naxes, const int *axes
         status = gk_binary_value(every ? GK_EQ : GK_GT, count, 0, GK_VALUE_INT, false, out);
     gk_array_free(zeros);
     gk_array_free(count);
-    if (status == GK_ERR_INVALID_ARGUMENT) {
+    if (status == GK_ERR_INVALID_ARGUMENT || status == GK_ERR_AXIS) {
         /* count_nonzero's message names sum; the caller asked for all/any. */
         const char *message = gk_last_error();
         const char *colon = strstr(message, ": ");
@@ -206,8 +206,9 @@ gk_status gk_diff(const gk_array *a, int axis, int64_t n, const gk_array *prepen
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "diff: n is %lld; it must be 0 or more",
                        (long long)n);
     int ax;
-    if (gk_normalize_axis(a, axis, &ax) != GK_OK)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT, "diff: %s", gk_last_error());
+    gk_status checked = gk_normalize_axis(a, axis, &ax);
+    if (checked != GK_OK)
+        return gk_fail(checked, "diff: %s", gk_last_error());
 
     /* The joined array: [prepend, a, append] along the axis. */
     const gk_array *parts[3];
@@ -229,7 +230,8 @@ gk_status gk_diff(const gk_array *a, int axis, int64_t n, const gk_array *prepen
     gk_array_free(edges[0]);
     gk_array_free(edges[1]);
     if (status != GK_OK) {
-        if (status == GK_ERR_INVALID_ARGUMENT && strncmp(gk_last_error(), "diff:", 5) != 0)
+        if ((status == GK_ERR_INVALID_ARGUMENT || status == GK_ERR_AXIS) &&
+            strncmp(gk_last_error(), "diff:", 5) != 0)
             return gk_fail(status, "diff: %s", gk_last_error());
         return status;
     }

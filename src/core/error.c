@@ -45,6 +45,7 @@ const char *gk_status_string(gk_status status)
     case GK_ERR_OUT_OF_RANGE: return "index out of range";
     case GK_ERR_UNSUPPORTED_DTYPE: return "dtype not supported";
     case GK_ERR_LINALG: return "linear algebra error";
+    case GK_ERR_AXIS: return "axis out of range";
     }
     return "unknown status";
 }

@@ -519,6 +519,27 @@ def test_empty_views_are_written(device):
     assert x.shape == (2, 0)
 
 
+def test_axes_out_of_range_raise_axis_error(device):
+    """NumPy's AxisError, a ValueError and an IndexError, from every function
+    that takes an axis, whichever of the two the caller catches (before,
+    some raised ValueError and others IndexError)."""
+    assert issubclass(gk.AxisError, ValueError) and issubclass(gk.AxisError, IndexError)
+    x = gk.zeros((2, 3), device=device)
+    calls = [lambda: gk.sum(x, axis=2), lambda: gk.cumulative_sum(x, axis=-3),
+             lambda: gk.sort(x, axis=2), lambda: gk.concat([x, x], axis=2),
+             lambda: gk.stack([x, x], axis=4), lambda: gk.expand_dims(x, axis=4),
+             lambda: gk.permute_dims(x, (0, 2)), lambda: x.transpose(0, 3),
+             lambda: gk.unstack(x, axis=2),
+             lambda: gk.take(x, gk.asarray([0], device=device), axis=2),
+             lambda: gk.diff(x, axis=2), lambda: gk.vecdot(x, x, axis=2),
+             lambda: gk.linalg.cross(x, x, axis=3), lambda: gk.all(x, axis=2),
+             lambda: gk.fft.fft(x, axis=2), lambda: gk.fft.fftn(x, axes=(0, 9)),
+             lambda: gk.flip(x, axis=2), lambda: gk.squeeze(x, axis=2)]
+    for call in calls:
+        with pytest.raises(gk.AxisError, match="axis"):
+            call()
+
+
 def test_setitem_conversions_and_errors(device):
     x = gk.zeros(3, dtype="int32", device=device)
     x[0] = 2.9  # truncates, as NumPy

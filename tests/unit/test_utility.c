@@ -240,13 +240,13 @@ static void test_cumprod_edges(gk_device device)
     CHECK_VALUES(out, ((double[]){1, 1, 1}), 3, 0);
     gk_array_free(out);
     /* errors */
-    CHECK_FAILS(gk_cumprod(empty, 2, &out), GK_ERR_INVALID_ARGUMENT, "cumprod:");
+    CHECK_FAILS(gk_cumprod(empty, 2, &out), GK_ERR_AXIS, "cumprod:");
     CHECK(out == NULL, "no output on failure");
-    CHECK_FAILS(gk_cumulative(GK_PROD, empty, -3, NULL, false, &out), GK_ERR_INVALID_ARGUMENT,
+    CHECK_FAILS(gk_cumulative(GK_PROD, empty, -3, NULL, false, &out), GK_ERR_AXIS,
                 "cumulative_prod:");
     CHECK_FAILS(gk_cumulative(GK_MAX, empty, 0, NULL, false, &out), GK_ERR_INVALID_ARGUMENT,
                 "neither GK_SUM nor GK_PROD");
-    CHECK_FAILS(gk_cumulative(GK_SUM, scalar, 1, NULL, false, &out), GK_ERR_INVALID_ARGUMENT,
+    CHECK_FAILS(gk_cumulative(GK_SUM, scalar, 1, NULL, false, &out), GK_ERR_AXIS,
                 "out of range for shape ()");
     gk_dtype bad = (gk_dtype)99;
     CHECK_FAILS(gk_cumulative(GK_SUM, scalar, 0, &bad, false, &out), GK_ERR_INVALID_ARGUMENT,
@@ -454,7 +454,7 @@ static void test_all_any(gk_device device)
     CHECK_OK(gk_any(empty, 1, (int[]){0}, false, &out));
     CHECK_VALUES(out, ((double[]){0, 0}), 2, 0);
     gk_array_free(out);
-    CHECK_FAILS(gk_all(a, 1, (int[]){2}, false, &out), GK_ERR_INVALID_ARGUMENT,
+    CHECK_FAILS(gk_all(a, 1, (int[]){2}, false, &out), GK_ERR_AXIS,
                 "all: axis 2 is out of range");
     CHECK_FAILS(gk_any(a, 2, (int[]){1, -1}, false, &out), GK_ERR_INVALID_ARGUMENT,
                 "any: axis -1 is listed twice");
@@ -529,7 +529,7 @@ static void test_diff(gk_device device)
                 "needs at least one axis");
     CHECK_FAILS(gk_diff(a, -1, -1, NULL, NULL, &out), GK_ERR_INVALID_ARGUMENT,
                 "n is -1; it must be 0 or more");
-    CHECK_FAILS(gk_diff(a, 2, 1, NULL, NULL, &out), GK_ERR_INVALID_ARGUMENT,
+    CHECK_FAILS(gk_diff(a, 2, 1, NULL, NULL, &out), GK_ERR_AXIS,
                 "diff: axis 2 is out of range");
     CHECK_FAILS(gk_diff(a, 1, 1, line, NULL, &out), GK_ERR_INVALID_ARGUMENT,
                 "diff: prepend has shape (4,)");
@@ -635,7 +635,7 @@ static void test_tensordot(gk_device device)
     gk_array_free(three);
     CHECK_FAILS(gk_tensordot(t, t, 2, (int[]){0, 0}, (int[]){0, 1}, &out),
                 GK_ERR_INVALID_ARGUMENT, "axis 0 of x1 is listed twice");
-    CHECK_FAILS(gk_tensordot(t, t, 1, (int[]){2}, (int[]){0}, &out), GK_ERR_INVALID_ARGUMENT,
+    CHECK_FAILS(gk_tensordot(t, t, 1, (int[]){2}, (int[]){0}, &out), GK_ERR_AXIS,
                 "tensordot: x1:");
     CHECK_FAILS(gk_tensordot(p, t, 2, (int[]){0, 1}, (int[]){0, 1}, &out),
                 GK_ERR_INVALID_ARGUMENT, "2 axes to contract");
@@ -736,7 +736,7 @@ static void test_vecdot(gk_device device)
     CHECK_FAILS(gk_vecdot(a, c, -1, &out), GK_ERR_INVALID_ARGUMENT,
                 "lengths 3 and 1; they must be equal");
     CHECK_FAILS(gk_vecdot(a, b, -2, &out), GK_ERR_INVALID_ARGUMENT, "must be equal");
-    CHECK_FAILS(gk_vecdot(a, b, 2, &out), GK_ERR_INVALID_ARGUMENT, "axis 2 is out of range");
+    CHECK_FAILS(gk_vecdot(a, b, 2, &out), GK_ERR_AXIS, "axis 2 is out of range");
     CHECK_FAILS(gk_vecdot(a, e, -1, &out), GK_ERR_INVALID_ARGUMENT, "vecdot:");
     CHECK(out == NULL, "no output on failure");
     gk_array_free(s);
