@@ -1111,12 +1111,30 @@ static PyObject *py_release_at_exit(PyObject *module, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(wait_seconds_doc,
+"_wait_seconds(wait, /)\n--\n\n"
+"reserve()'s wait= read as reserve reads it: None to wait without limit, 0.0 not\n"
+"to wait, else the limit in seconds; ValueError or TypeError for a bad value.\n"
+"gpukit.dask checks a cluster's wait= with it, in the client.");
+
+static PyObject *py_wait_seconds(PyObject *module, PyObject *wait)
+{
+    (void)module;
+    gk_reserve_options options;
+    if (parse_wait(wait, &options) < 0)
+        return NULL;
+    if (options.wait && options.wait_seconds == 0)
+        Py_RETURN_NONE;
+    return PyFloat_FromDouble(options.wait ? options.wait_seconds : 0.0);
+}
+
 static PyMethodDef reservation_functions[] = {
     {"pick", (PyCFunction)(void (*)(void))py_pick, METH_VARARGS | METH_KEYWORDS, pick_doc},
     {"reserve", (PyCFunction)(void (*)(void))py_reserve, METH_VARARGS | METH_KEYWORDS,
      reserve_doc},
     {"current_reservation", py_current_reservation, METH_NOARGS, current_reservation_doc},
     {"_release_at_exit", py_release_at_exit, METH_NOARGS, release_at_exit_doc},
+    {"_wait_seconds", py_wait_seconds, METH_O, wait_seconds_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -195,7 +195,11 @@ class GPUCluster(LocalCluster):
     per core) with every GPU hidden (``CUDA_VISIBLE_DEVICES`` empty), and a
     ``RuntimeWarning`` says why, as it does for the workers past the GPUs
     that fit when n_workers asks for more; with ``require_gpu=True`` it
-    raises ``gpukit.NoGPUError`` instead. Other keywords go to
+    raises ``gpukit.NoGPUError`` instead. With ``wait``, workers whose GPUs
+    are not free yet wait in line for them instead, and the cluster is
+    returned once they have them, as ``reserve(wait=...)`` returns (when
+    none fits now, n_workers defaults to every usable GPU); a bad ``wait``
+    is a ValueError here, before any worker starts. Other keywords go to
     ``distributed.LocalCluster`` (``dashboard_address``, ``memory_limit``,
     ``silence_logs``, ...).
     """
@@ -204,18 +208,29 @@ class GPUCluster(LocalCluster):
                  require_gpu=False, share=False, **kwargs):
         selection = {name: kwargs.pop(name) for name in list(kwargs) if name in _OPTIONS}
         _check_keywords(kwargs)
+        if not isinstance(gpus_per_worker, int) or isinstance(gpus_per_worker, bool):
+            raise TypeError(f"gpus_per_worker must be an int, not {gpus_per_worker!r}")
         if gpus_per_worker < 1:
             raise ValueError(f"gpus_per_worker must be at least 1, not {gpus_per_worker}")
+        if "wait" in selection:
+            # Read here as reserve() reads it, so a bad value fails in the
+            # client, not in each worker's log; then as the preload takes it.
+            seconds = _gpukit._wait_seconds(selection.pop("wait"))
+            if seconds != 0:
+                selection["wait"] = True if seconds is None else repr(seconds)
         with _outside_reservation():
             fitting = _fitting(gpus_per_worker, share, selection)
-        if fitting == 0:
+            usable = sum(1 for gpu in _gpukit.gpus() if gpu.state == "ok")
+        # With wait=, workers wait in line for GPUs that do not fit yet.
+        waits = "wait" in selection and usable >= gpus_per_worker
+        if fitting == 0 and not waits:
             with _outside_reservation():
                 why = "no GPU fits the selection" if _gpukit.gpus() else "this machine has no GPU"
             if require_gpu:
                 raise _gpukit.NoGPUError(f"GPUCluster: {why} (require_gpu=True)")
             warnings.warn(f"GPUCluster: {why}; its workers work on the CPU", RuntimeWarning,
                           stacklevel=2)
-        if n_workers is not None and 0 < fitting < n_workers and not selection.get("wait"):
+        if n_workers is not None and 0 < fitting < n_workers and not waits:
             # The workers past those GPUs would find none (they do not wait).
             why = (f"n_workers={n_workers}, but GPUs for only {fitting} fit the selection "
                    f"(gpus_per_worker={gpus_per_worker})")
@@ -224,7 +239,7 @@ class GPUCluster(LocalCluster):
             warnings.warn(f"GPUCluster: {why}; the other {n_workers - fitting} work on the CPU",
                           RuntimeWarning, stacklevel=2)
         if n_workers is None:
-            n_workers = fitting or (os.cpu_count() or 1)
+            n_workers = fitting or (usable // gpus_per_worker if waits else os.cpu_count() or 1)
         kwargs.setdefault("host", "127.0.0.1")
         kwargs.setdefault("dashboard_address", None)
         kwargs.setdefault("worker_class", Nanny)

@@ -8,7 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+import warnings
 
 import pytest
 
@@ -136,6 +138,42 @@ def test_bad_keywords(machine):
         gpukit.dask.GPUCluster(n_workers=1, min_fre="20G")
     with pytest.raises(ValueError, match="gpus_per_worker"):
         gpukit.dask.GPUCluster(n_workers=1, gpus_per_worker=0)
+    with pytest.raises(TypeError, match="gpus_per_worker must be an int"):
+        gpukit.dask.GPUCluster(n_workers=1, gpus_per_worker=1.5)
+    # a bad wait fails here, as reserve(wait=...) would, not in the workers' logs
+    with pytest.raises(ValueError, match="wait"):
+        gpukit.dask.GPUCluster(n_workers=1, wait="soon")
+
+
+def test_workers_wait_in_line_for_busy_gpus(machine):
+    """With wait=, a cluster whose GPUs are all held elsewhere says nothing
+    of the CPU: like reserve(wait=...), it returns once its worker, waiting
+    in line, has its GPUs, here when their holder ends."""
+    holder = subprocess.Popen([str(GPUKIT_CLI), "run", "-n", "8", "--", "sleep", "600"],
+                              env=machine)
+
+    def end_holder_once_the_worker_waits():
+        def waiting():
+            result = subprocess.run([str(GPUKIT_CLI), "leases", "--json"], env=machine,
+                                    capture_output=True, text=True, timeout=30)
+            return any(lease["state"] == "waiting" for lease in json.loads(result.stdout or "[]"))
+        wait_for(waiting, what="the worker waiting in line")
+        holder.kill()
+
+    ender = threading.Thread(target=end_holder_once_the_worker_waits)
+    try:
+        wait_for(lambda: len(leases(machine)) == 1, what="the holder's lease")
+        ender.start()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            cluster = gpukit.dask.GPUCluster(n_workers=1, wait="2m", gpus_per_worker=4)
+        with cluster, distributed.Client(cluster) as client:
+            (seen,) = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES")).values()
+            assert len(seen.split(",")) == 4 and set(seen.split(",")) <= set(scenario_uuids())
+    finally:
+        ender.join(timeout=120)
+        holder.kill()
+        holder.wait()
 
 
 def test_dask_worker_preload_on_any_node(machine):
