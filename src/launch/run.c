@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,16 @@ static gk_status exec_failure(const char *command, int err)
     if (err == ENOENT)
         return gk_fail(GK_ERR_NOT_FOUND, "%s: command not found (check the name and PATH)",
                        command);
+    /* exec says "Permission denied" for a directory and for a file without
+     * execute permission; name which it is, as the fix differs. */
+    struct stat st;
+    if (err == EACCES && strchr(command, '/') && stat(command, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return gk_fail(GK_ERR_PERMISSION, "%s: cannot run it: it is a directory", command);
+        if (S_ISREG(st.st_mode) && !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
+            return gk_fail(GK_ERR_PERMISSION, "%s: cannot run it: it is not executable "
+                           "(chmod +x %s)", command, command);
+    }
     return gk_fail(err == EACCES || err == ENOEXEC || err == EISDIR ? GK_ERR_PERMISSION
                                                                      : GK_ERR_IO,
                    "%s: cannot run it: %s", command, strerror(err));

@@ -109,7 +109,10 @@ def test_command_errors(env, tmp_path):
     script.chmod(0o644)
     result = gk(["run", "--", str(script)], env)
     assert result.returncode == 126
-    assert "cannot run it" in result.stderr
+    assert f"cannot run it: it is not executable (chmod +x {script})" in result.stderr
+    result = gk(["run", "--", str(tmp_path)], env)
+    assert result.returncode == 126
+    assert "cannot run it: it is a directory" in result.stderr
     for args, message in ([["run"], "no command given"],
                           [["run", "--wait=soon", "true"], "not a duration"],
                           [["run", "--wait=0", "true"], "more than 0"],
