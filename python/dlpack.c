@@ -396,13 +396,38 @@ static PyObject *array_dlpack_device(PyObject *self, PyObject *unused)
 
 /* --- import: DLPack --- */
 
+/* The release callbacks of imports: they call the producer's deleter,
+ * which may run Python code (a producer written in Python, or a Cython
+ * one dropping its owner). They can run while an exception is pending (an
+ * import that fails after taking the tensor over raises, then lets go;
+ * a view dropped during unwinding), and Python code must not start with
+ * one set: the deleter would fail, or clear it so that the caller returns
+ * NULL without an exception (SystemError). So it is set aside meanwhile. */
+typedef struct deleter_call {
+    PyGILState_STATE gil;
+    PyObject *type, *value, *traceback; /* the exception set aside */
+} deleter_call;
+
+static void enter_deleter(deleter_call *call)
+{
+    call->gil = PyGILState_Ensure();
+    PyErr_Fetch(&call->type, &call->value, &call->traceback);
+}
+
+static void leave_deleter(deleter_call *call)
+{
+    PyErr_Restore(call->type, call->value, call->traceback);
+    PyGILState_Release(call->gil);
+}
+
 static void release_legacy(void *context)
 {
     DLManagedTensor *tensor = context;
     if (tensor->deleter) {
-        PyGILState_STATE gil = PyGILState_Ensure();
+        deleter_call call;
+        enter_deleter(&call);
         tensor->deleter(tensor);
-        PyGILState_Release(gil);
+        leave_deleter(&call);
     }
 }
 
@@ -410,9 +435,10 @@ static void release_versioned(void *context)
 {
     DLManagedTensorVersioned *tensor = context;
     if (tensor->deleter) {
-        PyGILState_STATE gil = PyGILState_Ensure();
+        deleter_call call;
+        enter_deleter(&call);
         tensor->deleter(tensor);
-        PyGILState_Release(gil);
+        leave_deleter(&call);
     }
 }
 

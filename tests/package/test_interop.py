@@ -486,6 +486,55 @@ def test_from_dlpack_renames_the_capsule():
         gpukit.from_dlpack([1, 2, 3])
 
 
+def test_from_dlpack_refused_tensor_runs_a_python_deleter_cleanly():
+    """A tensor taken over and then refused (here a negative length) is
+    deleted at once; a deleter that runs Python code (a producer written in
+    Python) runs without the pending exception, which the caller then gets
+    as it was (not a SystemError)."""
+    n = np.arange(4, dtype=np.float64)
+    deleted = []
+
+    @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    def deleter(_):
+        deleted.append(sum([1]))  # Python code: it fails with an exception pending
+
+    def capsule(versioned, shape):
+        lengths = (ctypes.c_int64 * 1)(shape)
+        tensor = DLTensor(n.ctypes.data, DLDevice(1, 0), 1, DLDataType(2, 64, 1),
+                          lengths, None, 0)
+        if versioned:
+            managed = DLManagedTensorVersioned(DLPackVersion(1, 1), None,
+                                               ctypes.cast(deleter, ctypes.c_void_p), 0, tensor)
+        else:
+            managed = DLManagedTensor(tensor, None, ctypes.cast(deleter, ctypes.c_void_p))
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                       ctypes.c_void_p]
+        name = b"dltensor_versioned" if versioned else b"dltensor"
+        return new(ctypes.addressof(managed), name, None), (lengths, managed)
+
+    class Producer:
+        def __init__(self, versioned, shape):
+            self.capsule, self.keep = capsule(versioned, shape)
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            return self.capsule
+
+    for versioned in (True, False):
+        with pytest.raises(ValueError, match="negative length"):
+            gpukit.from_dlpack(Producer(versioned, -1))
+        assert deleted == [1]
+        deleted.clear()
+        a = gpukit.from_dlpack(Producer(versioned, 4))  # and the deleter of a good one
+        del a
+        gc.collect()
+        assert deleted == [1]
+        deleted.clear()
+
+
 def test_from_dlpack_of_gpukit_producers(device):
     a = gpukit.asarray(sample("int32"), device=device)
 
