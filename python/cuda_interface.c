@@ -88,9 +88,12 @@ static PyObject *array_cuda_array_interface(PyObject *self, void *closure)
         Py_XDECREF(strides);
         return NULL;
     }
+    /* Broadcast views (stride 0) are read-only, as their buffer and DLPack
+     * exports say: a consumer writing one element would change a row. */
+    PyObject *read_only = gk_array_is_writable(a) ? Py_False : Py_True;
     return Py_BuildValue("{s:N,s:s,s:(NO),s:N,s:i,s:O}", "shape", shape, "typestr",
                          typestr(gk_array_dtype(a)), "data", PyLong_FromUnsignedLongLong(pointer),
-                         Py_False, "strides", strides, "version", 3, "stream", Py_None);
+                         read_only, "strides", strides, "version", 3, "stream", Py_None);
 }
 
 /* --- import: the CUDA array interface --- */
@@ -291,8 +294,9 @@ PyObject *gkpy_import_cuda_interface(gkpy_state *state, PyObject *owner, PyObjec
 PyGetSetDef gkpy_cuda_interface_array_getset[] = {
     {"__cuda_array_interface__", array_cuda_array_interface, NULL,
      "The CUDA array interface (version 3) of a CUDA array, for CuPy, Numba and PyTorch:\n"
-     "shape, typestr, data (pointer, False), strides (None when C-contiguous, else bytes),\n"
-     "version, and stream None (the device is synchronised first, so the data is ready).\n"
+     "shape, typestr, data (pointer, read-only: True for broadcast views), strides\n"
+     "(None when C-contiguous, else bytes), version, and stream None (the device is\n"
+     "synchronised first, so the data is ready).\n"
      "AttributeError on other devices, so hasattr() tells.",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -734,6 +734,9 @@ for dtype, typestr in [("bool", "|b1"), ("int8", "|i1"), ("int16", "<i2"), ("int
     assert y.dtype == dtype and y.device == "cuda:0"
     assert y.tolist() == values.tolist()
 assert gpukit.zeros((0, 2), device="cuda:0").__cuda_array_interface__["data"][0] == 0
+# broadcast views are read-only, as in their buffer and DLPack exports
+wide = gpukit.broadcast_to(a[0], (5, 4)).__cuda_array_interface__
+assert wide["data"] == (cai["data"][0], True) and wide["strides"] == (0, 4)
 assert not hasattr(gpukit.zeros(2), "__cuda_array_interface__")
 try:
     gpukit.zeros(2).__cuda_array_interface__
