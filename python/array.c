@@ -1608,6 +1608,35 @@ static PyObject *array_reduce(PyObject *self, PyObject *unused)
     return result;
 }
 
+PyDoc_STRVAR(format_doc,
+"__format__($self, format_spec, /)\n"
+"--\n\n"
+"f\"{x:.3f}\": a 0-d array is formatted as its element (as NumPy's are); other\n"
+"arrays take only the empty spec (their str), TypeError otherwise.");
+
+static PyObject *array_format(PyObject *self, PyObject *spec)
+{
+    if (!PyUnicode_Check(spec)) {
+        PyErr_Format(PyExc_TypeError, "__format__: the format spec must be a str, not %.100s",
+                     Py_TYPE(spec)->tp_name);
+        return NULL;
+    }
+    gk_array *a = array_of(self);
+    if (gk_array_ndim(a) == 0) {
+        PyObject *value = only_element(state_of(self), a);
+        PyObject *result = value ? PyObject_Format(value, spec) : NULL;
+        Py_XDECREF(value);
+        return result;
+    }
+    if (PyUnicode_GET_LENGTH(spec) == 0)
+        return PyObject_Str(self);
+    PyErr_Format(PyExc_TypeError,
+                 "unsupported format string %R passed to gpukit.Array.__format__: only 0-d "
+                 "arrays take one (this one is %d-d; format x.tolist() or its elements)",
+                 spec, gk_array_ndim(a));
+    return NULL;
+}
+
 #define FASTCALL_KW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 #define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
 
@@ -1648,6 +1677,7 @@ static PyMethodDef array_methods[] = {
     {"__deepcopy__", array_deepcopy, METH_O,
      "__deepcopy__($self, memo, /)\n--\n\nA copy (as copy())."},
     {"__reduce__", array_reduce, METH_NOARGS, reduce_doc},
+    {"__format__", array_format, METH_O, format_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -723,6 +723,21 @@ def test_repr_and_str_name_the_device(device):
         assert "dtype=float32" in text
 
 
+def test_format_of_0d_arrays_is_their_elements(device):
+    """f"{x:.2f}" of a 0-d array formats the element, as NumPy's 0-d arrays
+    do; other arrays take only the empty spec, as NumPy's."""
+    assert f"{gk.asarray(1.23456, dtype='float64', device=device):.2f}" == "1.23"
+    assert f"{gk.asarray(42, device=device):>5d}" == "   42"
+    assert format(gk.asarray(True, device=device), "") == "True"
+    assert f"{gk.asarray(1 + 2j, device=device):.1f}" == "1.0+2.0j"
+    x = gk.asarray([1.5, 2.5], device=device)
+    assert format(x, "") == str(x)
+    with pytest.raises(TypeError, match="0-d"):
+        format(x, ".2f")
+    with pytest.raises(TypeError, match="0-d"):
+        format(x[:1], ".2f")  # size 1 but 1-d, as NumPy
+
+
 def test_array_namespace_hash_weakref_construction(device):
     x = gk.ones(2, device=device)
     assert x.__array_namespace__() is gk
