@@ -99,6 +99,35 @@ static PyObject *optional_attribute(PyObject *object, const char *name)
     return value;
 }
 
+/* object.__array__() (`method`, bound). With copy=0 it is called as
+ * __array__(copy=False), NumPy 2's way to ask for the object's own memory:
+ * an __array__ that would copy raises then, where a plain call could hand
+ * back a new array that asarray would share, silently not the object's
+ * memory. One without the copy keyword cannot promise that (ValueError,
+ * as NumPy raises). */
+static PyObject *array_method_result(PyObject *object, PyObject *method, int copy)
+{
+    if (copy != 0)
+        return PyObject_CallNoArgs(method);
+    PyObject *kwargs = Py_BuildValue("{s:O}", "copy", Py_False);
+    PyObject *empty = PyTuple_New(0);
+    PyObject *array = kwargs && empty ? PyObject_Call(method, empty, kwargs) : NULL;
+    Py_XDECREF(kwargs);
+    Py_XDECREF(empty);
+    if (!array && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_Format(PyExc_ValueError,
+                     "asarray(copy=False): %.100s.__array__(copy=False) failed (%S), so it "
+                     "cannot promise not to copy (NumPy 2's __array__ takes copy=)",
+                     Py_TYPE(object)->tp_name, value ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+    }
+    return array;
+}
+
 PyObject *gkpy_from_protocols(gkpy_state *state, PyObject *object, int copy, bool *handled)
 {
     *handled = true;
@@ -138,7 +167,7 @@ PyObject *gkpy_from_protocols(gkpy_state *state, PyObject *object, int copy, boo
     if (!method && PyErr_Occurred())
         return NULL;
     if (method) {
-        PyObject *array = PyObject_CallNoArgs(method);
+        PyObject *array = array_method_result(object, method, copy);
         Py_DECREF(method);
         if (!array)
             return NULL;

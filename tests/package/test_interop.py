@@ -652,6 +652,34 @@ def test_asarray_uses_array_when_nothing_else():
     np.testing.assert_array_equal(host(a), np.arange(4))
 
 
+def test_asarray_copy_false_asks_array_for_no_copy():
+    """asarray(copy=False) of an object with only __array__ passes
+    copy=False on, as NumPy 2 does: an __array__ that can only copy says so
+    (a new array from a plain call would be shared, but not the object's
+    memory), and one without the keyword cannot promise (ValueError)."""
+    class Fresh:
+        calls = []
+
+        def __array__(self, dtype=None, copy=None):
+            Fresh.calls.append(copy)
+            if copy is False:
+                raise ValueError("Fresh cannot avoid a copy")
+            return np.arange(3.0)  # a new array each time
+
+    class Old:
+        def __array__(self, dtype=None):
+            return np.arange(3.0)
+
+    with pytest.raises(ValueError, match="cannot avoid a copy"):
+        gpukit.asarray(Fresh(), copy=False)
+    assert Fresh.calls == [False]
+    np.testing.assert_array_equal(host(gpukit.asarray(Fresh())), [0, 1, 2])
+    assert Fresh.calls == [False, None]
+    with pytest.raises(ValueError, match="copy"):
+        gpukit.asarray(Old(), copy=False)
+    np.testing.assert_array_equal(host(gpukit.asarray(Old())), [0, 1, 2])
+
+
 # --- leaks ---
 
 def test_no_leaks_in_export_import_loops():
