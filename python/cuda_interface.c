@@ -108,7 +108,12 @@ static int typestr_dtype(PyObject *text, gk_dtype *dtype)
         return -1;
     }
     char order = s[0], kind = s[0] ? s[1] : 0;
-    long size = kind ? strtol(s + 2, NULL, 10) : 0;
+    char *end = NULL;
+    long size = kind ? strtol(s + 2, &end, 10) : 0;
+    /* The size must be all that follows the kind: "<i8[ns]" or "<f4x" is
+     * no typestr of these dtypes (read as int64 or float32 before). */
+    if (!end || end == s + 2 || *end != '\0')
+        kind = 0;
     int found = gkpy_dtype_of_kind(kind, size);
     if (found < 0 || !order || !strchr("<>|=", order) || (order == '>' && size > 1)) {
         char where[64];

@@ -817,6 +817,8 @@ assert c.__cuda_array_interface__["data"][0] != r.n.ctypes.data
 # errors
 for bad, kind, text in [(Producer(n, typestr="<f16"), TypeError, "float128"),
                         (Producer(n, typestr=">i4"), TypeError, "big-endian"),
+                        (Producer(n, typestr="<i4[ns]"), TypeError, "element type"),
+                        (Producer(n, typestr="<i"), TypeError, "element type"),
                         (Producer(n, stream=0), ValueError, "stream 0")]:
     try:
         gpukit.asarray(bad)
