@@ -1315,7 +1315,7 @@ static PyObject *array_to(PyObject *self, PyObject *const *args, Py_ssize_t narg
     int has_device = 0, has_dtype = gkpy_optional_dtype(state, dtype_object, &dtype);
     if (has_dtype < 0 || (has_device = gkpy_optional_device(state, device_object, &device)) < 0)
         return NULL;
-    int copy = v[2] ? PyObject_IsTrue(v[2]) : 0;
+    int copy = v[2] ? gkpy_copy_truth(v[2]) : 0;
     if (copy < 0)
         return NULL;
     return gkpy_asarray(state, self, has_dtype ? &dtype : NULL, has_device ? &device : NULL,
@@ -1380,7 +1380,7 @@ static PyObject *array_astype(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (gkpy_dtype_from_object(state, v[0], &dtype) < 0 ||
         (has_device = gkpy_optional_device(state, v[2], &device)) < 0)
         return NULL;
-    int copy = v[1] ? PyObject_IsTrue(v[1]) : 1;
+    int copy = v[1] ? gkpy_copy_truth(v[1]) : 1;
     if (copy < 0)
         return NULL;
     return gkpy_asarray(state, self, &dtype, has_device ? &device : NULL, copy ? 1 : -1);

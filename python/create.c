@@ -616,13 +616,25 @@ PyObject *gkpy_asarray(gkpy_state *state, PyObject *object, const gk_dtype *dtyp
 /* ------------------------------------------------------------------ */
 /* the module functions                                                */
 
+int gkpy_copy_truth(PyObject *object)
+{
+    /* A string's truth is not what it says: copy="False" (or NumPy 1's
+     * "never") would copy. NumPy 2 refuses them with this error too. */
+    if (PyUnicode_Check(object) || PyBytes_Check(object)) {
+        PyErr_Format(PyExc_ValueError, "copy must be True, False or None, not the string %R",
+                     object);
+        return -1;
+    }
+    return PyObject_IsTrue(object);
+}
+
 int gkpy_parse_copy(PyObject *object, int *copy)
 {
     if (!object || object == Py_None) {
         *copy = -1;
         return 0;
     }
-    int truth = PyObject_IsTrue(object);
+    int truth = gkpy_copy_truth(object);
     if (truth < 0)
         return -1;
     *copy = truth;

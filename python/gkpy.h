@@ -236,6 +236,9 @@ int gkpy_parse_args(const char *function, PyObject *const *args, Py_ssize_t narg
 /* A copy= argument as asarray's copy (absent or None -1, else its truth:
  * 1 or 0); -1 with an exception. */
 int gkpy_parse_copy(PyObject *object, int *copy);
+/* The truth of a copy= argument that is not None: 1 or 0, or -1 with an
+ * exception (a string, whose truth is not what it says: ValueError). */
+int gkpy_copy_truth(PyObject *object);
 /* A shape from an int or a sequence of ints (TypeError for other types,
  * ValueError for a negative length or more than GK_MAX_DIMS axes). */
 int gkpy_parse_shape(PyObject *object, int *ndim, int64_t *shape);

@@ -156,7 +156,7 @@ static PyObject *fn_meshgrid(PyObject *module, PyObject *const *args, Py_ssize_t
             return NULL;
         }
     }
-    int copy = copy_argument ? PyObject_IsTrue(copy_argument) : 1;
+    int copy = copy_argument ? gkpy_copy_truth(copy_argument) : 1;
     if (copy < 0)
         return NULL;
     bool xy = true;

@@ -350,6 +350,23 @@ def test_asarray_of_arrays_and_copy_rules(device):
         assert gk.asarray(x).device == device  # an Array keeps its device
 
 
+def test_copy_arguments_refuse_strings():
+    """copy= takes True, False or None; a string's truth is not what it
+    says (copy="False", NumPy 1's "never" would copy), so it is refused
+    everywhere, with NumPy 2's ValueError (a CPU array: the argument is read
+    before any device matters)."""
+    x = gk.asarray([1.0, 2.0], device="cpu")
+    calls = [lambda c: gk.asarray(x, copy=c), lambda c: gk.from_dlpack(x, copy=c),
+             lambda c: x.__dlpack__(copy=c), lambda c: x.__array__(copy=c),
+             lambda c: gk.reshape(x, (2,), copy=c), lambda c: x.astype("float32", copy=c),
+             lambda c: x.to(copy=c), lambda c: gk.meshgrid(x, copy=c)]
+    for call in calls:
+        for text in ("False", "never", b""):
+            with pytest.raises(ValueError, match="copy must be True, False or None"):
+                call(text)
+        call(False if call is not calls[0] else None)  # the real values still work
+
+
 def test_asarray_lists_of_arrays(device):
     a = gk.asarray([1, 2], dtype="int32", device=device)
     b = gk.asarray([3.5, 4.5], dtype="float64")
