@@ -748,13 +748,13 @@ PyDoc_STRVAR(from_dlpack_doc,
 "A gpukit array over the memory of `x`, any object with __dlpack__ and\n"
 "__dlpack_device__ (NumPy, PyTorch, CuPy, JAX arrays), without copying.\n\n"
 "CPU and CUDA memory is taken; dtypes bool, int8 ... int64, uint8 ...\n"
-"uint64, float32 and float64 (others raise TypeError). The producer's\n"
-"memory stays alive as long as any gpukit array or view over it does.\n"
-"device: where the result\n"
-"must be (a copy when the data is elsewhere); copy: True always copies,\n"
-"False never does (ValueError when a copy is needed), None when needed.\n"
-"Memory the producer marks read-only is copied: gpukit arrays are always\n"
-"writable.");
+"uint64, float16, bfloat16, float32, float64, complex64 and complex128\n"
+"(others raise TypeError). The producer's memory stays alive as long as\n"
+"any gpukit array or view over it does. device: where the result must be\n"
+"(a copy when the data is elsewhere); copy: True always copies, False\n"
+"never does (ValueError when a copy is needed), None when needed.\n"
+"Memory the producer marks read-only is copied, since gpukit cannot mark\n"
+"an array read-only.");
 
 static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
 {
