@@ -1095,10 +1095,13 @@ static PyObject *py_array_from_bytes(PyObject *module, PyObject *const *args, Py
         gkpy_dtype_from_object(state, args[2], &dtype) < 0 ||
         gkpy_device_from_object(state, args[3], &device) < 0)
         return NULL;
+    /* The elements the shape holds, -1 past int64 (a pickle is outside
+     * data, and overflow is undefined in C): then no bytes fit it. */
     int64_t size = 1;
-    for (int i = 0; i < ndim; i++)
-        size *= shape[i];
-    if ((uint64_t)PyBytes_GET_SIZE(args[0]) != (uint64_t)size * gk_dtype_size(dtype)) {
+    for (int i = 0; i < ndim && size >= 0; i++)
+        size = shape[i] != 0 && size > INT64_MAX / shape[i] ? -1 : size * shape[i];
+    if (size < 0 || (uint64_t)size > (uint64_t)PY_SSIZE_T_MAX / gk_dtype_size(dtype) ||
+        (uint64_t)PyBytes_GET_SIZE(args[0]) != (uint64_t)size * gk_dtype_size(dtype)) {
         PyErr_SetString(PyExc_ValueError, "_array_from_bytes: the data does not fit the shape");
         return NULL;
     }

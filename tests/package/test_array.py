@@ -770,6 +770,15 @@ def test_pickle_and_copy(device, dtype):
     assert y.tolist() != x.tolist()
 
 
+def test_unpickling_refuses_a_shape_past_int64():
+    # a pickle is outside data: its shape's product is checked, not
+    # overflowed (undefined in C; the sanitizer build aborts on it)
+    from gpukit import _gpukit
+    for shape in [(2**62, 4), (2**40, 2**40), (0, 2**62, 4)]:
+        with pytest.raises(ValueError, match="does not fit the shape|too many elements"):
+            _gpukit._array_from_bytes(b"", shape, gk.float64, "cpu")
+
+
 def test_threads_use_their_own_arrays_and_share_reads(device):
     shared = gk.arange(1000, dtype="float32", device=device)
     results, errors = {}, []
