@@ -160,8 +160,16 @@ static gk_status check_array(int ndim, const int64_t *shape, gk_dtype dtype, con
         if (shape[i] < 0)
             return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: negative length %lld on axis %d", what,
                            (long long)shape[i], i);
-    int64_t size = gk_shape_size(ndim, shape);
-    if (size < 0 || (uint64_t)size > (SIZE_MAX / 4) / gk_dtype_size(dtype))
+    /* The product of the lengths other than 0 must fit, as in NumPy: an
+     * empty array's other lengths are no more than a full one's could be
+     * (and so no product of them overflows later). */
+    int64_t extent = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] > 0 && extent > INT64_MAX / shape[i])
+            return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the shape has too many elements", what);
+        extent *= shape[i] > 0 ? shape[i] : 1;
+    }
+    if ((uint64_t)extent > (SIZE_MAX / 4) / gk_dtype_size(dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "%s: the shape has too many elements", what);
     return GK_OK;
 }
