@@ -68,7 +68,8 @@ def uniform(shape=(), *, low=0.0, high=1.0, seed=None, dtype=None, device=None):
     """An array of shape (an int or a tuple) uniform in [low, high).
 
     dtype: float32 (default), float64, float16 or bfloat16 (float32's numbers
-    rounded, so high itself can occur). device: where to make it (default:
+    rounded, and held to the dtype's values in [low, high): ValueError where
+    there are none). device: where to make it (default:
     the current default device). seed: an int for reproducible numbers (the
     same on every device); None takes the next seed of the module's sequence.
     """

@@ -353,6 +353,16 @@ def test_random_and_creation(device, name):
     assert u.dtype == name and -1 <= gpukit.min(u).item() and gpukit.max(u).item() <= 1
     same(values_of(u), [rounded(v, name) for v in gpukit.random.uniform(
         (1000,), low=-1, high=1, seed=3, dtype="float32", device=device).tolist()])
+    # [low, high) holds after rounding to 16 bits too: a float32 number
+    # that rounds to high (or below low) is held to the dtype's values in
+    # the interval; where none lies there, a ValueError
+    for low, high in [(0.1, 0.2), (-3, -2.999), (2.5, 3), (-1e-3, 1e-3)]:
+        u = gpukit.random.uniform((20000,), low=low, high=high, seed=4, dtype=name,
+                                  device=device)
+        values = values_of(u)
+        assert min(values) >= low and max(values) < high, (low, high)
+    with pytest.raises(ValueError, match=f"no {name} value lies in"):
+        gpukit.random.uniform((3,), low=1.0001, high=1.0002, dtype=name, device=device)
     r = gpukit.arange(0, 1, 0.25, dtype=name, device=device)
     same(values_of(r), [0, 0.25, 0.5, 0.75])
     same(values_of(gpukit.linspace(0, 1, 5, dtype=name, device=device)), [0, 0.25, 0.5, 0.75, 1])
