@@ -78,6 +78,7 @@ static void load_library(void)
     LOAD(EnqueueMarkerWithWaitList);
     LOAD(EnqueueBarrierWithWaitList);
     LOAD(ReleaseEvent);
+    LOAD(GetKernelArgInfo);
 
     if (missing) {
         /* An OpenCL 1.1 loader lacks the 1.2 entry points (markers with

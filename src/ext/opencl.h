@@ -122,6 +122,18 @@ enum {
     CL_KERNEL_NUM_ARGS = 0x1191, /* cl_uint */
 };
 
+/* clGetKernelArgInfo (OpenCL 1.2; answered for programs built with
+ * -cl-kernel-arg-info, else CL_KERNEL_ARG_INFO_NOT_AVAILABLE) */
+typedef cl_uint cl_kernel_arg_info;
+enum {
+    CL_KERNEL_ARG_ADDRESS_QUALIFIER = 0x1196, /* cl_uint: one of the below */
+    CL_KERNEL_ARG_TYPE_NAME = 0x1198,         /* text: "float*", "int", a typedef's name */
+    CL_KERNEL_ARG_ADDRESS_GLOBAL = 0x119B,
+    CL_KERNEL_ARG_ADDRESS_LOCAL = 0x119C,
+    CL_KERNEL_ARG_ADDRESS_CONSTANT = 0x119D,
+    CL_KERNEL_ARG_ADDRESS_PRIVATE = 0x119E,
+};
+
 typedef void (*cl_context_notify_fn)(const char *, const void *, size_t, void *);
 typedef void (*cl_build_notify_fn)(cl_program, void *);
 
@@ -181,6 +193,7 @@ typedef struct gk_opencl {
     cl_int (*EnqueueBarrierWithWaitList)(cl_command_queue, cl_uint, const cl_event *,
                                          cl_event *);
     cl_int (*ReleaseEvent)(cl_event);
+    cl_int (*GetKernelArgInfo)(cl_kernel, cl_uint, cl_kernel_arg_info, size_t, void *, size_t *);
 } gk_opencl;
 
 /* The loaded library, loading it on the first call. On failure returns

@@ -353,6 +353,31 @@ def test_raw_kernel_arrays_checked(accel):
     assert list(host(ints)) == [4, 5]
 
 
+def test_raw_kernel_arguments_match_parameters(accel):
+    """Where the driver describes the parameters (OpenCL, the cpu), an
+    argument of the wrong kind is refused before the driver reads it: an
+    int taken for a buffer handle crashed the process, and a scalar of the
+    wrong width or kind was read as other bits."""
+    if gpukit.device(accel).type == "cuda":
+        pytest.skip("CUDA does not describe a kernel's parameters")
+    kernel = gpukit.RawKernel(SCALARS_KERNEL, "scalars", device=accel)
+    ints = gpukit.zeros((2,), dtype=gpukit.int64, device=accel)
+    floats = gpukit.zeros((1,), dtype=gpukit.float32, device=accel)
+    cases = [
+        ((12345, floats, np.int32(1), 2, np.float32(3)), "argument 0 is a scalar.*pointer"),
+        ((ints, floats, ints, 2, np.float32(3)), "argument 2 is an array.*gk_i32.*int32"),
+        ((ints, floats, 1, 2, np.float32(3)), "argument 2 is an int64.*gk_i32.*numpy.int32"),
+        ((ints, floats, np.int32(1), np.int32(2), np.float32(3)), "argument 3 .*gk_i64"),
+        ((ints, floats, np.int32(1), 2, 3.0), "argument 4 is a float64.*float32"),
+        ((ints, floats, np.int32(1), 2, np.int32(3)), "argument 4 is an int32.*float"),
+    ]
+    for args, match in cases:
+        with pytest.raises(ValueError, match=match):
+            kernel(1, 1, args)
+    kernel(1, 1, (ints, floats, np.int32(1), 2, np.float32(3)))
+    assert host(ints).tolist() == [1, 2] and host(floats).tolist() == [3.0]
+
+
 def test_raw_kernel_object(accel):
     text = source("fizzbuzz.gk")
     kernel = gpukit.RawKernel(text, "fizzbuzz", device=accel, options="-DUNUSED=1")

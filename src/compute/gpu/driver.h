@@ -53,6 +53,24 @@ typedef struct gk_gpu_arg {
     char *address;
 } gk_gpu_arg;
 
+/* What a kernel parameter is, as far as the API tells (OpenCL's kernel
+ * argument info; CUDA tells nothing): enough to refuse an argument of the
+ * wrong kind before the driver reads it, where a scalar taken for a
+ * buffer handle crashes the process. */
+typedef enum gk_gpu_param_kind {
+    GK_GPU_PARAM_UNKNOWN, /* not said, or a by-value type of the user's (a struct) */
+    GK_GPU_PARAM_BUFFER,  /* a GK_GLOBAL (or __constant) pointer */
+    GK_GPU_PARAM_LOCAL,   /* a __local pointer, sized by the launch: never given */
+    GK_GPU_PARAM_INTEGER, /* an integer of `size` bytes, by value */
+    GK_GPU_PARAM_FLOAT,   /* a floating-point number of `size` bytes, by value */
+} gk_gpu_param_kind;
+
+typedef struct gk_gpu_param {
+    gk_gpu_param_kind kind;
+    size_t size;    /* INTEGER and FLOAT */
+    char type[64];  /* the type as the source spells it, for messages ("gk_i64", "float*") */
+} gk_gpu_param;
+
 /* The source language handed to `build`. */
 typedef enum gk_gpu_language {
     GK_GPU_PORTABLE, /* dialect.h source: CUDA C++ or OpenCL C */
@@ -108,6 +126,9 @@ typedef struct gk_gpu_driver {
     void (*unload)(gk_device device, gk_gpu_module *module);
     gk_status (*function)(gk_device device, gk_gpu_module *module, const char *name,
                           gk_gpu_function **function);
+    /* What parameter `index` of the function is (kind GK_GPU_PARAM_UNKNOWN
+     * when the API does not say, or past the last one). NULL: never said. */
+    void (*parameter)(const gk_gpu_function *function, int index, gk_gpu_param *param);
     /* Launches groups[d] x local[d] work-items; stream NULL = the device's. */
     gk_status (*launch)(gk_device device, gk_gpu_function *function, const size_t groups[3],
                         const size_t local[3], int count, const gk_gpu_arg *args,

@@ -468,6 +468,93 @@ static gk_status add_arg(gk_gpu_launch *launch, gk_device device, host_loans *lo
                    index, (int)arg->kind);
 }
 
+/* What a scalar argument is, for messages: "an int32 (or uint32)". */
+static const char *scalar_text(gk_arg_kind kind)
+{
+    switch (kind) {
+    case GK_ARG_INT32: return "an int32 (or uint32)";
+    case GK_ARG_INT64: return "an int64 (or uint64)";
+    case GK_ARG_FLOAT32: return "a float32";
+    default: return "a float64";
+    }
+}
+
+/* What to pass for a scalar parameter: the argument that fits it. */
+static const char *scalar_fix(const gk_gpu_param *declared)
+{
+    if (declared->kind == GK_GPU_PARAM_FLOAT && declared->size == 4)
+        return "pass a float32 (numpy.float32(x) in Python, gk_arg_float32() in C)";
+    if (declared->kind == GK_GPU_PARAM_FLOAT && declared->size == 8)
+        return "pass a float64 (a Python float, gk_arg_float64() in C)";
+    if (declared->kind == GK_GPU_PARAM_INTEGER && declared->size == 4)
+        return "pass an int32 (numpy.int32(x) in Python, gk_arg_int32() in C)";
+    if (declared->kind == GK_GPU_PARAM_INTEGER && declared->size == 8)
+        return "pass an int64 (a Python int, gk_arg_int64() in C)";
+    return "scalar arguments are 4- and 8-byte integers and floats: declare the parameter "
+           "gk_i32, gk_i64, float or double";
+}
+
+/* Argument `index` (of kind `kind`, one driver argument at `position`
+ * when not a view) matches what the driver says the kernel's parameter
+ * there is, where it says: a scalar read as a buffer handle crashes the
+ * process, and one of the wrong type or width is read as other bits. */
+static gk_status check_parameter(const gk_kernel *kernel, const gk_gpu_driver *driver,
+                                 int position, gk_arg_kind kind, int index)
+{
+    gk_gpu_param declared = {.kind = GK_GPU_PARAM_UNKNOWN};
+    if (kind != GK_ARG_ARRAY && kind != GK_ARG_VIEW && kind != GK_ARG_INT32 &&
+        kind != GK_ARG_INT64 && kind != GK_ARG_FLOAT32 && kind != GK_ARG_FLOAT64)
+        return GK_OK; /* add_arg names the unknown kind */
+    if (driver->parameter)
+        driver->parameter(kernel->function, position, &declared);
+    bool array = kind == GK_ARG_ARRAY || kind == GK_ARG_VIEW;
+    if (declared.kind == GK_GPU_PARAM_LOCAL)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "kernel_launch: parameter %d of '%s' is local memory (__local %s), which "
+                       "a launch cannot provide; declare a GK_LOCAL array in the kernel's body "
+                       "instead",
+                       position, kernel->name, declared.type);
+    if (declared.kind == GK_GPU_PARAM_BUFFER && !array)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "kernel_launch: argument %d is a scalar, %s, but '%s' takes a pointer "
+                       "(%s) there; pass an array",
+                       index, scalar_text(kind), kernel->name, declared.type);
+    bool scalar_param =
+        declared.kind == GK_GPU_PARAM_INTEGER || declared.kind == GK_GPU_PARAM_FLOAT;
+    if (scalar_param && array)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "kernel_launch: argument %d is an array but '%s' takes a scalar (%s) "
+                       "there; %s",
+                       index, kernel->name, declared.type, scalar_fix(&declared));
+    if (!scalar_param || array)
+        return GK_OK;
+    bool is_float = kind == GK_ARG_FLOAT32 || kind == GK_ARG_FLOAT64;
+    size_t size = kind == GK_ARG_INT32 || kind == GK_ARG_FLOAT32 ? 4 : 8;
+    if (is_float != (declared.kind == GK_GPU_PARAM_FLOAT) || size != declared.size)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "kernel_launch: argument %d is %s but '%s' takes %s there (%s of %zu "
+                       "bytes); %s",
+                       index, scalar_text(kind), kernel->name, declared.type,
+                       declared.kind == GK_GPU_PARAM_FLOAT ? "a float" : "an integer",
+                       declared.size, scalar_fix(&declared));
+    return GK_OK;
+}
+
+/* Every argument against the kernel's parameters (a view is two: its
+ * buffer, then its gk_view by value). */
+static gk_status check_parameters(const gk_kernel *kernel, int count, const gk_arg *args)
+{
+    const gk_gpu_driver *driver = gk_gpu_driver_of(kernel->runs_on);
+    int position = 0;
+    for (int k = 0; k < count; k++) {
+        gk_status status = check_parameter(kernel, driver, position, args[k].kind, k);
+        if (status != GK_OK)
+            return status;
+        position += args[k].kind == GK_ARG_VIEW ? 2 : 1;
+    }
+    return GK_OK;
+}
+
 gk_status gk_kernel_launch(gk_kernel *kernel, const uint32_t grid[3], const uint32_t block[3],
                            gk_stream *stream, int count, const gk_arg *args)
 {
@@ -501,6 +588,9 @@ gk_status gk_kernel_launch(gk_kernel *kernel, const uint32_t grid[3], const uint
                        "kernel_launch: the arguments make %d kernel parameters (a view makes "
                        "two); a kernel takes at most %d",
                        needed, GK_GPU_MAX_ARGS);
+    status = check_parameters(kernel, count, args);
+    if (status != GK_OK)
+        return status;
 
     gk_gpu_launch launch;
     gk_gpu_launch_begin(&launch, kernel->runs_on);

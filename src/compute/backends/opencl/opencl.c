@@ -788,6 +788,7 @@ struct gk_gpu_function {
     ocl_device *device;
     cl_kernel kernel;
     int parameters; /* how many the kernel takes; -1 if the driver does not say */
+    gk_gpu_param *params; /* `parameters` entries, or NULL when the driver does not say */
     /* clSetKernelArg changes the kernel object itself: setting the
      * arguments and enqueueing must not interleave between threads. */
     pthread_mutex_t lock;
@@ -837,9 +838,12 @@ static gk_status build_program(const gk_opencl *cl, ocl_device *dev, cl_program 
                                gk_gpu_module **module)
 {
     /* OpenCL C lets float32 division and sqrt be a few ulp off unless asked;
-     * ask where the device can, so results match the CPU's. */
+     * ask where the device can, so results match the CPU's. The parameters'
+     * kinds and types are kept (-cl-kernel-arg-info, in the binary too) so
+     * that launches can check arguments against them: the driver takes any
+     * 8-byte scalar for a buffer handle and crashes on it. */
     char all_options[4096];
-    snprintf(all_options, sizeof all_options, "%s%s",
+    snprintf(all_options, sizeof all_options, "-cl-kernel-arg-info %s%s",
              dev->rounded_divide ? "-cl-fp32-correctly-rounded-divide-sqrt " : "",
              options ? options : "");
     cl_int err = cl->BuildProgram(program, 1, &dev->id, all_options, NULL, NULL);
@@ -878,7 +882,9 @@ typedef struct binary_header {
     uint64_t checksum;     /* XXH3-64 of them */
 } binary_header;
 
-static const char BINARY_MAGIC[8] = {'g', 'k', 'c', 'l', 'b', 'i', 'n', '1'};
+/* Version 2: built with -cl-kernel-arg-info. Version 1 binaries lack the
+ * parameters' kinds, so they are refused and built again. */
+static const char BINARY_MAGIC[8] = {'g', 'k', 'c', 'l', 'b', 'i', 'n', '2'};
 
 /* The device binary of a built program, behind a binary_header
  * (malloc'd). */
@@ -1018,12 +1024,82 @@ static void opencl_unload(gk_device device, gk_gpu_module *module)
     for (gk_gpu_function *f = module->functions, *next; f; f = next) {
         next = f->next;
         cl->ReleaseKernel(f->kernel);
+        free(f->params);
         pthread_mutex_destroy(&f->lock);
         free(f);
     }
     cl->ReleaseProgram(module->program);
     pthread_mutex_destroy(&module->lock);
     free(module);
+}
+
+/* The by-value types a scalar argument can be checked against: OpenCL
+ * C's integers and floats and dialect.h's names for them (the driver
+ * reports a typedef by its own name). Others (structs) stay unknown. */
+static void classify_value(const char *type, gk_gpu_param *param)
+{
+    static const struct {
+        const char *name;
+        gk_gpu_param_kind kind;
+        size_t size;
+    } known[] = {
+        {"char", GK_GPU_PARAM_INTEGER, 1},   {"uchar", GK_GPU_PARAM_INTEGER, 1},
+        {"gk_i8", GK_GPU_PARAM_INTEGER, 1},  {"gk_u8", GK_GPU_PARAM_INTEGER, 1},
+        {"short", GK_GPU_PARAM_INTEGER, 2},  {"ushort", GK_GPU_PARAM_INTEGER, 2},
+        {"gk_i16", GK_GPU_PARAM_INTEGER, 2}, {"gk_u16", GK_GPU_PARAM_INTEGER, 2},
+        {"gk_f16", GK_GPU_PARAM_INTEGER, 2}, {"gk_bf16", GK_GPU_PARAM_INTEGER, 2},
+        {"int", GK_GPU_PARAM_INTEGER, 4},    {"uint", GK_GPU_PARAM_INTEGER, 4},
+        {"gk_i32", GK_GPU_PARAM_INTEGER, 4}, {"gk_u32", GK_GPU_PARAM_INTEGER, 4},
+        {"long", GK_GPU_PARAM_INTEGER, 8},   {"ulong", GK_GPU_PARAM_INTEGER, 8},
+        {"gk_i64", GK_GPU_PARAM_INTEGER, 8}, {"gk_u64", GK_GPU_PARAM_INTEGER, 8},
+        {"half", GK_GPU_PARAM_FLOAT, 2},     {"float", GK_GPU_PARAM_FLOAT, 4},
+        {"double", GK_GPU_PARAM_FLOAT, 8},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strcmp(type, known[i].name) == 0) {
+            param->kind = known[i].kind;
+            param->size = known[i].size;
+            return;
+        }
+    }
+}
+
+/* The parameters of `kernel` as the driver describes them (malloc'd,
+ * `count` entries), or NULL when it does not (a program built without
+ * -cl-kernel-arg-info, or a driver that ignores it). */
+static gk_gpu_param *describe_parameters(const gk_opencl *cl, cl_kernel kernel, int count)
+{
+    if (count <= 0)
+        return NULL;
+    gk_gpu_param *params = calloc((size_t)count, sizeof *params);
+    if (!params)
+        return NULL;
+    for (int i = 0; i < count; i++) {
+        gk_gpu_param *param = &params[i];
+        cl_uint address = 0;
+        if (cl->GetKernelArgInfo(kernel, (cl_uint)i, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
+                                 sizeof address, &address, NULL) != CL_SUCCESS ||
+            cl->GetKernelArgInfo(kernel, (cl_uint)i, CL_KERNEL_ARG_TYPE_NAME,
+                                 sizeof param->type, param->type, NULL) != CL_SUCCESS) {
+            free(params);
+            return NULL;
+        }
+        param->type[sizeof param->type - 1] = 0;
+        if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+            param->kind = GK_GPU_PARAM_BUFFER;
+        else if (address == CL_KERNEL_ARG_ADDRESS_LOCAL)
+            param->kind = GK_GPU_PARAM_LOCAL;
+        else
+            classify_value(param->type, param);
+    }
+    return params;
+}
+
+static void opencl_parameter(const gk_gpu_function *function, int index, gk_gpu_param *param)
+{
+    *param = (gk_gpu_param){.kind = GK_GPU_PARAM_UNKNOWN};
+    if (function->params && index >= 0 && index < function->parameters)
+        *param = function->params[index];
 }
 
 static gk_status opencl_function(gk_device device, gk_gpu_module *module, const char *name,
@@ -1064,6 +1140,7 @@ static gk_status opencl_function(gk_device device, gk_gpu_module *module, const 
                                               &parameters, NULL) == CL_SUCCESS
                                 ? (int)parameters
                                 : -1;
+            f->params = describe_parameters(cl, kernel, f->parameters);
             pthread_mutex_init(&f->lock, NULL);
             strcpy(f->name, name);
             f->next = module->functions;
@@ -1304,6 +1381,7 @@ const gk_gpu_driver gk_opencl_driver = {
     .load = opencl_load,
     .unload = opencl_unload,
     .function = opencl_function,
+    .parameter = opencl_parameter,
     .launch = opencl_launch,
     .stream_create = opencl_stream_create,
     .stream_synchronize = opencl_stream_synchronize,
