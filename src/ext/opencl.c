@@ -73,6 +73,7 @@ static void load_library(void)
     LOAD(CreateKernel);
     LOAD(ReleaseKernel);
     LOAD(GetKernelInfo);
+    LOAD(GetKernelWorkGroupInfo);
     LOAD(SetKernelArg);
     LOAD(EnqueueNDRangeKernel);
     LOAD(EnqueueMarkerWithWaitList);

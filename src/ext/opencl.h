@@ -134,6 +134,12 @@ enum {
     CL_KERNEL_ARG_ADDRESS_PRIVATE = 0x119E,
 };
 
+/* clGetKernelWorkGroupInfo */
+typedef cl_uint cl_kernel_work_group_info;
+enum {
+    CL_KERNEL_LOCAL_MEM_SIZE = 0x11B2, /* cl_ulong: bytes of local memory per group */
+};
+
 typedef void (*cl_context_notify_fn)(const char *, const void *, size_t, void *);
 typedef void (*cl_build_notify_fn)(cl_program, void *);
 
@@ -183,6 +189,8 @@ typedef struct gk_opencl {
     cl_kernel (*CreateKernel)(cl_program, const char *, cl_int *);
     cl_int (*ReleaseKernel)(cl_kernel);
     cl_int (*GetKernelInfo)(cl_kernel, cl_kernel_info, size_t, void *, size_t *);
+    cl_int (*GetKernelWorkGroupInfo)(cl_kernel, cl_device_id, cl_kernel_work_group_info, size_t,
+                                     void *, size_t *);
     cl_int (*SetKernelArg)(cl_kernel, cl_uint, size_t, const void *);
     cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t *,
                                    const size_t *, const size_t *, cl_uint, const cl_event *,

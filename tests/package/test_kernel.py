@@ -378,6 +378,26 @@ def test_raw_kernel_arguments_match_parameters(accel):
     assert host(ints).tolist() == [1, 2] and host(floats).tolist() == [3.0]
 
 
+BIG_LOCAL_KERNEL = r"""
+GK_KERNEL void big_local(GK_GLOBAL float *out)
+{
+    GK_LOCAL float buffer[1 << 24];
+    buffer[GK_LOCAL_ID(0)] = 1.0f;
+    GK_BARRIER();
+    out[0] = buffer[0];
+}
+"""
+
+
+def test_raw_kernel_local_memory_over_the_device(accel):
+    """64 MiB of GK_LOCAL arrays is more than any device has per group:
+    a ValueError, where PoCL used to abort the process."""
+    out = gpukit.zeros((1,), dtype=gpukit.float32, device=accel)
+    with pytest.raises(ValueError, match="local memory|shared"):
+        gpukit.RawKernel(BIG_LOCAL_KERNEL, "big_local", device=accel)(1, 1, (out,))
+        gpukit.synchronize()
+
+
 def test_raw_kernel_object(accel):
     text = source("fizzbuzz.gk")
     kernel = gpukit.RawKernel(text, "fizzbuzz", device=accel, options="-DUNUSED=1")

@@ -117,6 +117,7 @@ typedef struct ocl_device {
     cl_command_queue queue;
     size_t base_align;       /* sub-buffer origins must be multiples of this */
     uint64_t max_allocation; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    uint64_t local_bytes;    /* CL_DEVICE_LOCAL_MEM_SIZE: local memory per work-group */
     bool rounded_divide;     /* float32 / and sqrt can be correctly rounded */
     uint64_t architecture;   /* hash of architecture_text(): marks its binaries */
 
@@ -342,6 +343,8 @@ static gk_status ready_device(gk_device device, const gk_opencl **cl, ocl_device
                 dev->base_align = align_bits >= 8 ? (size_t)(align_bits / 8) : 128;
                 dev->max_allocation =
                     device_number(api, dev->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(cl_ulong));
+                dev->local_bytes =
+                    device_number(api, dev->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl_ulong));
                 dev->rounded_divide = (device_number(api, dev->id, CL_DEVICE_SINGLE_FP_CONFIG,
                                                      sizeof(cl_ulong)) &
                                        CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
@@ -789,6 +792,7 @@ struct gk_gpu_function {
     cl_kernel kernel;
     int parameters; /* how many the kernel takes; -1 if the driver does not say */
     gk_gpu_param *params; /* `parameters` entries, or NULL when the driver does not say */
+    uint64_t local_bytes; /* its GK_LOCAL arrays' bytes per work-group; 0 if not said */
     /* clSetKernelArg changes the kernel object itself: setting the
      * arguments and enqueueing must not interleave between threads. */
     pthread_mutex_t lock;
@@ -1141,6 +1145,12 @@ static gk_status opencl_function(gk_device device, gk_gpu_module *module, const 
                                 ? (int)parameters
                                 : -1;
             f->params = describe_parameters(cl, kernel, f->parameters);
+            cl_ulong local_bytes = 0;
+            f->local_bytes = cl->GetKernelWorkGroupInfo(kernel, dev->id, CL_KERNEL_LOCAL_MEM_SIZE,
+                                                        sizeof local_bytes, &local_bytes,
+                                                        NULL) == CL_SUCCESS
+                                 ? local_bytes
+                                 : 0;
             pthread_mutex_init(&f->lock, NULL);
             strcpy(f->name, name);
             f->next = module->functions;
@@ -1230,6 +1240,14 @@ static gk_status opencl_launch(gk_device device, gk_gpu_function *function, cons
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "kernel '%s' takes %d argument%s, not %d",
                        function->name, function->parameters,
                        function->parameters == 1 ? "" : "s", count);
+    /* The driver is not trusted to refuse a kernel whose GK_LOCAL arrays
+     * outgrow the device's local memory: PoCL aborts the process on it. */
+    if (dev->local_bytes && function->local_bytes > dev->local_bytes)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                       "kernel '%s' uses %llu bytes of local memory (GK_LOCAL arrays) per "
+                       "work-group but %s has %llu; use smaller GK_LOCAL arrays",
+                       function->name, (unsigned long long)function->local_bytes, dev->name,
+                       (unsigned long long)dev->local_bytes);
     size_t global[3];
     int empty = 0;
     for (int d = 0; d < 3; d++) {
