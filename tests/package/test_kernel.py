@@ -463,6 +463,19 @@ def test_compile_errors_carry_the_log(accel):
                                  device=accel)
 
 
+def test_compile_errors_name_the_users_line(accel):
+    """The compiler's messages count the lines of the source as given (of
+    the operation, for elementwise kernels), not of the text gpukit
+    compiles, which has dialect.h in front ("source:4:12:" from OpenCL's
+    clang, "source(4):" from NVRTC)."""
+    broken = "GK_KERNEL void broken(GK_GLOBAL float *x)\n{\n    x[0] = 1.0f;\n    x[1] = oops;\n}\n"
+    with pytest.raises(ValueError, match=r"source[:(]4\b[\s\S]*oops"):
+        gpukit.RawKernel(broken, "broken", device=accel)
+    with pytest.raises(ValueError, match=r"operation[:(]2\b[\s\S]*oops"):
+        gpukit.ElementwiseKernel("float32 x", "float32 y", "float t = x;\ny = t + oops;", "bad",
+                                 device=accel)
+
+
 NO_CPU_DRIVER = """
     import gpukit
     checks = [

@@ -791,7 +791,11 @@ static char *elementwise_source(const gk_kernel *kernel, const char *body)
         fprintf(f, "        %s %s = %s;\n", local_type(p->dtype), p->name,
                 gk_dtype_is_complex(p->dtype) ? "{0, 0}" : "0");
     }
-    fprintf(f, "        {\n%s\n        }\n", body);
+    /* The compiler names the body's lines as the user counts them
+     * ("operation:2:9: ..."), and the generated lines after it as such. */
+    fprintf(f, "        {\n#line 1 \"operation\"\n%s\n#line 1 \"generated stores\"\n"
+               "        }\n",
+            body);
     for (int k = 0; k < kernel->out_count; k++) {
         const param *p = &kernel->params[k];
         /* Bool elements are 0 or 1 whatever the body assigned. */

@@ -113,13 +113,17 @@ static gk_status join_lines(const void *const *parts, const size_t *sizes, int c
     return GK_OK;
 }
 
-/* dialect.h in front of `source`, as every portable-dialect program has. */
+/* dialect.h in front of `source`, as every portable-dialect program has,
+ * then a #line directive, so that the compiler's messages give the lines
+ * of the user's source as they count them ("source:4:12: use of
+ * undeclared identifier"), not those of the joined text. */
 static gk_status with_dialect(const char *source, char **text)
 {
+    static const char line[] = "#line 1 \"source\"";
     const gk_embedded_file *dialect = source_file("dialect.h");
-    const void *parts[] = {dialect->data, source};
-    size_t sizes[] = {dialect->size, strlen(source)};
-    return join_lines(parts, sizes, 2, text);
+    const void *parts[] = {dialect->data, line, source};
+    size_t sizes[] = {dialect->size, sizeof line - 1, strlen(source)};
+    return join_lines(parts, sizes, 3, text);
 }
 
 gk_status gk_gpu_builtin_source(const char *family, gk_dtype dtype, char **source,
