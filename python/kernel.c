@@ -935,7 +935,7 @@ static int check_array(const param *p, const char *role, const gk_array *array, 
  * scalar or 0-d array, never a longer host array. */
 static bool is_scalar_input(PyObject *object)
 {
-    if (PyLong_Check(object) || PyFloat_Check(object))
+    if (PyLong_Check(object) || PyFloat_Check(object) || PyComplex_Check(object))
         return true;
     bool scalar = false;
     PyObject *type = foreign_dtype_name(object);
@@ -983,10 +983,20 @@ static int scalar_input(gkpy_state *state, const param *p, PyObject *object, gk_
                      what, Py_TYPE(object)->tp_name);
         return -1;
     }
-    uint64_t value = 0;
-    if (scalar_element(p, object, what, &value) < 0)
+    /* A NumPy scalar or 0-d array as the Python number it holds: a 0-d
+     * float array has an __index__ that raises, which the conversions
+     * below would take up ("only integer scalar arrays can be converted"). */
+    PyObject *number = PyLong_Check(object) || PyFloat_Check(object) || PyComplex_Check(object)
+                           ? Py_NewRef(object)
+                           : PyObject_CallMethod(object, "item", NULL);
+    if (!number)
         return -1;
-    gk_status status = gk_from_host(device, p->dtype, 0, NULL, &value, out);
+    uint64_t value[2] = {0, 0}; /* room for a complex128 */
+    int stored = scalar_element(p, number, what, value);
+    Py_DECREF(number);
+    if (stored < 0)
+        return -1;
+    gk_status status = gk_from_host(device, p->dtype, 0, NULL, value, out);
     if (status != GK_OK) {
         gkpy_raise(state, status);
         return -1;
@@ -1038,7 +1048,14 @@ static int output_arguments(elementwise_object *self, gkpy_state *state, PyObjec
         outputs[0] = out;
         return 0;
     }
-    if (!PyTuple_Check(out) || PyTuple_GET_SIZE(out) != self->nout) {
+    if (PyTuple_Check(out) && PyTuple_GET_SIZE(out) != self->nout) {
+        PyErr_Format(PyExc_TypeError,
+                     "out= is a tuple of %zd but the kernel has %d output%s; give a tuple of "
+                     "%d entries, an array or None for each",
+                     PyTuple_GET_SIZE(out), self->nout, self->nout == 1 ? "" : "s", self->nout);
+        return -1;
+    }
+    if (!PyTuple_Check(out)) {
         PyErr_Format(PyExc_TypeError,
                      "out= takes a gpukit.Array or a tuple of %d entries (an array or None per "
                      "output), not %.100s",

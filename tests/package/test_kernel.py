@@ -553,6 +553,29 @@ def test_elementwise_index_and_numpy_scalars(accel):
     assert (kernel.nin, kernel.nout) == (3, 2)
 
 
+def test_elementwise_numpy_0d_and_complex_scalars(accel):
+    """Scalar inputs may be NumPy 0-d arrays (a float one raised NumPy's
+    "only integer scalar arrays can be converted to a scalar index") and
+    complex numbers (Python's were refused as "not a scalar"; NumPy's
+    complex128 was stored, 16 bytes, into an 8-byte variable)."""
+    scale = gpukit.ElementwiseKernel("float32 x, float32 f", "float32 y", "y = x * f;", "scale0d")
+    x = put(np.arange(4, dtype=np.float32), accel)
+    assert host(scale(x, np.array(2.5))).tolist() == [0.0, 2.5, 5.0, 7.5]
+    assert host(scale(x, np.array(3, dtype=np.int64))).tolist() == [0.0, 3.0, 6.0, 9.0]
+    shift = gpukit.ElementwiseKernel("int32 x, int32 k", "int32 y", "y = x + k;", "shift0d")
+    assert shift(np.array(4, dtype=np.int32), np.array(5)).item() == 9
+    with pytest.raises(TypeError, match="takes an int, not float"):
+        shift(1, np.array(2.5))
+    if not has_fp64(accel):
+        return
+    copy = gpukit.ElementwiseKernel("complex128 a, complex128 b", "complex128 c", "c = a;",
+                                    "copy_c128")
+    sentinel = np.complex128(-1e300 + 7j)
+    for value in (np.complex128(1 + 2j), 3 - 4j):
+        out = gpukit.zeros((), dtype=gpukit.complex128, device=accel)
+        assert copy(value, sentinel, out=out).item() == value
+
+
 def test_elementwise_several_outputs(accel):
     sum_diff = gpukit.ElementwiseKernel("float32 x, float32 y", "float32 s, float32 d",
                                         "s = x + y; d = x - y;", "sum_diff")
@@ -569,7 +592,7 @@ def test_elementwise_several_outputs(accel):
     np.testing.assert_array_equal(host(given), a - b)
     with pytest.raises(TypeError, match="tuple of 2"):
         sum_diff(x, y, out=given)
-    with pytest.raises(TypeError, match="tuple of 2"):
+    with pytest.raises(TypeError, match="tuple of 1 but the kernel has 2 outputs.*tuple of 2"):
         sum_diff(x, y, out=(given,))
     with pytest.raises(TypeError, match=r"out\[0\]"):
         sum_diff(x, y, out=(np.zeros((4, 6), np.float32), None))
