@@ -357,7 +357,9 @@ def test_raw_kernel_arguments_match_parameters(accel):
     """Where the driver describes the parameters (OpenCL, the cpu), an
     argument of the wrong kind is refused before the driver reads it: an
     int taken for a buffer handle crashed the process, and a scalar of the
-    wrong width or kind was read as other bits."""
+    wrong width or kind was read as other bits. A scalar whose value the
+    parameter's type holds is converted to it, as C converts a call's
+    arguments (a Python int for a gk_i32, a Python float for a float)."""
     if gpukit.device(accel).type == "cuda":
         pytest.skip("CUDA does not describe a kernel's parameters")
     kernel = gpukit.RawKernel(SCALARS_KERNEL, "scalars", device=accel)
@@ -366,16 +368,25 @@ def test_raw_kernel_arguments_match_parameters(accel):
     cases = [
         ((12345, floats, np.int32(1), 2, np.float32(3)), "argument 0 is a scalar.*pointer"),
         ((ints, floats, ints, 2, np.float32(3)), "argument 2 is an array.*gk_i32.*int32"),
-        ((ints, floats, 1, 2, np.float32(3)), "argument 2 is an int64.*gk_i32.*numpy.int32"),
-        ((ints, floats, np.int32(1), np.int32(2), np.float32(3)), "argument 3 .*gk_i64"),
-        ((ints, floats, np.int32(1), 2, 3.0), "argument 4 is a float64.*float32"),
-        ((ints, floats, np.int32(1), 2, np.int32(3)), "argument 4 is an int32.*float"),
+        ((ints, floats, 2**31, 2, np.float32(3)),
+         "argument 2 is an int64.*gk_i32.*cannot hold its value.*numpy.int32"),
+        ((ints, floats, np.int32(1), 2, 1e300), "argument 4 is a float64.*cannot hold"),
+        ((ints, floats, np.int32(1), 2.5, np.float32(3)), "argument 3 is a float64.*gk_i64"),
+        ((ints, floats, np.int32(1), 2, 2**25 + 1), "argument 4 is an int64.*float"),
     ]
     for args, match in cases:
         with pytest.raises(ValueError, match=match):
             kernel(1, 1, args)
     kernel(1, 1, (ints, floats, np.int32(1), 2, np.float32(3)))
     assert host(ints).tolist() == [1, 2] and host(floats).tolist() == [3.0]
+    # values the parameters hold: converted (int64 -> gk_i32, int32 -> gk_i64,
+    # float64 and int -> float)
+    kernel(1, 1, (ints, floats, -7, np.int32(8), 0.5))
+    assert host(ints).tolist() == [-7, 8] and host(floats).tolist() == [0.5]
+    with pytest.raises(ValueError, match="argument 3 is an int32.*cannot hold"):
+        kernel(1, 1, (ints, floats, -7, np.int32(-8), 0.5))  # or a uint32's bits?
+    kernel(1, 1, (ints, floats, np.int64(4), 5, 6))
+    assert host(ints).tolist() == [4, 5] and host(floats).tolist() == [6.0]
 
 
 BIG_LOCAL_KERNEL = r"""

@@ -21,6 +21,9 @@
 #include <gpukit/kernel.h>
 
 #include <ctype.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,13 +497,71 @@ static const char *scalar_fix(const gk_gpu_param *declared)
            "gk_i32, gk_i64, float or double";
 }
 
-/* Argument `index` (of kind `kind`, one driver argument at `position`
+/* Whether a declared integer type is unsigned, by its name ("uint",
+ * "ulong", "gk_u32", "unsigned int"). */
+static bool unsigned_type(const char *type)
+{
+    return type[0] == 'u' || strncmp(type, "gk_u", 4) == 0;
+}
+
+/* A scalar argument converted to the declared scalar parameter's type
+ * when that keeps its value (as C converts a call's arguments; a float64
+ * for a float is rounded to it, an integer must be exact there): 5
+ * (an int64, as a Python int arrives) for a gk_i32, 2.5 (a float64) for a
+ * float, 3 for a double. An argument of the parameter's kind and width
+ * passes as it is (uint32 and uint64 arrive as the int of their width
+ * with the same bits), and a negative int32 is not widened (as a uint32's
+ * bits it would stand for another number). True when *arg now has the
+ * parameter's type. */
+static bool convert_scalar(gk_arg *arg, const gk_gpu_param *declared)
+{
+    bool to_float = declared->kind == GK_GPU_PARAM_FLOAT, narrow = declared->size == 4;
+    size_t width = arg->kind == GK_ARG_INT32 || arg->kind == GK_ARG_FLOAT32 ? 4 : 8;
+    if ((arg->kind == GK_ARG_FLOAT32 || arg->kind == GK_ARG_FLOAT64) == to_float &&
+        width == declared->size)
+        return true;
+    bool is_unsigned = !to_float && unsigned_type(declared->type);
+    bool from_float = arg->kind == GK_ARG_FLOAT32 || arg->kind == GK_ARG_FLOAT64;
+    double number = arg->kind == GK_ARG_FLOAT32   ? arg->value.float32
+                    : arg->kind == GK_ARG_FLOAT64 ? arg->value.float64
+                    : 0;
+    int64_t whole = arg->kind == GK_ARG_INT32 ? arg->value.int32 : arg->value.int64;
+    if (from_float && !to_float)
+        return false; /* a float for an integer would lose its fraction */
+    if (to_float) {
+        double value = from_float ? number : (double)whole;
+        if (!from_float && (int64_t)value != whole)
+            return false; /* an integer the double cannot hold */
+        if (narrow && from_float && isfinite(value) && fabs(value) > FLT_MAX)
+            return false;
+        if (narrow && !from_float && (double)(float)value != value)
+            return false;
+        *arg = narrow ? gk_arg_float32((float)value) : gk_arg_float64(value);
+        return true;
+    }
+    if (narrow) {
+        bool fits = is_unsigned ? whole >= 0 && whole <= UINT32_MAX
+                                : whole >= INT32_MIN && whole <= INT32_MAX;
+        if (!fits)
+            return false;
+        *arg = gk_arg_int32((int32_t)(uint32_t)whole);
+        return true;
+    }
+    if (whole < 0)
+        return false; /* only an int32 arrives here */
+    *arg = gk_arg_int64(whole);
+    return true;
+}
+
+/* Argument `index` (of kind arg->kind, one driver argument at `position`
  * when not a view) matches what the driver says the kernel's parameter
  * there is, where it says: a scalar read as a buffer handle crashes the
- * process, and one of the wrong type or width is read as other bits. */
+ * process, and one of the wrong type or width is read as other bits. A
+ * scalar whose value the parameter's type holds is converted to it. */
 static gk_status check_parameter(const gk_kernel *kernel, const gk_gpu_driver *driver,
-                                 int position, gk_arg_kind kind, int index)
+                                 int position, gk_arg *arg, int index)
 {
+    gk_arg_kind kind = arg->kind;
     gk_gpu_param declared = {.kind = GK_GPU_PARAM_UNKNOWN};
     if (kind != GK_ARG_ARRAY && kind != GK_ARG_VIEW && kind != GK_ARG_INT32 &&
         kind != GK_ARG_INT64 && kind != GK_ARG_FLOAT32 && kind != GK_ARG_FLOAT64)
@@ -528,26 +589,27 @@ static gk_status check_parameter(const gk_kernel *kernel, const gk_gpu_driver *d
                        index, kernel->name, declared.type, scalar_fix(&declared));
     if (!scalar_param || array)
         return GK_OK;
-    bool is_float = kind == GK_ARG_FLOAT32 || kind == GK_ARG_FLOAT64;
-    size_t size = kind == GK_ARG_INT32 || kind == GK_ARG_FLOAT32 ? 4 : 8;
-    if (is_float != (declared.kind == GK_GPU_PARAM_FLOAT) || size != declared.size)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
-                       "kernel_launch: argument %d is %s but '%s' takes %s there (%s of %zu "
-                       "bytes); %s",
-                       index, scalar_text(kind), kernel->name, declared.type,
-                       declared.kind == GK_GPU_PARAM_FLOAT ? "a float" : "an integer",
-                       declared.size, scalar_fix(&declared));
-    return GK_OK;
+    if ((declared.size == 4 || declared.size == 8) && convert_scalar(arg, &declared))
+        return GK_OK;
+    return gk_fail(GK_ERR_INVALID_ARGUMENT,
+                   "kernel_launch: argument %d is %s but '%s' takes %s there (%s of %zu bytes), "
+                   "which cannot hold its value; %s",
+                   index, scalar_text(kind), kernel->name, declared.type,
+                   declared.kind == GK_GPU_PARAM_FLOAT ? "a float" : "an integer", declared.size,
+                   scalar_fix(&declared));
 }
 
 /* Every argument against the kernel's parameters (a view is two: its
- * buffer, then its gk_view by value). */
-static gk_status check_parameters(const gk_kernel *kernel, int count, const gk_arg *args)
+ * buffer, then its gk_view by value), into `checked` (count entries): the
+ * arguments, scalars converted to their parameters' types. */
+static gk_status check_parameters(const gk_kernel *kernel, int count, const gk_arg *args,
+                                  gk_arg *checked)
 {
     const gk_gpu_driver *driver = gk_gpu_driver_of(kernel->runs_on);
     int position = 0;
     for (int k = 0; k < count; k++) {
-        gk_status status = check_parameter(kernel, driver, position, args[k].kind, k);
+        checked[k] = args[k];
+        gk_status status = check_parameter(kernel, driver, position, &checked[k], k);
         if (status != GK_OK)
             return status;
         position += args[k].kind == GK_ARG_VIEW ? 2 : 1;
@@ -588,7 +650,8 @@ gk_status gk_kernel_launch(gk_kernel *kernel, const uint32_t grid[3], const uint
                        "kernel_launch: the arguments make %d kernel parameters (a view makes "
                        "two); a kernel takes at most %d",
                        needed, GK_GPU_MAX_ARGS);
-    status = check_parameters(kernel, count, args);
+    gk_arg checked[GK_GPU_MAX_ARGS];
+    status = check_parameters(kernel, count, args, checked);
     if (status != GK_OK)
         return status;
 
@@ -596,7 +659,7 @@ gk_status gk_kernel_launch(gk_kernel *kernel, const uint32_t grid[3], const uint
     gk_gpu_launch_begin(&launch, kernel->runs_on);
     host_loans loans = {0};
     for (int k = 0; status == GK_OK && k < count; k++)
-        status = add_arg(&launch, kernel->device, &loans, &args[k], k);
+        status = add_arg(&launch, kernel->device, &loans, &checked[k], k);
     size_t groups[3] = {grid[0], grid[1], grid[2]};
     size_t local[3] = {block[0], block[1], block[2]};
     if (status == GK_OK)
