@@ -715,7 +715,7 @@ gk_status gk_reshape(const gk_array *a, int ndim, const int64_t *shape, gk_array
     if (ndim < 0 || ndim > GK_MAX_DIMS)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "reshape: %d dimensions; arrays have 0 to %d",
                        ndim, GK_MAX_DIMS);
-    int64_t target[GK_MAX_DIMS];
+    int64_t target[GK_MAX_DIMS] = {0}; /* zeroed: -O3 cannot tell only ndim are read */
     int inferred = -1;
     for (int i = 0; i < ndim; i++) {
         target[i] = shape[i];

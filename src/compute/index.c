@@ -518,8 +518,9 @@ gk_status gk_nonzero(const gk_array *a, gk_array **out)
 static gk_status check_indices_broadcast(int count, const gk_array *const *indices,
                                          const char *what)
 {
-    int ndims[GK_MAX_DIMS], ndim;
-    const int64_t *shapes[GK_MAX_DIMS];
+    /* zeroed: -O3 cannot tell that only `count` are read */
+    int ndims[GK_MAX_DIMS] = {0}, ndim;
+    const int64_t *shapes[GK_MAX_DIMS] = {NULL};
     int64_t shape[GK_MAX_DIMS];
     for (int k = 0; k < count; k++) {
         ndims[k] = indices[k]->ndim;
