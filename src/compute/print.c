@@ -5,7 +5,8 @@
  *   array([[1., 2.],
  *          [3., 4.]], dtype=float32, device=cpu)
  *
- * The elements are read back with gk_to_host, so any device prints. What
+ * The elements shown are read back with gk_to_host, so any device prints;
+ * a summary reads only its corners, never the whole array. What
  * follows restates numpy/core/arrayprint.py: _formatArray's line wrapping,
  * FloatingFormat (positional, or scientific when the largest magnitude is
  * >= 1e8 - 1e6 for float32, as from NumPy 2.3 -, the smallest non-zero
@@ -261,8 +262,9 @@ static int max_int(int a, int b)
     return a > b ? a : b;
 }
 
-/* FloatingFormat.fillFormat over the elements that will be shown. */
-static void fit_floats(formatter *f, const void *data, const int64_t *shown, int64_t count)
+/* FloatingFormat.fillFormat over the elements that will be shown (all
+ * `count` of `data`). */
+static void fit_floats(formatter *f, const void *data, int64_t count)
 {
     /* The choice of form, in the array's own precision as NumPy makes it
      * (its constants and the ratio rounded to the dtype); scientific from
@@ -273,7 +275,7 @@ static void fit_floats(formatter *f, const void *data, const int64_t *shown, int
     bool any_finite = false, any_nonzero = false, any_nonfinite = false;
     bool negative_inf = f->plus; /* room for "+inf" */
     for (int64_t j = 0; j < count; j++) {
-        double x = value_of(f, data, shown[j]);
+        double x = value_of(f, data, j);
         if (!isfinite(x)) {
             any_nonfinite = true;
             negative_inf = negative_inf || (isinf(x) && x < 0);
@@ -295,7 +297,7 @@ static void fit_floats(formatter *f, const void *data, const int64_t *shown, int
     if (any_finite) {
         int whole = 0, fraction = 0, exp_digits = 2;
         for (int64_t j = 0; j < count; j++) {
-            double x = value_of(f, data, shown[j]);
+            double x = value_of(f, data, j);
             if (!isfinite(x))
                 continue;
             float_parts parts;
@@ -320,15 +322,15 @@ static void fit_floats(formatter *f, const void *data, const int64_t *shown, int
     }
 }
 
-static void fit(formatter *f, const void *data, const int64_t *shown, int64_t count)
+static void fit(formatter *f, const void *data, int64_t count)
 {
     if (gk_dtype_is_float(f->dtype)) {
-        fit_floats(f, data, shown, count);
+        fit_floats(f, data, count);
     } else if (f->dtype != GK_BOOL) {
         int width = 0;
         for (int64_t j = 0; j < count; j++) {
             char buf[32];
-            width = max_int(width, integer_text(data, f->dtype, shown[j], buf, sizeof buf));
+            width = max_int(width, integer_text(data, f->dtype, j, buf, sizeof buf));
         }
         f->width = width;
     }
@@ -393,7 +395,9 @@ typedef struct printer {
     const void *data;
     int ndim;
     const int64_t *shape;
-    int64_t strides[GK_MAX_DIMS]; /* C order, in elements */
+    /* data holds only the shown elements (see gather_shown): C order over
+     * the shown lengths, in elements */
+    int64_t strides[GK_MAX_DIMS];
     bool summarize;
     formatter format;
     formatter imag; /* complex dtypes: format prints the real parts, this the imaginary */
@@ -449,6 +453,9 @@ static void recurse(const printer *p, int axis, int64_t offset, size_t indent, s
     int64_t length = p->shape[axis], step = p->strides[axis];
     bool summary = p->summarize && 2 * EDGE_ITEMS < length;
     int64_t leading = summary ? EDGE_ITEMS : 0, trailing = summary ? EDGE_ITEMS : length;
+    /* Where element i of this axis lies in the gathered data: a summarized
+     * axis keeps only its first and last EDGE_ITEMS, side by side. */
+    int64_t skipped = summary ? length - 2 * EDGE_ITEMS : 0;
     text s = {0};
     int left = p->ndim - axis;
     if (left == 1) {
@@ -465,7 +472,8 @@ static void recurse(const printer *p, int axis, int64_t offset, size_t indent, s
                 i = length - trailing;
             }
             word.length = 0;
-            recurse(p, axis + 1, offset + i * step, next_indent, next_width, &word);
+            int64_t at = i >= leading + skipped ? i - skipped : i;
+            recurse(p, axis + 1, offset + at * step, next_indent, next_width, &word);
             extend_line(&s, &line, &word, element_width, indent);
             if (i < length - 1)
                 put(&line, ", ", 2);
@@ -487,7 +495,8 @@ static void recurse(const printer *p, int axis, int64_t offset, size_t indent, s
                 i = length - trailing;
             }
             put_spaces(&s, indent);
-            recurse(p, axis + 1, offset + i * step, next_indent, next_width, &s);
+            int64_t at = i >= leading + skipped ? i - skipped : i;
+            recurse(p, axis + 1, offset + at * step, next_indent, next_width, &s);
             if (i < length - 1)
                 put_string(&s, separator);
         }
@@ -500,51 +509,95 @@ static void recurse(const printer *p, int axis, int64_t offset, size_t indent, s
     free(s.data);
 }
 
-/* The C-order offsets of the elements that will be shown (all of them, or
- * the first and last EDGE_ITEMS along each long axis); malloc'd. */
-static int64_t *shown_offsets(const printer *p, int64_t *count)
+/* The elements that will be shown, copied to the host in C order into a
+ * new buffer (*out, `*count` elements of shape `lengths`): all of a's, or
+ * for a summary only the first and last EDGE_ITEMS along each axis longer
+ * than 2 * EDGE_ITEMS. Never the whole of a summarized array: it may be
+ * far larger than host memory (a broadcast view of 10^12 elements) or slow
+ * to read off a GPU. Each corner block (2^cut of them, one per choice of
+ * start or end along each cut axis) is a view of a, read on its own and
+ * put in its place among the gathered elements. */
+static gk_status gather_shown(const gk_array *a, bool summarize, int64_t *lengths, void **out,
+                              int64_t *count)
 {
-    int64_t lengths[GK_MAX_DIMS], total = 1;
-    for (int i = 0; i < p->ndim; i++) {
-        bool cut = p->summarize && p->shape[i] > 2 * EDGE_ITEMS;
-        lengths[i] = cut ? 2 * EDGE_ITEMS : p->shape[i];
+    *out = NULL;
+    int cut[GK_MAX_DIMS], ncut = 0;
+    int64_t total = 1, block_total = 1;
+    for (int i = 0; i < a->ndim; i++) {
+        bool long_axis = summarize && a->shape[i] > 2 * EDGE_ITEMS;
+        lengths[i] = long_axis ? 2 * EDGE_ITEMS : a->shape[i];
+        if (long_axis)
+            cut[ncut++] = i;
         total *= lengths[i];
+        block_total *= long_axis ? EDGE_ITEMS : a->shape[i];
     }
-    int64_t *offsets = malloc(sizeof *offsets * (size_t)(total ? total : 1));
-    if (!offsets)
-        return NULL;
-    for (int64_t j = 0; j < total; j++) {
-        int64_t rest = j, offset = 0;
-        for (int i = p->ndim - 1; i >= 0; i--) {
-            int64_t index = rest % lengths[i];
-            rest /= lengths[i];
-            if (lengths[i] != p->shape[i] && index >= EDGE_ITEMS)
-                index += p->shape[i] - 2 * EDGE_ITEMS;
-            offset += index * p->strides[i];
+    size_t item = gk_dtype_size(a->dtype), nbytes = (size_t)total * item;
+    char *data = malloc(nbytes ? nbytes : 1);
+    if (!data)
+        return gk_fail(GK_ERR_OUT_OF_MEMORY, "print: out of host memory for %zu bytes", nbytes);
+    /* Nothing cut: the whole array, in one read. */
+    gk_status status = ncut == 0 ? gk_to_host(a, data, nbytes) : GK_OK;
+    size_t block_bytes = (size_t)block_total * item;
+    char *block = ncut == 0 ? NULL : malloc(block_bytes ? block_bytes : 1);
+    if (ncut > 0 && !block)
+        status = gk_fail(GK_ERR_OUT_OF_MEMORY, "print: out of host memory for %zu bytes",
+                         block_bytes);
+    for (unsigned corner = 0; status == GK_OK && ncut > 0 && corner < 1u << ncut; corner++) {
+        /* Bit k of corner: the end (1) or the start (0) of axis cut[k]. */
+        gk_array *view = NULL;
+        for (int k = 0; status == GK_OK && k < ncut; k++) {
+            int64_t start = corner >> k & 1 ? a->shape[cut[k]] - EDGE_ITEMS : 0;
+            gk_array *next = NULL;
+            status = gk_slice(view ? view : a, cut[k], start, start + EDGE_ITEMS, 1, &next);
+            gk_array_free(view);
+            view = next;
         }
-        offsets[j] = offset;
+        if (status == GK_OK)
+            status = gk_to_host(view, block, block_bytes);
+        if (status == GK_OK) {
+            /* Element j of the block (C order over the view's shape) goes
+             * to the same index in the gathered data, EDGE_ITEMS further
+             * along each axis taken from its end. */
+            for (int64_t j = 0; j < block_total; j++) {
+                int64_t rest = j, offset = 0, stride = 1;
+                for (int i = a->ndim - 1, k = ncut - 1; i >= 0; i--) {
+                    int64_t index = rest % view->shape[i];
+                    rest /= view->shape[i];
+                    if (k >= 0 && cut[k] == i) {
+                        index += (corner >> k & 1) ? EDGE_ITEMS : 0;
+                        k--;
+                    }
+                    offset += index * stride;
+                    stride *= lengths[i];
+                }
+                memcpy(data + (size_t)offset * item, block + (size_t)j * item, item);
+            }
+        }
+        gk_array_free(view);
     }
+    free(block);
+    if (status != GK_OK) {
+        free(data);
+        return status;
+    }
+    *out = data;
     *count = total;
-    return offsets;
+    return GK_OK;
 }
 
 gk_status gk_array_format(const gk_array *a, char **result)
 {
     *result = NULL;
-    int64_t size = gk_array_size(a);
-    size_t nbytes = gk_array_nbytes(a);
-    void *data = malloc(nbytes ? nbytes : 1);
-    if (!data)
-        return gk_fail(GK_ERR_OUT_OF_MEMORY, "print: out of host memory for %zu bytes", nbytes);
-    gk_status status = gk_to_host(a, data, nbytes);
-    if (status != GK_OK) {
-        free(data);
+    int64_t size = gk_array_size(a), lengths[GK_MAX_DIMS], count = 0;
+    bool summarize = size > THRESHOLD;
+    void *data = NULL;
+    gk_status status = gather_shown(a, summarize, lengths, &data, &count);
+    if (status != GK_OK)
         return status;
-    }
     bool complex = gk_dtype_is_complex(a->dtype);
     formatter format = {.dtype = gk_dtype_component(a->dtype), .zero_d = a->ndim == 0,
                         .exp_size = -1, .scale = complex ? 2 : 1};
-    printer p = {data, a->ndim, a->shape, {0}, size > THRESHOLD, format, format, complex};
+    printer p = {data, a->ndim, a->shape, {0}, summarize, format, format, complex};
     if (complex) {
         p.imag.shift = 1;
         p.imag.plus = true;
@@ -552,23 +605,16 @@ gk_status gk_array_format(const gk_array *a, char **result)
     int64_t stride = 1;
     for (int i = a->ndim - 1; i >= 0; i--) {
         p.strides[i] = stride;
-        stride *= a->shape[i];
+        stride *= lengths[i];
     }
     text t = {0};
     put_string(&t, "array(");
     if (size == 0) {
         put_string(&t, "[]");
     } else {
-        int64_t count = 0;
-        int64_t *shown = shown_offsets(&p, &count);
-        if (!shown) {
-            free(data);
-            return gk_fail(GK_ERR_OUT_OF_MEMORY, "print: out of host memory");
-        }
-        fit(&p.format, data, shown, count);
+        fit(&p.format, data, count);
         if (complex)
-            fit(&p.imag, data, shown, count);
-        free(shown);
+            fit(&p.imag, data, count);
         /* The hanging indent lines up with the first "[" after "array(";
          * the width leaves room for the "," that follows. */
         recurse(&p, 0, 0, strlen("array(") + 1, LINE_WIDTH - 1, &t);

@@ -723,6 +723,16 @@ def test_repr_and_str_name_the_device(device):
         assert "dtype=float32" in text
 
 
+def test_repr_of_a_summary_reads_only_what_it_shows(device):
+    """A summarized array's repr copies only its corners to the host: a
+    broadcast view of 5.6e10 elements (448 GB) prints as NumPy's does."""
+    values = np.arange(56).reshape(7, 1, 8)
+    x = gk.broadcast_to(gk.asarray(values, device=device), (7, 10**9, 8))
+    expected = " ".join(repr(np.broadcast_to(values, (7, 10**9, 8))).split())
+    # (the longer suffix goes on a line of its own: compare words)
+    assert " ".join(repr(x).split()) == expected[:-1] + f", dtype=int64, device={device})"
+
+
 def test_format_of_0d_arrays_is_their_elements(device):
     """f"{x:.2f}" of a 0-d array formats the element, as NumPy's 0-d arrays
     do; other arrays take only the empty spec, as NumPy's."""

@@ -1181,6 +1181,19 @@ static void test_print(gk_device device)
     CHECK_OK(gk_transpose(base, NULL, &t));
     CHECK_FORMAT(t, "array([[0, 3],\n       [1, 4],\n       [2, 5]], dtype=int64, device=cpu)");
     gk_array_free(base);
+    /* A summary reads only the corners it shows: this broadcast view stands
+     * for 8 * 10^12 elements (64 TB, more than any host has). */
+    base = counting(device, GK_INT64, 2, (int64_t[]){8, 1});
+    CHECK_OK(gk_broadcast_to(base, 2, (int64_t[]){8, 1000000000000}, &t));
+    CHECK_FORMAT(t, "array([[0, 0, 0, ..., 0, 0, 0],\n"
+                    "       [1, 1, 1, ..., 1, 1, 1],\n"
+                    "       [2, 2, 2, ..., 2, 2, 2],\n"
+                    "       ...,\n"
+                    "       [5, 5, 5, ..., 5, 5, 5],\n"
+                    "       [6, 6, 6, ..., 6, 6, 6],\n"
+                    "       [7, 7, 7, ..., 7, 7, 7]],\n"
+                    "      shape=(8, 1000000000000), dtype=int64, device=cpu)");
+    gk_array_free(base);
 
     /* gk_array_print writes the same text and a newline. */
     FILE *stream = tmpfile();
