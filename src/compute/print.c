@@ -127,8 +127,10 @@ static void split_rounded(const char *buf, char *whole, size_t whole_size, char 
     for (; *p >= '0' && *p <= '9'; p++)
         if (w + 1 < whole_size)
             whole[w++] = *p;
-    if (*p && *p != 'e')
-        p++; /* the decimal point */
+    /* The decimal point: the locale's, which may be more than one byte
+     * (U+066B in ps_AF is two), so everything up to the next digit. */
+    while (*p && *p != 'e' && !(*p >= '0' && *p <= '9'))
+        p++;
     for (; *p >= '0' && *p <= '9'; p++)
         if (f + 1 < fraction_size)
             fraction[f++] = *p;

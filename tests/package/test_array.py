@@ -3,7 +3,10 @@ array.h documents), basic indexing and assignment, conversions and the
 type's protocols, on every device, against NumPy."""
 import copy
 import operator
+import os
 import pickle
+import shutil
+import subprocess
 import threading
 import weakref
 
@@ -731,6 +734,30 @@ def test_repr_of_a_summary_reads_only_what_it_shows(device):
     expected = " ".join(repr(np.broadcast_to(values, (7, 10**9, 8))).split())
     # (the longer suffix goes on a line of its own: compare words)
     assert " ".join(repr(x).split()) == expected[:-1] + f", dtype=int64, device={device})"
+
+
+def test_repr_in_a_locale_whose_decimal_point_is_two_bytes(tmp_path, py):
+    """printf writes the locale's decimal point; ps_AF's (U+066B) is two
+    bytes, which once ended the digits: 1/3 printed as 0. and 1e10 as
+    1.00e+00. The text stays NumPy's, whatever the locale."""
+    localedef = shutil.which("localedef")
+    if not localedef or not os.path.exists("/usr/share/i18n/locales/ps_AF"):
+        pytest.skip("localedef and glibc's locale sources are needed to build ps_AF")
+    (tmp_path / "locales").mkdir()
+    made = subprocess.run([localedef, "-i", "ps_AF", "-f", "UTF-8",
+                           str(tmp_path / "locales" / "ps_AF.UTF-8")], capture_output=True)
+    if made.returncode not in (0, 1):  # 1: warnings only
+        pytest.skip(f"localedef failed: {made.stderr!r}")
+    result = py("""
+        import locale, gpukit
+        locale.setlocale(locale.LC_ALL, "ps_AF.UTF-8")
+        assert locale.localeconv()["decimal_point"] == "\\u066b"
+        print(repr(gpukit.asarray([1 / 3, 2.5], dtype="float64")))
+        print(repr(gpukit.asarray([1.5, 2.25, 1e10], dtype="float64")))
+        """, LOCPATH=tmp_path / "locales")
+    assert result.stdout.splitlines() == [
+        "array([0.33333333, 2.5       ], dtype=float64, device=cpu)",
+        "array([1.50e+00, 2.25e+00, 1.00e+10], dtype=float64, device=cpu)"]
 
 
 def test_format_of_0d_arrays_is_their_elements(device):
