@@ -353,8 +353,11 @@ static void put_element(text *t, const formatter *f, const void *data, int64_t i
     }
     double x = value_of(f, data, i);
     if (!isfinite(x)) {
-        put_right(t, isnan(x) ? (f->plus ? "+nan" : "nan") : x < 0 ? "-inf" : f->plus ? "+inf" : "inf",
-                  (size_t)(f->pad_left + f->pad_right + 1));
+        const char *word = isnan(x) ? (f->plus ? "+nan" : "nan")
+                           : x < 0  ? "-inf"
+                           : f->plus ? "+inf"
+                                     : "inf";
+        put_right(t, word, (size_t)(f->pad_left + f->pad_right + 1));
         return;
     }
     float_parts parts;
