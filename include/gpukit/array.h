@@ -355,7 +355,8 @@ gk_status gk_searchsorted(const gk_array *sorted, const gk_array *x, bool right,
 gk_status gk_unique(const gk_array *a, gk_array **values, gk_array **indices,
                     gk_array **inverse, gk_array **counts);
 /* Whether each element of x is in `test` (any shape), as bool of x's
- * shape; invert gives the opposite. NaN is in nothing. */
+ * shape; invert gives the opposite. NaN is in nothing. Complex operands are
+ * compared by value too (through gk_unique, as they have no order). */
 gk_status gk_isin(const gk_array *x, const gk_array *test, bool invert, gk_array **out);
 
 /* --- elementwise --- */

@@ -12,7 +12,10 @@
  *   starts, minus one).
  *
  *   isin: each element's place in the sorted second array
- *   (searchsorted), and whether the element there equals it. */
+ *   (searchsorted), and whether the element there equals it. Complex
+ *   numbers have no order to search, but unique sorts them (by parts):
+ *   x and the test elements joined get one group number per distinct
+ *   value, and isin of those int64 numbers is the answer. */
 #include "compute/array_impl.h"
 
 #include "core/error.h"
@@ -152,6 +155,41 @@ gk_status gk_unique(const gk_array *a, gk_array **values, gk_array **indices,
     return status;
 }
 
+/* isin of complex operands (see the top): unique's inverse of x and test
+ * flattened and joined, then isin of x's group numbers among test's. Each
+ * NaN is its own group, so a NaN is in nothing, as for real dtypes. */
+static gk_status isin_by_groups(const gk_array *x, const gk_array *test, bool invert,
+                                gk_array **out)
+{
+    int64_t nx = gk_array_size(x), all = nx + gk_array_size(test);
+    gk_array *x_flat = NULL, *test_flat = NULL, *joined = NULL, *groups = NULL,
+             *x_groups = NULL, *test_groups = NULL, *flat = NULL;
+    gk_status status = flat_view(x, &x_flat);
+    if (status == GK_OK)
+        status = flat_view(test, &test_flat);
+    const gk_array *parts[2] = {x_flat, test_flat};
+    if (status == GK_OK)
+        status = gk_concat(2, parts, 0, &joined); /* promotes: one dtype to compare */
+    if (status == GK_OK)
+        status = gk_unique(joined, NULL, NULL, &groups, NULL);
+    if (status == GK_OK)
+        status = gk_slice(groups, 0, 0, nx, 1, &x_groups);
+    if (status == GK_OK)
+        status = gk_slice(groups, 0, nx, all, 1, &test_groups);
+    if (status == GK_OK)
+        status = gk_isin(x_groups, test_groups, invert, &flat);
+    if (status == GK_OK)
+        status = gk_reshape(flat, x->ndim, x->shape, out);
+    gk_array_free(x_flat);
+    gk_array_free(test_flat);
+    gk_array_free(joined);
+    gk_array_free(groups);
+    gk_array_free(x_groups);
+    gk_array_free(test_groups);
+    gk_array_free(flat);
+    return status;
+}
+
 gk_status gk_isin(const gk_array *x, const gk_array *test, bool invert, gk_array **out)
 {
     *out = NULL;
@@ -164,6 +202,8 @@ gk_status gk_isin(const gk_array *x, const gk_array *test, bool invert, gk_array
     int64_t m = gk_array_size(test);
     if (m == 0) /* nothing to be in */
         return gk_full(gk_array_device(x), GK_BOOL, x->ndim, x->shape, invert ? 1 : 0, out);
+    if (gk_dtype_is_complex(gk_promote_types(x->dtype, test->dtype)))
+        return isin_by_groups(x, test, invert, out);
     gk_array *flat = NULL, *table = NULL, *place = NULL, *clamped = NULL, *found = NULL,
              *hit = NULL;
     status = flat_view(test, &flat);

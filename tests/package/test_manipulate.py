@@ -276,6 +276,19 @@ def test_isin_matches_numpy(device, invert):
          np.isin(n1, np.zeros(0, dtype=np.int32)))
 
 
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_of_complex_matches_numpy(device, invert):
+    # complex numbers have no order to search, but equality is defined;
+    # each NaN is in nothing, -0 is 0, and a real x meets complex test values
+    n1 = np.array([[1 + 1j, complex(np.nan, 0), 1 - 1j, 0j],
+                   [complex(0, np.nan), -1, 1 + 1j, complex(-0.0, 0)]])
+    n2 = np.array([1 + 1j, complex(np.nan, 0), 0j, 5], dtype=np.complex64)
+    same(gk.isin(on(n1, device), on(n2, device), invert=invert),
+         np.isin(n1, n2, invert=invert))
+    same(gk.isin(on(np.array([1.0, 2.0]), device), on(np.array([1 + 0j]), device)),
+         [True, False])
+
+
 def test_python_ints_searched_beside_uint64(device):
     # an int that fits the array's dtype is of it (exactly, beyond int64);
     # one that does not is compared by value
