@@ -571,19 +571,17 @@ static PyObject *fn_searchsorted(PyObject *module, PyObject *const *args, Py_ssi
     PyObject *x2 = x1 ? gkpy_as_values_beside(state, values[1], x1) : NULL;
     PyObject *sorter = x2 && values[3] && values[3] != Py_None
                            ? gkpy_as_array(state, values[3], x1) : NULL;
-    gk_array *sorted = NULL, *out = NULL;
+    gk_array *out = NULL;
     gk_status status = GK_OK;
-    if (x2 && (sorter || !values[3] || values[3] == Py_None)) {
-        /* sorter: x1 is sorted through it */
-        if (sorter)
-            status = gk_take(array_of(x1), array_of(sorter), 0, &sorted);
-        if (status == GK_OK)
-            GKPY_RUN(gkpy_long_work(array_of(x2)),
-                     gk_searchsorted(sorted ? sorted : array_of(x1), array_of(x2), right, &out));
-    }
+    if (x2 && sorter)
+        GKPY_RUN(gkpy_long_work(array_of(x2)),
+                 gk_searchsorted_sorter(array_of(x1), array_of(sorter), array_of(x2), right,
+                                        &out));
+    else if (x2 && (!values[3] || values[3] == Py_None))
+        GKPY_RUN(gkpy_long_work(array_of(x2)),
+                 gk_searchsorted(array_of(x1), array_of(x2), right, &out));
     PyObject *result = x2 && (sorter || !values[3] || values[3] == Py_None)
                            ? gkpy_array_result(state, status, out) : NULL;
-    gk_array_free(sorted);
     Py_XDECREF(x1);
     Py_XDECREF(x2);
     Py_XDECREF(sorter);

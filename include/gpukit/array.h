@@ -346,6 +346,12 @@ gk_status gk_mask_assign(gk_array *a, const gk_array *mask, const gk_array *valu
  * shape. NaN sorts last (NumPy's order). */
 gk_status gk_searchsorted(const gk_array *sorted, const gk_array *x, bool right,
                           gk_array **out);
+/* gk_searchsorted in unsorted[sorter]: sorter is the 1-d integer array of
+ * indices that sort the 1-d `unsorted` (argsort's), of its length, each in
+ * [0, length) (else GK_ERR_INVALID_ARGUMENT; a dtype not integer:
+ * GK_ERR_UNSUPPORTED_DTYPE). */
+gk_status gk_searchsorted_sorter(const gk_array *unsorted, const gk_array *sorter,
+                                 const gk_array *x, bool right, gk_array **out);
 
 /* --- sets (src/compute/sets.c) --- */
 /* The distinct elements of a (flattened) in ascending order, each NaN

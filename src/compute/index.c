@@ -39,22 +39,30 @@ static gk_status as_int64(const gk_array *indices, const char *what, gk_array **
     return gk_copy_as(indices, GK_INT64, out);
 }
 
+/* The smallest and largest element of the integer `index` (size > 0), as
+ * doubles (exact for any index of an array that fits in memory). */
+static gk_status index_extremes(const gk_array *index, double *low, double *high)
+{
+    gk_array *min = NULL, *max = NULL;
+    gk_status status = gk_reduce(GK_MIN, index, GK_ALL_AXES, false, &min);
+    if (status == GK_OK)
+        status = gk_reduce(GK_MAX, index, GK_ALL_AXES, false, &max);
+    if (status == GK_OK)
+        status = gk_item(min, NULL, low);
+    if (status == GK_OK)
+        status = gk_item(max, NULL, high);
+    gk_array_free(min);
+    gk_array_free(max);
+    return status;
+}
+
 /* GK_OK when every element of the int64 `index` is in [-n, n). */
 static gk_status check_range(const gk_array *index, int64_t n, int axis, const char *what)
 {
     if (gk_array_size(index) == 0)
         return GK_OK;
     double low = 0, high = 0;
-    gk_array *min = NULL, *max = NULL;
-    gk_status status = gk_reduce(GK_MIN, index, GK_ALL_AXES, false, &min);
-    if (status == GK_OK)
-        status = gk_reduce(GK_MAX, index, GK_ALL_AXES, false, &max);
-    if (status == GK_OK)
-        status = gk_item(min, NULL, &low);
-    if (status == GK_OK)
-        status = gk_item(max, NULL, &high);
-    gk_array_free(min);
-    gk_array_free(max);
+    gk_status status = index_extremes(index, &low, &high);
     if (status != GK_OK)
         return status;
     double bad = low < (double)-n ? low : high >= (double)n ? high : 0;
@@ -455,6 +463,48 @@ gk_status gk_searchsorted(const gk_array *sorted, const gk_array *x, bool right,
     }
     gk_array_free(s);
     gk_array_free(v);
+    return status;
+}
+
+gk_status gk_searchsorted_sorter(const gk_array *unsorted, const gk_array *sorter,
+                                 const gk_array *x, bool right, gk_array **out)
+{
+    *out = NULL;
+    if (!unsorted || !sorter || !x)
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "searchsorted: an operand is NULL");
+    const gk_array *all[3] = {unsorted, sorter, x};
+    gk_status status = gk_same_device(3, all, "searchsorted");
+    if (status != GK_OK)
+        return status;
+    /* The sorter must be a permutation of x1's positions: one of another
+     * length would search a different array without a word (x1[sorter] is
+     * whatever take makes of it), and a negative index would wrap. Checking
+     * that every index is distinct would cost a sort; NumPy does not either. */
+    if (!gk_dtype_is_integer(sorter->dtype))
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE, "searchsorted: the sorter is %s; it must be "
+                       "an integer array (the indices that sort x1, as argsort gives)",
+                       gk_dtype_name(sorter->dtype));
+    if (unsorted->ndim != 1 || sorter->ndim != 1 || sorter->shape[0] != unsorted->shape[0]) {
+        char text[160], sorter_text[160];
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "searchsorted: the sorter has shape %s and x1 "
+                       "%s; they must be 1-d and of one length (the indices that sort x1)",
+                       gk_shape_text(sorter->ndim, sorter->shape, sorter_text,
+                                     sizeof sorter_text),
+                       gk_shape_text(unsorted->ndim, unsorted->shape, text, sizeof text));
+    }
+    int64_t n = unsorted->shape[0];
+    double low = 0, high = 0;
+    status = n > 0 ? index_extremes(sorter, &low, &high) : GK_OK;
+    if (status == GK_OK && n > 0 && (low < 0 || high >= (double)n))
+        return gk_fail(GK_ERR_INVALID_ARGUMENT, "searchsorted: the sorter holds %.0f; its "
+                       "indices must be in [0, %lld), x1's positions",
+                       low < 0 ? low : high, (long long)n);
+    gk_array *sorted = NULL;
+    if (status == GK_OK)
+        status = gk_take(unsorted, sorter, 0, &sorted);
+    if (status == GK_OK)
+        status = gk_searchsorted(sorted, x, right, out);
+    gk_array_free(sorted);
     return status;
 }
 

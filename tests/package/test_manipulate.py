@@ -215,6 +215,22 @@ def test_searchsorted_matches_numpy(device, dtype):
         gk.searchsorted(on(sorted_, device), on(values, device), side="middle")
 
 
+def test_searchsorted_checks_its_sorter(device):
+    # a sorter of another length searched a different array, and a negative
+    # index wrapped, without a word; NumPy refuses both
+    x1 = on(np.array([3.0, 1.0, 2.0, 0.0]), device)
+    values = on(np.array([1.5, 2.5]), device)
+    for bad in ([3, 1], [3, 1, 2, -4], [3, 1, 2, 7], [[3, 1], [2, 0]]):
+        with pytest.raises(ValueError, match="searchsorted: the sorter"):
+            gk.searchsorted(x1, values, sorter=on(np.array(bad), device))
+    with pytest.raises(TypeError, match="searchsorted: the sorter is float64"):
+        gk.searchsorted(x1, values, sorter=on(np.array([3.0, 1, 2, 0]), device))
+    same(gk.searchsorted(x1, values, sorter=on(np.array([3, 1, 2, 0], np.uint8), device)),
+         [2, 3])
+    empty = on(np.zeros(0), device)
+    same(gk.searchsorted(empty, values, sorter=on(np.zeros(0, np.int64), device)), [0, 0])
+
+
 def test_searchsorted_nan_sorts_last(device):
     sorted_ = np.array([1.0, 2.0, np.nan, np.nan])
     values = np.array([np.nan, 2.0, np.inf])
