@@ -423,6 +423,21 @@ def test_cumulative_sum(device):
         gk.cumulative_sum(x, axis=3)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_cumulative_sum_keeps_negative_zero(device, dtype):
+    # a running sum started from +0.0 turned a leading -0.0 into +0.0;
+    # NumPy's cumsum starts from the first element (long rows: the GPU's
+    # blocks and carries)
+    for n in (5, 5000):
+        nx = np.full(n, -0.0, dtype)
+        nx[2] = 1.0
+        got = host(gk.cumulative_sum(on(nx, device)))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(np.cumsum(nx)))
+    nx = np.full((40, 3), -0.0, dtype)
+    got = host(gk.cumulative_sum(on(nx, device), axis=0))
+    assert np.signbit(got).all()
+
+
 # --- views ---
 
 def test_reshape(device):

@@ -387,8 +387,10 @@ gk_status cpu_sort(gk_device device, const gk_operand *values, const gk_operand 
 
 /* --- scans: cumulative sums and products --- */
 
-/* out[i] = in[0] OP ... OP in[i] for OP + (N##_cumsum, from 0) and *
- * (N##_cumprod, from 1): ACC accumulates, OUT is stored. */
+/* out[i] = in[0] OP ... OP in[i] for OP + (N##_cumsum, from ZERO) and *
+ * (N##_cumprod, from 1): ACC accumulates, OUT is stored. ZERO is -0.0 for
+ * floats, IEEE's additive identity: +0.0 + -0.0 is +0.0, so a sum started
+ * from +0.0 lost the sign of a leading -0.0 (NumPy's cumsum keeps it). */
 #define SCAN_ROW(N, NAME, OP, IDENTITY, T, ACC, OUT, LOAD)                                \
     static void N##_##NAME(const char *in, char *out, int64_t n, int64_t is, int64_t os)  \
     {                                                                                     \
@@ -408,8 +410,8 @@ gk_status cpu_sort(gk_device device, const gk_operand *values, const gk_operand 
         }                                                                                 \
     }
 
-#define SCAN(N, T, ACC, OUT, LOAD)                                                        \
-    SCAN_ROW(N, cumsum, +, 0, T, ACC, OUT, LOAD)                                          \
+#define SCAN(N, T, ACC, OUT, LOAD, ZERO)                                                  \
+    SCAN_ROW(N, cumsum, +, ZERO, T, ACC, OUT, LOAD)                                       \
     SCAN_ROW(N, cumprod, *, 1, T, ACC, OUT, LOAD)
 
 /* Any integer converts to uint64_t modulo 2^64 (sign-extended when
@@ -421,17 +423,17 @@ gk_status cpu_sort(gk_device device, const gk_operand *values, const gk_operand 
 #define LOAD_BOOL(x) ((uint64_t)((x) != 0))
 #define LOAD_AS_IS(x) (x)
 
-SCAN(boolean, uint8_t, uint64_t, int64_t, LOAD_BOOL)
-SCAN(int8, int8_t, uint64_t, int64_t, LOAD_WRAP)
-SCAN(int16, int16_t, uint64_t, int64_t, LOAD_WRAP)
-SCAN(int32, int32_t, uint64_t, int64_t, LOAD_WRAP)
-SCAN(int64, int64_t, uint64_t, int64_t, LOAD_WRAP)
-SCAN(uint8, uint8_t, uint64_t, uint64_t, LOAD_WRAP)
-SCAN(uint16, uint16_t, uint64_t, uint64_t, LOAD_WRAP)
-SCAN(uint32, uint32_t, uint64_t, uint64_t, LOAD_WRAP)
-SCAN(uint64, uint64_t, uint64_t, uint64_t, LOAD_WRAP)
-SCAN(float32, float, float, float, LOAD_AS_IS)
-SCAN(float64, double, double, double, LOAD_AS_IS)
+SCAN(boolean, uint8_t, uint64_t, int64_t, LOAD_BOOL, 0)
+SCAN(int8, int8_t, uint64_t, int64_t, LOAD_WRAP, 0)
+SCAN(int16, int16_t, uint64_t, int64_t, LOAD_WRAP, 0)
+SCAN(int32, int32_t, uint64_t, int64_t, LOAD_WRAP, 0)
+SCAN(int64, int64_t, uint64_t, int64_t, LOAD_WRAP, 0)
+SCAN(uint8, uint8_t, uint64_t, uint64_t, LOAD_WRAP, 0)
+SCAN(uint16, uint16_t, uint64_t, uint64_t, LOAD_WRAP, 0)
+SCAN(uint32, uint32_t, uint64_t, uint64_t, LOAD_WRAP, 0)
+SCAN(uint64, uint64_t, uint64_t, uint64_t, LOAD_WRAP, 0)
+SCAN(float32, float, float, float, LOAD_AS_IS, -0.0f)
+SCAN(float64, double, double, double, LOAD_AS_IS, -0.0)
 
 typedef void (*scan_fn)(const char *in, char *out, int64_t n, int64_t is, int64_t os);
 
