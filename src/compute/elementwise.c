@@ -724,8 +724,8 @@ gk_status gk_where(const gk_array *condition, const gk_array *a, const gk_array 
     if (status != GK_OK)
         return status;
     char dc[200], da[200], db[200];
-    if (condition->dtype != GK_BOOL)
-        return gk_fail(GK_ERR_INVALID_ARGUMENT,
+    if (condition->dtype != GK_BOOL) /* a dtype the op does not take: TypeError in Python */
+        return gk_fail(GK_ERR_UNSUPPORTED_DTYPE,
                        "where: the condition is %s; it must be bool (compare, or gk_cast it)",
                        describe(condition, dc, sizeof dc));
     int ndim;
