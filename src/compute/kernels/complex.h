@@ -202,6 +202,12 @@ GK_DEVICE_FN GK_T cx_sign(GK_T x)
             return cx_make(copysign((GK_T_REAL)1, a), copysign((GK_T_REAL)0, b));
         if (isinf(b))
             return cx_make(copysign((GK_T_REAL)0, a), copysign((GK_T_REAL)1, b));
+        /* finite parts whose |x| overflows (x / |x| would be 0): halved,
+         * |x| / 2 fits; the larger part halves exactly, a smaller one loses
+         * at most what is far below the result's ulp */
+        a = a / 2;
+        b = b / 2;
+        m = gk_hypot(a, b);
     }
     return cx_make(a / m, b / m);
 }

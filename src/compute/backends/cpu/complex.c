@@ -129,12 +129,21 @@
         if (a == 0 && b == 0)                                                              \
             return make_##SUFFIX(0, 0);                                                      \
         R m = F(hypot)(a, b);                                                              \
-        if (m == (R)INFINITY) /* the direction of an infinite value (NaN if both are) */   \
-            return isinf(a) && isinf(b)   ? make_##SUFFIX(NAN, NAN)                    \
-                   : isinf(a) ? make_##SUFFIX(F(copysign)(1, a), F(copysign)(0, b))       \
-                   : isinf(b) ? make_##SUFFIX(F(copysign)(0, a), F(copysign)(1, b))       \
-                                 : make_##SUFFIX(a / m, b / m);                              \
-        return make_##SUFFIX(a / m, b / m);                                                  \
+        if (m == (R)INFINITY) { /* the direction of an infinite value (NaN if both are) */ \
+            if (isinf(a) && isinf(b))                                                      \
+                return make_##SUFFIX(NAN, NAN);                                            \
+            if (isinf(a))                                                                  \
+                return make_##SUFFIX(F(copysign)(1, a), F(copysign)(0, b));                \
+            if (isinf(b))                                                                  \
+                return make_##SUFFIX(F(copysign)(0, a), F(copysign)(1, b));                \
+            /* finite parts whose |x| overflows (x / |x| would be 0): halved, |x| / 2      \
+             * fits; the larger part halves exactly, a smaller one loses at most what is \
+             * far below the result's ulp */                                               \
+            a = a / 2;                                                                     \
+            b = b / 2;                                                                     \
+            m = F(hypot)(a, b);                                                            \
+        }                                                                                  \
+        return make_##SUFFIX(a / m, b / m);                                                \
     }                                                                                      \
     static inline CT expm1_##SUFFIX##_one(CT x)                                            \
     {                                                                                      \
