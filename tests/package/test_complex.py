@@ -259,6 +259,24 @@ def test_sign_where_abs_overflows(device, dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
+def test_atanh_and_atan_near_the_largest_finite(device, dtype):
+    # atanh z ~ 1/z + i pi/2: 1/z is subnormal there and must not be 0 (the
+    # device kernels' |z|^2 / |z| overflowed); NumPy's (glibc's) values
+    big = np.finfo(dtype).max
+    x = np.array([complex(big, big), complex(-big, big), complex(big / 3, -big),
+                  complex(big, big / 3)], dtype)
+    for name, reference in (("atanh", np.arctanh), ("atan", np.arctan)):
+        got = host(getattr(gpukit, name)(gpukit.asarray(x, device=device)))
+        expected = reference(x)
+        same(got, expected, rtol=tolerance(dtype))  # the parts near pi/2
+        part = np.real if name == "atanh" else np.imag  # 1/z's share, subnormal
+        tiny, expected_tiny = part(got), part(expected)
+        assert np.all(expected_tiny != 0)
+        error = np.abs(tiny.astype(float) - expected_tiny) / np.abs(expected_tiny)
+        assert error.max() < 1e-5, (name, got, expected)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("name", sorted(MATH_UNARY))
 def test_math_functions(device, dtype, name):
     # random values: within the precision; special values: NumPy's (C99

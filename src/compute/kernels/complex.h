@@ -365,16 +365,19 @@ GK_DEVICE_FN GK_T cx_atanh_core(GK_T_REAL x, GK_T_REAL y)
      * (x - iy) / |z|^2 is formed from the ratio of the parts (no
      * overflow). */
     if (x > CX_ASYMPTOTIC_LARGE || y > CX_ASYMPTOTIC_LARGE) {
-        GK_T_REAL re, im;
-        if (x >= y) {
-            GK_T_REAL ratio = y / x, d = x * (one + ratio * ratio);
-            re = one / d;
-            im = ratio / d;
-        } else {
-            GK_T_REAL ratio = x / y, d = y * (one + ratio * ratio);
-            re = ratio / d;
-            im = one / d;
+        GK_T_REAL larger = x >= y ? x : y, ratio = (x >= y ? y : x) / larger;
+        GK_T_REAL d = larger * (one + ratio * ratio);
+        /* 1 / d for the larger part, ratio / d for the other */
+        GK_T_REAL inverse = one / d, share = ratio / d;
+        if (isinf(d)) {
+            /* a part near the largest finite: d overflows, but its half
+             * does not (halving larger is exact), and 1/z is a subnormal
+             * that must not be 0 */
+            GK_T_REAL half_d = CX_LITERAL(0.5) * larger * (one + ratio * ratio);
+            inverse = CX_LITERAL(0.5) / half_d;
+            share = ratio * inverse;
         }
+        GK_T_REAL re = x >= y ? inverse : share, im = x >= y ? share : inverse;
         return cx_make(re, CX_PI_2 - im);
     }
     /* Small |z|: atanh z = z + z^3/3: z itself is within half an ulp. */
