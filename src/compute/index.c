@@ -568,25 +568,12 @@ gk_status gk_nonzero(const gk_array *a, gk_array **out)
 static gk_status check_indices_broadcast(int count, const gk_array *const *indices,
                                          const char *what)
 {
-    /* zeroed: -O3 cannot tell that only `count` are read */
-    int ndims[GK_MAX_DIMS] = {0}, ndim;
-    const int64_t *shapes[GK_MAX_DIMS] = {NULL};
+    int ndim;
     int64_t shape[GK_MAX_DIMS];
-    for (int k = 0; k < count; k++) {
-        ndims[k] = indices[k]->ndim;
-        shapes[k] = indices[k]->shape;
-    }
-    if (gk_broadcast_shape(count, ndims, shapes, &ndim, shape) == GK_OK)
+    if (gk_broadcast_shapes(count, indices, &ndim, shape) == GK_OK)
         return GK_OK;
-    char text[GK_MAX_DIMS * 40] = "";
-    size_t used = 0;
-    for (int k = 0; k < count && used < sizeof text; k++) {
-        char one[160];
-        used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", k ? " " : "",
-                                 gk_shape_text(ndims[k], shapes[k], one, sizeof one));
-    }
-    return gk_fail(GK_ERR_OUT_OF_RANGE, "%s: shape mismatch: the index arrays of shapes %s "
-                   "do not broadcast together", what, text);
+    return gk_fail(GK_ERR_OUT_OF_RANGE, "%s: shape mismatch: the index arrays' %s", what,
+                   gk_last_error());
 }
 
 /* The flat positions into a's axes [first, first + count) merged into one,
