@@ -516,12 +516,11 @@ static bool unsigned_type(const char *type)
 static bool convert_scalar(gk_arg *arg, const gk_gpu_param *declared)
 {
     bool to_float = declared->kind == GK_GPU_PARAM_FLOAT, narrow = declared->size == 4;
+    bool from_float = arg->kind == GK_ARG_FLOAT32 || arg->kind == GK_ARG_FLOAT64;
     size_t width = arg->kind == GK_ARG_INT32 || arg->kind == GK_ARG_FLOAT32 ? 4 : 8;
-    if ((arg->kind == GK_ARG_FLOAT32 || arg->kind == GK_ARG_FLOAT64) == to_float &&
-        width == declared->size)
+    if (from_float == to_float && width == declared->size)
         return true;
     bool is_unsigned = !to_float && unsigned_type(declared->type);
-    bool from_float = arg->kind == GK_ARG_FLOAT32 || arg->kind == GK_ARG_FLOAT64;
     double number = arg->kind == GK_ARG_FLOAT32   ? arg->value.float32
                     : arg->kind == GK_ARG_FLOAT64 ? arg->value.float64
                     : 0;
