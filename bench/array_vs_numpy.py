@@ -46,6 +46,7 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -432,6 +433,9 @@ def main():
     args = parser.parse_args()
     bench = args.build / "bench" / "array_bench"
     cases = [c for c in args.cases.split(",") if c]
+    if cases and not bench.is_file():
+        sys.exit(f"array_vs_numpy: {bench} does not exist: configure {args.build} with "
+                 f"-DGPUKIT_BUILD_TESTS=ON and build it (cmake --build {args.build})")
 
     blas, blas_threads = numpy_blas()
     threads = ", ".join(f"{v}={os.environ[v]}" for v in THREAD_VARIABLES if v in os.environ)

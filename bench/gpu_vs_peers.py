@@ -26,7 +26,11 @@ from benchlib import default_build
 
 
 def run_bench(build, *args, env=None):
-    out = subprocess.run([str(build / "bench" / "gpu_bench"), *args], capture_output=True,
+    program = build / "bench" / "gpu_bench"
+    if not program.is_file():
+        sys.exit(f"gpu_vs_peers: {program} does not exist: configure {build} with "
+                 f"-DGPUKIT_BUILD_TESTS=ON and build it (cmake --build {build})")
+    out = subprocess.run([str(program), *args], capture_output=True,
                          text=True, env=env)
     if out.returncode != 0:
         sys.exit(f"gpu_bench {' '.join(args)} failed: {out.stderr.strip()}")
