@@ -153,21 +153,28 @@ static int64_t make_inputs(bool wide, int64_t n, double *out)
     return k;
 }
 
+/* Which operand of a binary function is one value (0-d, broadcast):
+ * neither, x (xs[0]) or y (ys[0]). */
+typedef enum { BOTH_ARRAYS, SINGLE_X, SINGLE_Y } operand_layout;
+
 /* f applied to `values` on the CPU through gk_unary (or gk_binary for pow
- * with ys); NULL on failure (reported). */
-static double *compute(gk_op op, bool wide, int64_t n, const double *xs, const double *ys)
+ * with ys, laid out as `layout` says); NULL on failure (reported). */
+static double *compute_laid_out(gk_op op, bool wide, int64_t n, const double *xs,
+                                const double *ys, operand_layout layout)
 {
     gk_dtype dtype = wide ? GK_FLOAT64 : GK_FLOAT32;
     size_t size = wide ? 8 : 4;
     char *hx = malloc((size_t)n * size), *hy = malloc((size_t)n * size);
     double *result = malloc((size_t)n * sizeof *result);
     for (int64_t i = 0; i < n; i++) {
+        /* a single value is element 0 of its array (the rest unread) */
+        int64_t ix = layout == SINGLE_X ? 0 : i, iy = layout == SINGLE_Y ? 0 : i;
         if (wide) {
-            memcpy(hx + i * 8, &xs[i], 8);
+            memcpy(hx + i * 8, &xs[ix], 8);
             if (ys)
-                memcpy(hy + i * 8, &ys[i], 8);
+                memcpy(hy + i * 8, &ys[iy], 8);
         } else {
-            float x = (float)xs[i], y = ys ? (float)ys[i] : 0;
+            float x = (float)xs[ix], y = ys ? (float)ys[iy] : 0;
             memcpy(hx + i * 4, &x, 4);
             memcpy(hy + i * 4, &y, 4);
         }
@@ -176,8 +183,9 @@ static double *compute(gk_op op, bool wide, int64_t n, const double *xs, const d
     gk_array *a = NULL, *b = NULL, *out = NULL;
     int64_t shape[1] = {n};
     bool ok = gk_device_parse("cpu", &cpu) == GK_OK &&
-              gk_from_host(cpu, dtype, 1, shape, hx, &a) == GK_OK &&
-              (!ys || gk_from_host(cpu, dtype, 1, shape, hy, &b) == GK_OK) &&
+              gk_from_host(cpu, dtype, layout == SINGLE_X ? 0 : 1, shape, hx, &a) == GK_OK &&
+              (!ys || gk_from_host(cpu, dtype, layout == SINGLE_Y ? 0 : 1, shape, hy, &b) ==
+                          GK_OK) &&
               (ys ? gk_binary(op, a, b, &out) : gk_unary(op, a, &out)) == GK_OK &&
               gk_to_host(out, hx, (size_t)n * size) == GK_OK;
     CHECK(ok, "%s: %s", gk_op_name(op), gk_last_error());
@@ -200,6 +208,44 @@ static double *compute(gk_op op, bool wide, int64_t n, const double *xs, const d
         return NULL;
     }
     return result;
+}
+
+static double *compute(gk_op op, bool wide, int64_t n, const double *xs, const double *ys)
+{
+    return compute_laid_out(op, wide, n, xs, ys, BOTH_ARRAYS);
+}
+
+/* A binary function with one side a single value (x ** 2.5: a loop of its
+ * own) gives, bit for bit, what it gives with that value in every element,
+ * for a few of the specials and sweep values on either side; n is not a
+ * multiple of any vector's lanes, so the tail is in it too. */
+static void check_single_value_sides(gk_op op, bool wide, const double *xs, const double *ys)
+{
+    enum { N = 1003 };
+    static double full[N];
+    const int64_t picks[] = {0, 3, 5, SPECIAL_COUNT * SPECIAL_COUNT + 7, 40000};
+    for (size_t p = 0; p < sizeof picks / sizeof picks[0]; p++)
+        for (int side = 0; side < 2; side++) {
+            operand_layout layout = side ? SINGLE_Y : SINGLE_X;
+            const double *others = side ? xs + 50000 : ys + 50000;
+            double value = side ? ys[picks[p]] : xs[picks[p]];
+            for (int64_t i = 0; i < N; i++)
+                full[i] = value;
+            const double *x = side ? others : full, *y = side ? full : others;
+            double *want = compute(op, wide, N, x, y);
+            double single_x[1] = {value};
+            double *got = compute_laid_out(op, wide, N, side ? x : single_x,
+                                           side ? single_x : y, layout);
+            int64_t i = 0;
+            while (want && got && i < N && memcmp(&want[i], &got[i], sizeof got[i]) == 0)
+                i++;
+            CHECK(want && got && i == N, "%s %s with %s a single %.17g: element %lld is %.17g, "
+                  "with the value in every element %.17g", gk_op_name(op),
+                  wide ? "float64" : "float32", side ? "y" : "x", value, (long long)i,
+                  got && i < N ? got[i] : NAN, want && i < N ? want[i] : NAN);
+            free(want);
+            free(got);
+        }
 }
 
 /* The worst error over the inputs; any special value that differs fails
@@ -311,6 +357,7 @@ static void test_binary(int which, bool wide, int64_t n, const double *xs)
               wide ? "float64" : "float32", worst, worst_x, worst_y);
         printf("%-7s %s: max %.3f ULP (bound %.1f)\n", name, wide ? "float64" : "float32",
                worst, bound);
+        check_single_value_sides(op, wide, xs, ys);
     }
     free(got);
     free(refs);

@@ -7,9 +7,10 @@
  *   VM_ANY_INF(v)   nonzero when a lane of v is +-inf
  *   VM_ABS(v) VM_SELECT_GE0(x, a, b)   |v|; a where x >= 0, else b
  * Each loop takes a cpu_vector_function as its context. The contiguous
- * case goes straight from the arrays; the tail and every other layout
- * (strided, broadcast) go one vector at a time through a buffer, so all of
- * them get the same vector function and the same results.
+ * case (and a binary one's single value against a contiguous side) goes
+ * straight from the arrays; the tail and every other layout (strided,
+ * broadcast) go one vector at a time through a buffer, so all of them get
+ * the same vector function and the same results.
  *
  * The libraries overflow early near the ends of some functions' ranges (exp and
  * sinh just below the overflow threshold, asinh and acosh beyond the square
@@ -128,9 +129,19 @@ __attribute__((target(VM_TARGET))) static void VM_NAME(binary)(int64_t n, char *
     VM_T *out = (VM_T *)data[0];
     const VM_T *xs = (const VM_T *)data[1], *ys = (const VM_T *)data[2];
     int64_t i = 0;
+    /* Contiguous, or one side a single value (x ** 2.5, atan2(y, 1.0)),
+     * which is one vector for the whole loop; through the buffer below
+     * that case took twice the time. */
+    const VM_V zero = {0};
     if (s[0] == 1 && s[1] == 1 && s[2] == 1)
         for (; i + VM_LANES <= n; i += VM_LANES)
             VM_STORE(out + i, VM_NAME(apply_binary)(fn, VM_LOAD(xs + i), VM_LOAD(ys + i)));
+    else if (s[0] == 1 && s[1] == 1 && s[2] == 0)
+        for (const VM_V y = zero + ys[0]; i + VM_LANES <= n; i += VM_LANES)
+            VM_STORE(out + i, VM_NAME(apply_binary)(fn, VM_LOAD(xs + i), y));
+    else if (s[0] == 1 && s[1] == 0 && s[2] == 1)
+        for (const VM_V x = zero + xs[0]; i + VM_LANES <= n; i += VM_LANES)
+            VM_STORE(out + i, VM_NAME(apply_binary)(fn, x, VM_LOAD(ys + i)));
     for (; i < n; i += VM_LANES) {
         VM_T x[VM_LANES] = {0}, y[VM_LANES] = {0};
         int64_t m = n - i < VM_LANES ? n - i : VM_LANES;
