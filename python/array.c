@@ -385,6 +385,18 @@ PyObject *gkpy_binary_value(gkpy_state *state, gk_op op, PyObject *array, PyObje
                          gk_comparison_beyond_range(op, beyond < 0, value_first), &out);
         return gkpy_array_result(state, status, out);
     }
+    /* A floating array to a plain power goes through the library's
+     * gk_binary_value, which computes x ** 2 and x ** -1 as one product or
+     * quotient (exact, and NumPy's square and reciprocal) */
+    if (op == GK_POW && !value_first && dtype == gk_array_dtype(a) && gk_dtype_is_float(dtype) &&
+        !PyBool_Check(value) && !PyComplex_Check(value)) {
+        double exponent = PyFloat_AsDouble(value);
+        if (exponent == -1 && PyErr_Occurred())
+            return NULL;
+        GKPY_RUN(gkpy_long_work(a),
+                 gk_binary_value(op, a, exponent, value_kind(value), false, &out));
+        return gkpy_op_result(state, status, out, op, dtype);
+    }
     if (gkpy_scalar_array(state, a, value, op, &scalar) < 0)
         return NULL;
     GKPY_RUN(gkpy_long_work(a), value_first ? gk_binary(op, scalar, a, &out)

@@ -467,7 +467,8 @@ bool gk_comparison_beyond_range(gk_op op, bool below, bool value_first);
  * and of `kind` (its dtype: gk_op_value_dtype); a bool or integer value
  * must be a whole number, and fit an integer dtype it takes, except in a
  * comparison (gk_comparison_beyond_range). Integer values are exact up to
- * 2^53 (a double holds them). */
+ * 2^53 (a double holds them). A floating a to the power 2 or -1 is a * a
+ * or 1 / a, rounded once (as NumPy's x ** 2 and x ** -1). */
 gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_kind kind,
                           bool value_first, gk_array **out);
 /* a OP (re + im*i), the complex value weak: a complex array keeps its
