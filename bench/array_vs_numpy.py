@@ -229,6 +229,9 @@ BINARY = (
     ("logical_or", np.logical_or, (-1.0, 1.0), (-1.0, 1.0)),
     ("logical_xor", np.logical_xor, (-1.0, 1.0), (-1.0, 1.0)),
 )
+# Powers by one plain value, the notebook idiom (x ** 2 in a squared error):
+# (row name, exponent), on x in (0.5, 10).
+POWERS = (("x ** 2", 2), ("x ** -1", -1), ("x ** 0.5", 0.5), ("x ** 2.5", 2.5))
 # The functions of integers only, timed on int32 and int64 (not part of the
 # float target; shown for reference): (name, NumPy function, arity).
 INTEGER = (
@@ -315,6 +318,15 @@ def table_rows(gk, repeat, device, only, dtypes):
             ours_time, _ = time_numpy(lambda: function(x, y), repeat)
             yield (name, dtype, a.shape, None, ours_time, theirs_time,
                    compare(function(x, y).numpy(), numpy_function(a, b)))
+        for name, exponent in POWERS:
+            if only and "pow" not in only:
+                continue
+            a = rng.uniform(0.5, 10.0, TABLE_N).astype(dtype)
+            x = gk.asarray(a, device=device)
+            theirs_time, _ = time_numpy(lambda: a ** exponent, repeat)
+            ours_time, _ = time_numpy(lambda: x ** exponent, repeat)
+            yield (name, dtype, a.shape, None, ours_time, theirs_time,
+                   compare((x ** exponent).numpy(), a ** exponent))
         for shape in SHAPES:
             # Values near 1 keep prod finite and away from subnormals, which would
             # time the FPU's slow path rather than the reduction.

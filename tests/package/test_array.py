@@ -199,6 +199,34 @@ def test_square_and_reciprocal_powers_are_exact(device, dtype):
         assert (x ** 3).dtype == dtype and (2.0 ** x).dtype == dtype
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_half_powers(device, dtype):
+    # x ** 0.5 is the square root, with pow's special values where the
+    # standard gives them: (-0) ** 0.5 is +0, (-inf) ** 0.5 is +inf. On the
+    # CPU it is the correctly rounded sqrt, in every lane whose exponent is
+    # 0.5 whatever the other lanes hold (an element never depends on its
+    # neighbours); other devices' pow may be 1 ULP off.
+    rng = np.random.default_rng(8)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, np.finfo(dtype).tiny / 8, 4.0]
+    a = np.concatenate([special, rng.uniform(0, 1e6, 997)]).astype(dtype)
+    with np.errstate(invalid="ignore"):
+        expected = np.sqrt(a)
+    expected[1], expected[3] = 0.0, np.inf
+    x = gk.asarray(a, device=device)
+    got = (x ** 0.5).cpu().numpy()
+    assert np.array_equal(np.signbit(got[:5]), np.signbit(expected[:5]))
+    if device == "cpu":
+        np.testing.assert_array_equal(got, expected, strict=True)
+        exponents = np.where(rng.random(a.size) < 0.5, 0.5, 2.5).astype(dtype)
+        mixed = gk.pow(x, gk.asarray(exponents)).numpy()
+        halves = exponents == 0.5
+        np.testing.assert_array_equal(mixed[halves], expected[halves])
+        with np.errstate(all="ignore"):
+            np.testing.assert_allclose(mixed[~halves], a[~halves] ** 2.5, rtol=1e-6)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=4 * np.finfo(dtype).eps)
+
+
 def test_operands_that_are_array_likes(device):
     x = gk.asarray([1.0, 2.0, 3.0], device=device)
     for other in ([1, 2, 3], (1, 2, 3), np.array([1, 2, 3], dtype=np.float32)):

@@ -46,6 +46,10 @@
 #define VM_ABS(v) _mm512_abs_ps(v)
 #define VM_SELECT_GE0(x, a, b) \
     _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), _mm512_setzero_ps(), _CMP_GE_OQ), (b), (a))
+#define VM_EQ_LANES(a, b) \
+    ((unsigned)_mm512_cmp_ps_mask((a), (b), _CMP_EQ_OQ))
+#define VM_SELECT_EQ(a, b, p, q) \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), _CMP_EQ_OQ), (q), (p))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 #define VM_SUFFIX f64_avx512
@@ -61,6 +65,10 @@
 #define VM_ABS(v) _mm512_abs_pd(v)
 #define VM_SELECT_GE0(x, a, b) \
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_GE_OQ), (b), (a))
+#define VM_EQ_LANES(a, b) \
+    ((unsigned)_mm512_cmp_pd_mask((a), (b), _CMP_EQ_OQ))
+#define VM_SELECT_EQ(a, b, p, q) \
+    _mm512_mask_blend_pd(_mm512_cmp_pd_mask((a), (b), _CMP_EQ_OQ), (q), (p))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 #define VM_SUFFIX f32_avx2
@@ -76,6 +84,10 @@
 #define VM_ABS(v) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)
 #define VM_SELECT_GE0(x, a, b) \
     _mm256_blendv_ps((b), (a), _mm256_cmp_ps((x), _mm256_setzero_ps(), _CMP_GE_OQ))
+#define VM_EQ_LANES(a, b) \
+    ((unsigned)_mm256_movemask_ps(_mm256_cmp_ps((a), (b), _CMP_EQ_OQ)))
+#define VM_SELECT_EQ(a, b, p, q) \
+    _mm256_blendv_ps((q), (p), _mm256_cmp_ps((a), (b), _CMP_EQ_OQ))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 #define VM_SUFFIX f64_avx2
@@ -91,6 +103,10 @@
 #define VM_ABS(v) _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
 #define VM_SELECT_GE0(x, a, b) \
     _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_GE_OQ))
+#define VM_EQ_LANES(a, b) \
+    ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd((a), (b), _CMP_EQ_OQ)))
+#define VM_SELECT_EQ(a, b, p, q) \
+    _mm256_blendv_pd((q), (p), _mm256_cmp_pd((a), (b), _CMP_EQ_OQ))
 #include "compute/backends/cpu/vecmath_loops.h"
 
 /* The loops and sqrt functions per [isa][dtype is float64]. */
@@ -105,6 +121,10 @@ static const cpu_inner_loop sigmoid_loops[GK_VM_ISA_COUNT][2] = {
 static const cpu_inner_loop binary_loops[GK_VM_ISA_COUNT][2] = {
     [GK_VM_AVX2] = {binary_f32_avx2, binary_f64_avx2},
     [GK_VM_AVX512F] = {binary_f32_avx512, binary_f64_avx512},
+};
+static const cpu_inner_loop power_loops[GK_VM_ISA_COUNT][2] = {
+    [GK_VM_AVX2] = {power_f32_avx2, power_f64_avx2},
+    [GK_VM_AVX512F] = {power_f32_avx512, power_f64_avx512},
 };
 static const gk_vm_entry sqrt_functions[GK_VM_ISA_COUNT][2] = {
     [GK_VM_AVX2] = {(gk_vm_entry)sqrt_f32_avx2, (gk_vm_entry)sqrt_f64_avx2},
@@ -240,9 +260,10 @@ cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *fu
         return NULL;
     *function =
         (cpu_vector_function){vector, math_functions[i].libm, math_functions[i].libm2, bound};
-    return math_functions[i].libm2 ? binary_loops[chosen_isa][wide]
-           : op == GK_SIGMOID      ? sigmoid_loops[chosen_isa][wide]
-                                   : unary_loops[chosen_isa][wide];
+    return op == GK_POW              ? power_loops[chosen_isa][wide]
+           : math_functions[i].libm2 ? binary_loops[chosen_isa][wide]
+           : op == GK_SIGMOID        ? sigmoid_loops[chosen_isa][wide]
+                                     : unary_loops[chosen_isa][wide];
 }
 
 cpu_inner_loop cpu_vector_fmod(gk_dtype dtype, cpu_vector_function *function)

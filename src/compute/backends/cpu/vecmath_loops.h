@@ -6,6 +6,8 @@
  *   VM_LOAD(p) VM_STORE(p, v) VM_SQRT(v)   unaligned load, store, sqrt
  *   VM_ANY_INF(v)   nonzero when a lane of v is +-inf
  *   VM_ABS(v) VM_SELECT_GE0(x, a, b)   |v|; a where x >= 0, else b
+ *   VM_EQ_LANES(a, b)   the lanes where a == b, as bits (lane k: bit k)
+ *   VM_SELECT_EQ(a, b, p, q)   p where a == b, else q
  * Each loop takes a cpu_vector_function as its context. The contiguous
  * case (and a binary one's single value against a contiguous side) goes
  * straight from the arrays; the tail and every other layout (strided,
@@ -121,11 +123,12 @@ __attribute__((target(VM_TARGET))) static void VM_NAME(sigmoid)(int64_t n, char 
     VM_NAME(each)(n, data, s, context, VM_NAME(apply_sigmoid));
 }
 
-__attribute__((target(VM_TARGET))) static void VM_NAME(binary)(int64_t n, char *const *data,
-                                                               const int64_t *s,
-                                                               const void *context)
+/* out = apply(x, y) over any strides; inlined into each loop below with
+ * its apply function fixed. */
+__attribute__((target(VM_TARGET))) static inline void VM_NAME(pairs)(
+    int64_t n, char *const *data, const int64_t *s, const cpu_vector_function *fn,
+    VM_V (*apply)(const cpu_vector_function *, VM_V, VM_V))
 {
-    const cpu_vector_function *fn = context;
     VM_T *out = (VM_T *)data[0];
     const VM_T *xs = (const VM_T *)data[1], *ys = (const VM_T *)data[2];
     int64_t i = 0;
@@ -135,13 +138,13 @@ __attribute__((target(VM_TARGET))) static void VM_NAME(binary)(int64_t n, char *
     const VM_V zero = {0};
     if (s[0] == 1 && s[1] == 1 && s[2] == 1)
         for (; i + VM_LANES <= n; i += VM_LANES)
-            VM_STORE(out + i, VM_NAME(apply_binary)(fn, VM_LOAD(xs + i), VM_LOAD(ys + i)));
+            VM_STORE(out + i, apply(fn, VM_LOAD(xs + i), VM_LOAD(ys + i)));
     else if (s[0] == 1 && s[1] == 1 && s[2] == 0)
         for (const VM_V y = zero + ys[0]; i + VM_LANES <= n; i += VM_LANES)
-            VM_STORE(out + i, VM_NAME(apply_binary)(fn, VM_LOAD(xs + i), y));
+            VM_STORE(out + i, apply(fn, VM_LOAD(xs + i), y));
     else if (s[0] == 1 && s[1] == 0 && s[2] == 1)
         for (const VM_V x = zero + xs[0]; i + VM_LANES <= n; i += VM_LANES)
-            VM_STORE(out + i, VM_NAME(apply_binary)(fn, x, VM_LOAD(ys + i)));
+            VM_STORE(out + i, apply(fn, x, VM_LOAD(ys + i)));
     for (; i < n; i += VM_LANES) {
         VM_T x[VM_LANES] = {0}, y[VM_LANES] = {0};
         int64_t m = n - i < VM_LANES ? n - i : VM_LANES;
@@ -149,10 +152,49 @@ __attribute__((target(VM_TARGET))) static void VM_NAME(binary)(int64_t n, char *
             x[k] = xs[(i + k) * s[1]];
             y[k] = ys[(i + k) * s[2]];
         }
-        VM_STORE(x, VM_NAME(apply_binary)(fn, VM_LOAD(x), VM_LOAD(y)));
+        VM_STORE(x, apply(fn, VM_LOAD(x), VM_LOAD(y)));
         for (int64_t k = 0; k < m; k++)
             out[(i + k) * s[0]] = x[k];
     }
+}
+
+__attribute__((target(VM_TARGET))) static void VM_NAME(binary)(int64_t n, char *const *data,
+                                                               const int64_t *s,
+                                                               const void *context)
+{
+    VM_NAME(pairs)(n, data, s, context, VM_NAME(apply_binary));
+}
+
+/* x ** 0.5 from the square root instruction: rounded once, where pow is
+ * 1 ULP, and the cost of one instruction. Where sqrt differs from pow (the
+ * standard's special cases) the select gives pow's: (-0) ** 0.5 is +0
+ * (sqrt + 0 turns -0 into +0) and (-inf) ** 0.5 is +inf (x + inf is NaN
+ * only there and for a NaN x, where x * x is +inf or the NaN). */
+__attribute__((target(VM_TARGET))) static inline VM_V VM_NAME(half_power)(VM_V x)
+{
+    const VM_V zero = {0}, inf = zero + (VM_T)INFINITY;
+    return VM_SELECT_GE0(x + inf, VM_SQRT(x) + zero, x * x);
+}
+
+/* pow, with the lanes whose exponent is 0.5 from half_power, whatever the
+ * neighbouring lanes hold, so that an element's value never depends on the
+ * layout; a vector of them all (x ** 0.5) skips pow. */
+__attribute__((target(VM_TARGET))) static inline VM_V VM_NAME(apply_power)(
+    const cpu_vector_function *fn, VM_V x, VM_V y)
+{
+    const VM_V zero = {0}, half = zero + (VM_T)0.5;
+    unsigned halves = VM_EQ_LANES(y, half);
+    if (halves == (1u << VM_LANES) - 1)
+        return VM_NAME(half_power)(x);
+    VM_V r = VM_NAME(apply_binary)(fn, x, y);
+    return halves ? VM_SELECT_EQ(y, half, VM_NAME(half_power)(x), r) : r;
+}
+
+__attribute__((target(VM_TARGET))) static void VM_NAME(power)(int64_t n, char *const *data,
+                                                              const int64_t *s,
+                                                              const void *context)
+{
+    VM_NAME(pairs)(n, data, s, context, VM_NAME(apply_power));
 }
 
 #undef VM_NAME
@@ -169,3 +211,5 @@ __attribute__((target(VM_TARGET))) static void VM_NAME(binary)(int64_t n, char *
 #undef VM_ANY_INF
 #undef VM_ABS
 #undef VM_SELECT_GE0
+#undef VM_EQ_LANES
+#undef VM_SELECT_EQ
