@@ -176,18 +176,33 @@ __attribute__((target(VM_TARGET))) static inline VM_V VM_NAME(half_power)(VM_V x
     return VM_SELECT_GE0(x + inf, VM_SQRT(x) + zero, x * x);
 }
 
-/* pow, with the lanes whose exponent is 0.5 from half_power, whatever the
+/* pow, with the lanes whose exponent is 0.5, 2 or -1 from half_power,
+ * x * x and 1 / x (each rounded once, as NumPy's sqrt, square and
+ * reciprocal that its x ** 0.5, x ** 2 and x ** -1 call), whatever the
  * neighbouring lanes hold, so that an element's value never depends on the
- * layout; a vector of them all (x ** 0.5) skips pow. */
+ * layout or on whether it is computed in place; a vector of one of them
+ * (x ** 0.5, x **= 2) skips pow. */
 __attribute__((target(VM_TARGET))) static inline VM_V VM_NAME(apply_power)(
     const cpu_vector_function *fn, VM_V x, VM_V y)
 {
-    const VM_V zero = {0}, half = zero + (VM_T)0.5;
-    unsigned halves = VM_EQ_LANES(y, half);
-    if (halves == (1u << VM_LANES) - 1)
+    const VM_V zero = {0}, half = zero + (VM_T)0.5, two = zero + 2, minus_one = zero - 1;
+    const unsigned every = (1u << VM_LANES) - 1;
+    unsigned halves = VM_EQ_LANES(y, half), squares = VM_EQ_LANES(y, two);
+    unsigned reciprocals = VM_EQ_LANES(y, minus_one);
+    if (halves == every)
         return VM_NAME(half_power)(x);
-    VM_V r = VM_NAME(apply_binary)(fn, x, y);
-    return halves ? VM_SELECT_EQ(y, half, VM_NAME(half_power)(x), r) : r;
+    if (squares == every)
+        return x * x;
+    if (reciprocals == every)
+        return (zero + 1) / x;
+    VM_V r = (halves | squares | reciprocals) == every ? zero : VM_NAME(apply_binary)(fn, x, y);
+    if (halves)
+        r = VM_SELECT_EQ(y, half, VM_NAME(half_power)(x), r);
+    if (squares)
+        r = VM_SELECT_EQ(y, two, x * x, r);
+    if (reciprocals)
+        r = VM_SELECT_EQ(y, minus_one, (zero + 1) / x, r);
+    return r;
 }
 
 __attribute__((target(VM_TARGET))) static void VM_NAME(power)(int64_t n, char *const *data,
