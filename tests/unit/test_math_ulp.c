@@ -223,7 +223,10 @@ static void check_single_value_sides(gk_op op, bool wide, const double *xs, cons
 {
     enum { N = 1003 };
     static double full[N];
-    const int64_t picks[] = {0, 3, 5, SPECIAL_COUNT * SPECIAL_COUNT + 7, 40000};
+    /* x's are specials[i / SPECIAL_COUNT] and y's specials[i % SPECIAL_COUNT]
+     * at the start: 1 and SPECIAL_COUNT are -0 (which a broadcast as 0 + v
+     * turned into +0), 3 -inf */
+    const int64_t picks[] = {0, 1, 3, 5, SPECIAL_COUNT, SPECIAL_COUNT * SPECIAL_COUNT + 7, 40000};
     for (size_t p = 0; p < sizeof picks / sizeof picks[0]; p++)
         for (int side = 0; side < 2; side++) {
             operand_layout layout = side ? SINGLE_Y : SINGLE_X;

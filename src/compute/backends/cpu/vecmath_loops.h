@@ -123,6 +123,15 @@ __attribute__((target(VM_TARGET))) static void VM_NAME(sigmoid)(int64_t n, char 
     VM_NAME(each)(n, data, s, context, VM_NAME(apply_sigmoid));
 }
 
+/* v in every lane (not zero + v, which makes -0 +0). */
+__attribute__((target(VM_TARGET))) static inline VM_V VM_NAME(splat)(VM_T v)
+{
+    VM_T lanes[VM_LANES];
+    for (int k = 0; k < VM_LANES; k++)
+        lanes[k] = v;
+    return VM_LOAD(lanes);
+}
+
 /* out = apply(x, y) over any strides; inlined into each loop below with
  * its apply function fixed. */
 __attribute__((target(VM_TARGET))) static inline void VM_NAME(pairs)(
@@ -135,15 +144,14 @@ __attribute__((target(VM_TARGET))) static inline void VM_NAME(pairs)(
     /* Contiguous, or one side a single value (x ** 2.5, atan2(y, 1.0)),
      * which is one vector for the whole loop; through the buffer below
      * that case took twice the time. */
-    const VM_V zero = {0};
     if (s[0] == 1 && s[1] == 1 && s[2] == 1)
         for (; i + VM_LANES <= n; i += VM_LANES)
             VM_STORE(out + i, apply(fn, VM_LOAD(xs + i), VM_LOAD(ys + i)));
     else if (s[0] == 1 && s[1] == 1 && s[2] == 0)
-        for (const VM_V y = zero + ys[0]; i + VM_LANES <= n; i += VM_LANES)
+        for (const VM_V y = VM_NAME(splat)(ys[0]); i + VM_LANES <= n; i += VM_LANES)
             VM_STORE(out + i, apply(fn, VM_LOAD(xs + i), y));
     else if (s[0] == 1 && s[1] == 0 && s[2] == 1)
-        for (const VM_V x = zero + xs[0]; i + VM_LANES <= n; i += VM_LANES)
+        for (const VM_V x = VM_NAME(splat)(xs[0]); i + VM_LANES <= n; i += VM_LANES)
             VM_STORE(out + i, apply(fn, x, VM_LOAD(ys + i)));
     for (; i < n; i += VM_LANES) {
         VM_T x[VM_LANES] = {0}, y[VM_LANES] = {0};
