@@ -253,6 +253,93 @@ gk_status gk_empty(gk_device device, gk_dtype dtype, int ndim, const int64_t *sh
     return status == GK_OK ? new_array(device, dtype, ndim, shape, out) : status;
 }
 
+/* a's axes from outermost to innermost in memory: by |stride|, largest
+ * first, ties (and length-1 axes, whose strides mean nothing, which go
+ * first) in their order. */
+static void axes_in_memory_order(int ndim, const int64_t *shape, const int64_t *strides, int *order)
+{
+    for (int i = 0; i < ndim; i++) {
+        int axis = i, j = i;
+        int64_t key = shape[axis] == 1 ? INT64_MAX : llabs(strides[axis]);
+        for (; j > 0; j--) {
+            int before = order[j - 1];
+            int64_t key_before = shape[before] == 1 ? INT64_MAX : llabs(strides[before]);
+            if (key_before >= key)
+                break;
+            order[j] = before;
+        }
+        order[j] = axis;
+    }
+}
+
+/* Whether the axes longer than 1 come in the same relative order in both. */
+static bool same_order(int ndim, const int64_t *shape, const int *a, const int *b)
+{
+    for (int i = 0, j = 0;; i++, j++) {
+        while (i < ndim && shape[a[i]] == 1)
+            i++;
+        while (j < ndim && shape[b[j]] == 1)
+            j++;
+        if (i == ndim || j == ndim)
+            return i == ndim && j == ndim;
+        if (a[i] != b[j])
+            return false;
+    }
+}
+
+gk_status gk_empty_like_operands(gk_device device, gk_dtype dtype, int ndim,
+                                 const int64_t *shape, int count,
+                                 const gk_array *const *operands, gk_array **out)
+{
+    int order[GK_MAX_DIMS] = {0}, c_order[GK_MAX_DIMS] = {0}, theirs[GK_MAX_DIMS] = {0};
+    for (int i = 0; i < ndim; i++)
+        c_order[i] = i;
+    bool found = false, agree = true;
+    for (int k = 0; k < count && agree; k++) {
+        const gk_array *a = operands[k];
+        bool spans = a->ndim == ndim;
+        for (int i = 0; spans && i < ndim; i++)
+            spans = a->shape[i] == shape[i] && (a->strides[i] != 0 || shape[i] == 1);
+        if (!spans)
+            continue;
+        axes_in_memory_order(ndim, shape, a->strides, found ? theirs : order);
+        agree = !found || same_order(ndim, shape, order, theirs);
+        found = true;
+    }
+    if (!found || !agree || same_order(ndim, shape, order, c_order))
+        return gk_empty(device, dtype, ndim, shape, out);
+    int64_t laid_out[GK_MAX_DIMS] = {0};
+    for (int i = 0; i < ndim; i++)
+        laid_out[i] = shape[order[i]];
+    gk_status status = gk_empty(device, dtype, ndim, laid_out, out);
+    if (status != GK_OK)
+        return status;
+    /* the same memory seen with the axes back in their places */
+    gk_array *a = *out;
+    int64_t strides[GK_MAX_DIMS];
+    for (int i = 0; i < ndim; i++)
+        strides[order[i]] = a->strides[i];
+    memcpy(a->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    memcpy(a->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    return GK_OK;
+}
+
+void gk_loop_in_output_order(gk_loop *loop, gk_operand *operands, int count)
+{
+    int order[GK_MAX_DIMS];
+    axes_in_memory_order(loop->ndim, loop->shape, operands[0].strides, order);
+    gk_loop moved = *loop;
+    for (int i = 0; i < loop->ndim; i++)
+        moved.shape[i] = loop->shape[order[i]];
+    *loop = moved;
+    for (int k = 0; k < count; k++) {
+        int64_t strides[GK_MAX_DIMS];
+        for (int i = 0; i < loop->ndim; i++)
+            strides[i] = operands[k].strides[order[i]];
+        memcpy(operands[k].strides, strides, sizeof(int64_t) * (size_t)loop->ndim);
+    }
+}
+
 /* The bytes an array of `shape` and `strides` (elements) reaches below and
  * above its element [0, ...]: *down <= 0 to the lowest element's first
  * byte, *up >= 0 to the highest element's first byte. False when they do

@@ -75,6 +75,23 @@ gk_loop gk_array_loop(const gk_array *a);
  * right, strides 0 along axes a stretches. The shapes must be compatible. */
 gk_operand gk_broadcast_operand(const gk_array *a, int ndim, const int64_t *shape);
 
+/* An empty array for an elementwise result of `shape` from `operands`,
+ * its axes in memory in the order of theirs (NumPy's order='K': exp of
+ * a transposed array is transposed, and runs as one contiguous loop) where
+ * every operand that spans the whole shape (not broadcast) lies in one
+ * order; C order otherwise, and when none spans it. */
+gk_status gk_empty_like_operands(gk_device device, gk_dtype dtype, int ndim,
+                                 const int64_t *shape, int count,
+                                 const gk_array *const *operands, gk_array **out);
+
+/* Reorders the loop's axes, and each operand's strides with them, so that
+ * operands[0] (the output) is walked in its memory order: the backends
+ * then merge what lies contiguous there and run their inner loops along
+ * its smallest stride. For loops whose result does not depend on the
+ * order of the elements (an input that overlaps the output other than
+ * element for element is a copy by then). */
+void gk_loop_in_output_order(gk_loop *loop, gk_operand *operands, int count);
+
 /* A contiguous copy of a on its device, converted to `dtype`. */
 gk_status gk_copy_as(const gk_array *a, gk_dtype dtype, gk_array **out);
 

@@ -338,10 +338,10 @@ static gk_status run_binary(gk_op op, const gk_array *a, const gk_array *b, gk_d
     if (status == GK_OK)
         status = prepare(b, compute, fresh ? NULL : out, &loop, &in[1]);
     if (status == GK_OK) {
-        gk_operand target = gk_array_operand(out);
-        gk_operand operands[2] = {in[0].operand, in[1].operand};
-        status = gk_array_backend(out)->elementwise(gk_array_device(out), op, &loop, &target,
-                                                    operands);
+        gk_operand all[3] = {gk_array_operand(out), in[0].operand, in[1].operand};
+        gk_loop_in_output_order(&loop, all, 3);
+        status = gk_array_backend(out)->elementwise(gk_array_device(out), op, &loop, &all[0],
+                                                    &all[1]);
     }
     gk_array_free(in[0].temp);
     gk_array_free(in[1].temp);
@@ -406,7 +406,8 @@ gk_status gk_binary(gk_op op, const gk_array *a, const gk_array *b, gk_array **o
     gk_status status = binary_plan(op, a, b, "binary", &ndim, shape, &compute, &result);
     if (status != GK_OK)
         return status;
-    status = gk_empty(gk_array_device(a), result, ndim, shape, out);
+    const gk_array *both[2] = {a, b};
+    status = gk_empty_like_operands(gk_array_device(a), result, ndim, shape, 2, both, out);
     if (status != GK_OK)
         return status;
     status = run_binary(op, a, b, compute, *out, true);
@@ -613,6 +614,16 @@ static gk_status complex_part(const gk_array *a, bool imag, gk_array **out)
     return GK_OK;
 }
 
+/* The loop and its two operands (output first) in the output's memory
+ * order: gk_loop_in_output_order for a unary op's pair. */
+static void pair_in_output_order(gk_loop *loop, gk_operand *target, gk_operand *source)
+{
+    gk_operand pair[2] = {*target, *source};
+    gk_loop_in_output_order(loop, pair, 2);
+    *target = pair[0];
+    *source = pair[1];
+}
+
 /* out = op(a), computing in `compute` (out's dtype, or out is bool). */
 static gk_status run_unary(gk_op op, const gk_array *a, gk_dtype compute, gk_array *out,
                            bool fresh)
@@ -631,8 +642,10 @@ static gk_status run_unary(gk_op op, const gk_array *a, gk_dtype compute, gk_arr
         if (status == GK_OK) {
             input in;
             status = prepare(part, out->dtype, fresh ? NULL : out, &loop, &in);
-            if (status == GK_OK)
+            if (status == GK_OK) {
+                pair_in_output_order(&loop, &target, &in.operand);
                 status = backend->convert(device, &loop, &target, &in.operand);
+            }
             gk_array_free(in.temp);
         }
         gk_array_free(part);
@@ -646,6 +659,7 @@ static gk_status run_unary(gk_op op, const gk_array *a, gk_dtype compute, gk_arr
     if (!copy && a->dtype != compute && out->dtype == compute &&
         (fresh || !gk_operands_conflict(&source, &target, &loop))) {
         /* Convert straight into the output, then work in place there. */
+        pair_in_output_order(&loop, &target, &source);
         status = backend->convert(device, &loop, &target, &source);
         if (status == GK_OK)
             status = backend->elementwise(device, op, &loop, &target, &target);
@@ -653,9 +667,11 @@ static gk_status run_unary(gk_op op, const gk_array *a, gk_dtype compute, gk_arr
     }
     input in;
     status = prepare(a, compute, fresh ? NULL : out, &loop, &in);
-    if (status == GK_OK)
+    if (status == GK_OK) {
+        pair_in_output_order(&loop, &target, &in.operand);
         status = copy ? backend->convert(device, &loop, &target, &in.operand)
                       : backend->elementwise(device, op, &loop, &target, &in.operand);
+    }
     gk_array_free(in.temp);
     return status;
 }
@@ -705,7 +721,7 @@ gk_status gk_unary(gk_op op, const gk_array *a, gk_array **out)
         gk_array_free(zero);
         return status;
     }
-    status = gk_empty(gk_array_device(a), result, a->ndim, a->shape, out);
+    status = gk_empty_like_operands(gk_array_device(a), result, a->ndim, a->shape, 1, &a, out);
     if (status != GK_OK)
         return status;
     status = run_unary(op, a, compute, *out, true);
@@ -753,7 +769,7 @@ gk_status gk_where(const gk_array *condition, const gk_array *a, const gk_array 
                        describe(condition, dc, sizeof dc), describe(a, da, sizeof da),
                        describe(b, db, sizeof db), gk_last_error());
     gk_dtype result = gk_promote_types(a->dtype, b->dtype);
-    status = gk_empty(gk_array_device(a), result, ndim, shape, out);
+    status = gk_empty_like_operands(gk_array_device(a), result, ndim, shape, 3, all, out);
     if (status != GK_OK || gk_array_size(*out) == 0)
         return status;
     gk_loop loop = gk_array_loop(*out);
@@ -762,10 +778,12 @@ gk_status gk_where(const gk_array *condition, const gk_array *a, const gk_array 
     if (status == GK_OK)
         status = prepare(b, result, NULL, &loop, &in[1]);
     if (status == GK_OK) {
-        gk_operand target = gk_array_operand(*out);
-        gk_operand cond = gk_broadcast_operand(condition, ndim, shape);
-        status = gk_array_backend(a)->where(gk_array_device(a), &loop, &target, &cond,
-                                            &in[0].operand, &in[1].operand);
+        gk_operand four[4] = {gk_array_operand(*out),
+                              gk_broadcast_operand(condition, ndim, shape), in[0].operand,
+                              in[1].operand};
+        gk_loop_in_output_order(&loop, four, 4);
+        status = gk_array_backend(a)->where(gk_array_device(a), &loop, &four[0], &four[1],
+                                            &four[2], &four[3]);
     }
     gk_array_free(in[0].temp);
     gk_array_free(in[1].temp);
@@ -788,7 +806,8 @@ gk_status gk_clip(const gk_array *a, double low, double high, gk_array **out)
                        gk_dtype_name(a->dtype));
     gk_value_kind kind = kind_of(low) > kind_of(high) ? kind_of(low) : kind_of(high);
     gk_dtype dtype = gk_value_dtype(a->dtype, kind);
-    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, out);
+    gk_status status =
+        gk_empty_like_operands(gk_array_device(a), dtype, a->ndim, a->shape, 1, &a, out);
     if (status != GK_OK || gk_array_size(*out) == 0)
         return status;
     if (!gk_dtype_is_float(dtype)) {

@@ -73,7 +73,10 @@ gk_status gk_assign(gk_array *dst, const gk_array *src)
             return status;
         from = gk_broadcast_operand(copy, dst->ndim, dst->shape);
     }
-    status = gk_array_backend(dst)->convert(gk_array_device(dst), &loop, &to, &from);
+    /* in dst's memory order (x.T[...] = y writes along x's rows) */
+    gk_operand pair[2] = {to, from};
+    gk_loop_in_output_order(&loop, pair, 2);
+    status = gk_array_backend(dst)->convert(gk_array_device(dst), &loop, &pair[0], &pair[1]);
     gk_array_free(copy);
     return status;
 }

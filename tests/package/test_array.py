@@ -234,6 +234,46 @@ def test_half_powers(device, dtype):
         np.testing.assert_allclose(got, expected, rtol=4 * np.finfo(dtype).eps)
 
 
+def test_elementwise_results_keep_their_operands_memory_order(device):
+    # NumPy's order='K': a result's axes lie in memory as its operands' do
+    # when they agree (exp of a transposed array is transposed, and runs as
+    # one contiguous loop), C order when they disagree or are broadcast.
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((2, 3, 4, 5))
+    x, y = gk.asarray(a, device=device), gk.asarray(b, device=device)
+    cond = a > 0
+    c = gk.asarray(cond, device=device)
+    order = (2, 0, 1)
+
+    def dense(m, v):  # v (C order) as an operand of module m
+        return v if m is np else gk.asarray(v, device=device)
+
+    cases = [  # (the result with module m, p permuting an array; what it is)
+        (lambda m, p: m.exp(p(a if m is np else x)), "exp of a permuted array"),
+        (lambda m, p: p(a if m is np else x) * 2, "times a value"),
+        (lambda m, p: p(a if m is np else x) + p(b if m is np else y), "two agreeing"),
+        (lambda m, p: p(a if m is np else x) + dense(m, np.ascontiguousarray(p(b))),
+         "two disagreeing"),
+        (lambda m, p: p(a if m is np else x)[:, ::-1] - 1, "reversed"),
+        (lambda m, p: m.clip(p(a if m is np else x), -0.5, 0.5), "clip"),
+        (lambda m, p: m.where(p(cond if m is np else c), p(a if m is np else x), 0.0),
+         "where"),
+    ]
+    for make, what in cases:
+        want = make(np, lambda v: v.transpose(order))
+        got = make(gk, lambda v: gk.permute_dims(v, order))
+        assert got.strides == want.strides, what
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-12, err_msg=what)
+    # a broadcast operand does not decide; the one that spans does
+    col = gk.asarray(b[:, :1], device=device)
+    assert (x.T + col.T).strides == (a.T + b[:, :1].T).strides
+    # writing through a transposed view, and in place, still lands right
+    z = gk.asarray(a.copy(), device=device)
+    z.T[...] = y.T
+    z.T[...] += 1
+    np.testing.assert_array_equal(z.cpu().numpy(), b + 1)
+
+
 def test_operands_that_are_array_likes(device):
     x = gk.asarray([1.0, 2.0, 3.0], device=device)
     for other in ([1, 2, 3], (1, 2, 3), np.array([1, 2, 3], dtype=np.float32)):
