@@ -492,6 +492,8 @@ gk_status gk_where(const gk_array *condition, const gk_array *a, const gk_array 
                    gk_array **out);
 /* minimum(maximum(a, low), high): with low > high every element is high. */
 gk_status gk_clip(const gk_array *a, double low, double high, gk_array **out);
+/* a converted to dtype, a new array whose axes lie in memory as a's (C
+ * order unless a is a transposed or permuted array: NumPy's astype). */
 gk_status gk_cast(const gk_array *a, gk_dtype dtype, gk_array **out);
 
 /* --- reductions --- */

@@ -94,6 +94,9 @@ void gk_loop_in_output_order(gk_loop *loop, gk_operand *operands, int count);
 
 /* A contiguous copy of a on its device, converted to `dtype`. */
 gk_status gk_copy_as(const gk_array *a, gk_dtype dtype, gk_array **out);
+/* The same with a's axes in memory as a's (gk_empty_like_operands), as
+ * NumPy's astype: gk_cast. */
+gk_status gk_copy_keeping_order(const gk_array *a, gk_dtype dtype, gk_array **out);
 
 /* The broadcast shape of `count` arrays, or GK_ERR_INVALID_ARGUMENT naming
  * their shapes ("shapes (2, 3) and (4,) do not broadcast"). */

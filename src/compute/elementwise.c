@@ -842,5 +842,5 @@ gk_status gk_cast(const gk_array *a, gk_dtype dtype, gk_array **out)
     if (!valid_dtype(dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "cast: %d is not a dtype (casting %s)",
                        (int)dtype, gk_dtype_name(a->dtype));
-    return gk_copy_as(a, dtype, out);
+    return gk_copy_keeping_order(a, dtype, out);
 }

@@ -7,19 +7,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-gk_status gk_copy_as(const gk_array *a, gk_dtype dtype, gk_array **out)
+/* A copy of a converted to dtype: in C order, or (keep_order) with a's
+ * axes in memory as a's (gk_empty_like_operands). */
+static gk_status converted_copy(const gk_array *a, gk_dtype dtype, bool keep_order,
+                                gk_array **out)
 {
-    gk_status status = gk_empty(gk_array_device(a), dtype, a->ndim, a->shape, out);
+    gk_device device = gk_array_device(a);
+    gk_status status = keep_order
+                           ? gk_empty_like_operands(device, dtype, a->ndim, a->shape, 1, &a, out)
+                           : gk_empty(device, dtype, a->ndim, a->shape, out);
     if (status != GK_OK || gk_array_size(a) == 0)
         return status;
     gk_loop loop = gk_array_loop(a);
-    gk_operand to = gk_array_operand(*out), from = gk_array_operand(a);
-    status = gk_array_backend(a)->convert(gk_array_device(a), &loop, &to, &from);
+    gk_operand pair[2] = {gk_array_operand(*out), gk_array_operand(a)};
+    gk_loop_in_output_order(&loop, pair, 2);
+    status = gk_array_backend(a)->convert(device, &loop, &pair[0], &pair[1]);
     if (status != GK_OK) {
         gk_array_free(*out);
         *out = NULL;
     }
     return status;
+}
+
+gk_status gk_copy_as(const gk_array *a, gk_dtype dtype, gk_array **out)
+{
+    return converted_copy(a, dtype, false, out);
+}
+
+gk_status gk_copy_keeping_order(const gk_array *a, gk_dtype dtype, gk_array **out)
+{
+    return converted_copy(a, dtype, true, out);
 }
 
 gk_status gk_widen_half(const gk_array *a, gk_array **out)

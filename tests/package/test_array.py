@@ -236,8 +236,9 @@ def test_half_powers(device, dtype):
 
 def test_elementwise_results_keep_their_operands_memory_order(device):
     # NumPy's order='K': a result's axes lie in memory as its operands' do
-    # when they agree (exp of a transposed array is transposed, and runs as
-    # one contiguous loop), C order when they disagree or are broadcast.
+    # when they agree (exp or astype of a transposed array is transposed,
+    # and runs as one contiguous loop), C order when they disagree or are
+    # broadcast.
     rng = np.random.default_rng(9)
     a, b = rng.standard_normal((2, 3, 4, 5))
     x, y = gk.asarray(a, device=device), gk.asarray(b, device=device)
@@ -258,6 +259,7 @@ def test_elementwise_results_keep_their_operands_memory_order(device):
         (lambda m, p: m.clip(p(a if m is np else x), -0.5, 0.5), "clip"),
         (lambda m, p: m.where(p(cond if m is np else c), p(a if m is np else x), 0.0),
          "where"),
+        (lambda m, p: p(a if m is np else x).astype(m.float32), "astype"),
     ]
     for make, what in cases:
         want = make(np, lambda v: v.transpose(order))
