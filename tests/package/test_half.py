@@ -142,6 +142,26 @@ def test_from_python_and_float64_round_once(device, name):
 
 
 @pytest.mark.parametrize("name", HALVES)
+def test_float64_just_off_a_tie_rounds_once(device, name):
+    # Each tie between neighbouring 16-bit values, and the doubles just
+    # above and below it, which round to the tie itself in float32: going
+    # through float32 to nearest would then round the tie to even, the
+    # wrong way for the two off it. Every 13th value of the format, both
+    # signs, strided.
+    step = 13 if name == "float16" else 97
+    top = 0x7C00 if name == "float16" else 0x7F80
+    bits = np.arange(0, top, step, dtype=np.uint32)
+    values = (bits.astype(np.uint16).view(np.float16).astype(np.float64) if name == "float16"
+              else (bits << 16).view(np.float32).astype(np.float64))
+    ties = (values[:-1] + values[1:]) / 2
+    x = np.concatenate([ties, np.nextafter(ties, np.inf), np.nextafter(ties, -np.inf)])
+    x = np.concatenate([x, -x])
+    expected = [rounded(float(v), name) for v in x]
+    wide = gpukit.asarray(np.repeat(x, 2), device=device)
+    same(values_of(wide[::2].astype(name)), expected)
+
+
+@pytest.mark.parametrize("name", HALVES)
 @pytest.mark.parametrize("target", NUMPY_DTYPES + ["bfloat16"])
 def test_conversion_to_every_dtype(device, name, target):
     x = sample(name)

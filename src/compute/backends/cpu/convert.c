@@ -2,6 +2,7 @@
 #include "compute/backends/cpu/cpu.h"
 #include "compute/half.h"
 
+#include <math.h>
 #include <string.h>
 
 /* C's conversions, except to bool (any non-zero is true) and from floating
@@ -120,8 +121,32 @@ typedef struct half_conversion {
 /* From a 16-bit float: exact as float, then float's conversion to the
  * target (its rounding, saturation and bool rules); float32 itself
  * directly. To one: float32 by half.c's vector rounding, every other
- * source exact as double first (integers up to 2^53, float64 itself) and
- * rounded once from there, never through float (which would round twice). */
+ * source exact as double first (integers up to 2^53, float64 itself), then
+ * to float rounded to odd (floats_rounded_to_odd) and by the same vector
+ * rounding from there: one correct rounding in all, where rounding to
+ * nearest twice would be wrong just off a tie (and a scalar rounding
+ * straight from double was three times slower than NumPy's). */
+
+/* Doubles as floats rounded to odd: toward zero, with the last bit set
+ * when any bit was dropped. Rounding such a float to nearest in a format
+ * of at most 22 bits gives the double's own correctly rounded value
+ * (round-to-odd keeps what a second rounding needs: Boldo and Melquiond,
+ * "When double rounding is odd"); float16 has 11, bfloat16 8, and both lie
+ * inside float's exponent range. NaN keeps its sign and top payload. */
+static void floats_rounded_to_odd(const double *in, float *out, int64_t n)
+{
+    _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {
+        double d = in[i];
+        float f = (float)d;
+        double back = (double)f;
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        uint32_t inexact = back != d && d == d;
+        uint32_t away = fabs(back) > fabs(d); /* rounded away from zero */
+        bits = (bits - (inexact & away)) | inexact;
+        memcpy(&out[i], &bits, sizeof bits);
+    }
+}
 static void convert_half(int64_t n, char *const *data, const int64_t *s, const void *context)
 {
     const half_conversion *c = context;
@@ -142,12 +167,11 @@ static void convert_half(int64_t n, char *const *data, const int64_t *s, const v
             cpu_half_from_float(c->to, (const float *)in, (uint16_t *)out, s[0], count);
         } else {
             double values[HALF_BLOCK];
+            float odd[HALF_BLOCK];
             char *pointers[2] = {(char *)values, (char *)in};
             convert_loops[c->from][GK_FLOAT64](count, pointers, (int64_t[]){1, s[1]}, NULL);
-            uint16_t *o = (uint16_t *)out;
-            for (int64_t i = 0; i < count; i++)
-                o[i * s[0]] = c->to == GK_FLOAT16 ? gk_float16_from_double(values[i])
-                                                  : gk_bfloat16_from_double(values[i]);
+            floats_rounded_to_odd(values, odd, count);
+            cpu_half_from_float(c->to, odd, (uint16_t *)out, s[0], count);
         }
     }
 }
