@@ -578,11 +578,13 @@ UNARY_LOOP(not_bool, vec, uint8_t, (uint8_t)!B(x)) /* bitwise_invert, logical_no
 
 /* --- unary ops per dtype --- */
 
-/* relu: x < 0 is false for NaN, which passes through. */
+/* relu: x < 0 is false for NaN, which passes through. abs and relu are
+ * clones: SSE2 has no 64-bit compare, so its int64 loops were scalar and
+ * branched on each sign (0.41x NumPy's abs on random signs). */
 #define SIGNED_UNARY(T, U, SUFFIX)                                                         \
     UNARY_LOOP(neg_##SUFFIX, vec, T, (T)(0 - (U)x))                                        \
-    UNARY_LOOP(abs_##SUFFIX, vec, T, x < 0 ? (T)(0 - (U)x) : x)                            \
-    UNARY_LOOP(relu_##SUFFIX, vec, T, x < 0 ? (T)0 : x)
+    UNARY_LOOP(abs_##SUFFIX, clone, T, x < 0 ? (T)(0 - (U)x) : x)                          \
+    UNARY_LOOP(relu_##SUFFIX, clone, T, x < 0 ? (T)0 : x)
 
 /* Unsigned: neg wraps (-1 is the largest value), abs and relu copy. */
 #define UNSIGNED_UNARY(T, SUFFIX)                                                          \
