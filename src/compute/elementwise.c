@@ -489,7 +489,8 @@ static gk_status with_value(gk_op op, const gk_array *a, gk_dtype dtype, const v
  * (-3.649e-21) ** 2, not 1.3317e-41), and several times faster. NumPy's
  * square and reciprocal, which x ** 2 and x ** -1 call, give the same. The
  * special values agree with pow's (the standard's): (+-0) ** -1 is +-inf,
- * (+-inf) ** -1 is +-0, NaN stays NaN. */
+ * (+-inf) ** -1 is +-0, NaN stays NaN. An integer a ** 2 is a * a too,
+ * which wraps as the power does (twice as fast as the power's loop). */
 static gk_status power_by_product(const gk_array *a, double exponent, gk_array **out)
 {
     if (exponent == 2)
@@ -548,8 +549,9 @@ gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_ki
                            describe(a, da, sizeof da));
         }
     }
-    if (op == GK_POW && !value_first && dtype == a->dtype && gk_dtype_is_float(dtype) &&
-        (value == 2 || value == -1))
+    bool real = gk_dtype_is_float(dtype) || gk_dtype_is_integer(dtype);
+    if (op == GK_POW && !value_first && dtype == a->dtype &&
+        ((value == 2 && real) || (value == -1 && gk_dtype_is_float(dtype))))
         return power_by_product(a, value, out);
     unsigned char bytes[GK_DTYPE_MAX_SIZE];
     gk_dtype_store(dtype, value, bytes);

@@ -199,6 +199,21 @@ def test_square_and_reciprocal_powers_are_exact(device, dtype):
         assert (x ** 3).dtype == dtype and (2.0 ** x).dtype == dtype
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "uint64"])
+def test_integer_squares_wrap_as_numpy(device, dtype):
+    # x ** 2 of integers is x * x (the power's wrapping, NumPy's square);
+    # an exponent beyond the dtype is still NumPy's OverflowError.
+    info = np.iinfo(dtype)
+    a = np.array([0, 1, 3, 100, info.max, info.min, info.max // 2], dtype=dtype)
+    with np.errstate(over="ignore"):
+        expected = a ** 2
+    got = gk.asarray(a, device=device) ** 2
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.cpu().numpy(), expected)
+    with pytest.raises(OverflowError):
+        gk.asarray(a, device=device) ** (int(info.max) + 1)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_half_powers(device, dtype):
     # x ** 0.5 is the square root, with pow's special values where the
