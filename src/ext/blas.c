@@ -15,6 +15,8 @@ static const gk_entry_point cblas_entry_points[] = {
     {"cblas_zgemm", 0, offsetof(gk_cblas, zgemm)},
     {"cblas_sdot", 1, offsetof(gk_cblas, sdot)},
     {"cblas_ddot", 1, offsetof(gk_cblas, ddot)},
+    {"cblas_sgemv", 0, offsetof(gk_cblas, sgemv)},
+    {"cblas_dgemv", 0, offsetof(gk_cblas, dgemv)},
     {"openblas_get_config", 0, offsetof(gk_cblas, openblas_get_config)},
     {"openblas_get_num_threads", 0, offsetof(gk_cblas, openblas_get_num_threads)},
 };

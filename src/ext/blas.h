@@ -48,6 +48,11 @@ typedef struct gk_cblas {
                   int ldc);
     float (*sdot)(int n, const float *x, int incx, const float *y, int incy);
     double (*ddot)(int n, const double *x, int incx, const double *y, int incy);
+    /* y = alpha op(A) x + beta y; optional (GEMM serves without them). */
+    void (*sgemv)(int order, int trans, int m, int n, float alpha, const float *a, int lda,
+                  const float *x, int incx, float beta, float *y, int incy);
+    void (*dgemv)(int order, int trans, int m, int n, double alpha, const double *a, int lda,
+                  const double *x, int incx, double beta, double *y, int incy);
     /* OpenBLAS's own, for the benchmark's report; NULL in other BLASes. */
     char *(*openblas_get_config)(void);
     int (*openblas_get_num_threads)(void);

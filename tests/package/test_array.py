@@ -439,6 +439,24 @@ def test_matmul(device):
         a @ a
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matrix_vector_products(device, dtype):
+    # matrix @ vector and vector @ matrix (GEMV on the CPU), non-square,
+    # batched on either side, views made dense first, and 1 x k and k x 1
+    # matrices, against NumPy
+    rng = np.random.default_rng(4)
+    m, v, w = rng.random((5, 7)), rng.random(7), rng.random(5)
+    stack = rng.random((3, 5, 7))
+    cases = [(m, v), (w, m), (stack, v), (w, stack), (m.T, w), (v, m.T), (m[:, ::2], v[::2]),
+             (m[:1], v), (w, m[:, :1]), (m, v[:, None]), (w[None], m)]
+    for na, nb in cases:
+        na, nb = na.astype(dtype), nb.astype(dtype)
+        got = gk.asarray(na, device=device) @ gk.asarray(nb, device=device)
+        want = na @ nb
+        assert got.shape == want.shape and got.dtype == dtype
+        np.testing.assert_allclose(host(got), want, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
 @pytest.mark.parametrize("a_dtype,b_dtype", [("int64", "uint32"), ("int8", "int8"),
                                              ("uint8", "int16"), ("bool", "bool"),
                                              ("int32", "float32")])
