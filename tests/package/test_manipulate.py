@@ -250,6 +250,11 @@ def test_nonzero_and_count_nonzero(device):
     same(gk.count_nonzero(a), np.count_nonzero(na))
     same(gk.count_nonzero(on(nb, device), axis=(0, 2), keepdims=True),
          np.count_nonzero(nb, axis=(0, 2), keepdims=True))
+    # bools whose bytes are not 0 or 1 (a view of other memory) count as
+    # True, as NumPy counts them, summed without a comparison pass
+    odd = np.array([[0, 2, 1], [255, 0, 7]], dtype=np.uint8).view(np.bool_)
+    same(gk.count_nonzero(gk.asarray(odd, device=device), axis=1), np.count_nonzero(odd, axis=1))
+    assert bool(gk.any(gk.asarray(odd[:, :1], device=device)))
     with pytest.raises(ValueError, match="0-d"):
         gk.nonzero(gk.asarray(1.0, device=device))
 
