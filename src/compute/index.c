@@ -523,9 +523,13 @@ gk_status gk_nonzero(const gk_array *a, gk_array **out)
     int64_t below = 1;
     for (int k = a->ndim - 1; k >= 0 && status == GK_OK; k--) {
         gk_array *ratio = NULL, *quotient = NULL, *wraps = NULL, *whole = NULL, *back = NULL;
-        status = gk_binary_scalar(GK_DIV, flat, (double)below, &ratio);
-        if (status == GK_OK)
-            status = gk_cast(ratio, GK_INT64, &quotient);
+        if (below == 1) { /* the last axis: p div 1 is p (a 1-d a's indices are flat's) */
+            status = gk_array_view(flat, &quotient);
+        } else {
+            status = gk_binary_scalar(GK_DIV, flat, (double)below, &ratio);
+            if (status == GK_OK)
+                status = gk_cast(ratio, GK_INT64, &quotient);
+        }
         if (status == GK_OK && k > 0) {
             gk_array_free(ratio);
             ratio = NULL;
