@@ -500,6 +500,29 @@ def test_sorting_matches_numpy_in_every_dtype(device, dtype):
                      np.flip(n - 1 - np.argsort(flipped, axis=axis, stable=True), axis=axis))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint16"])
+def test_long_rows_sort_as_numpy(device, dtype):
+    # Rows long enough (2^16 and more) that the CPU radix sorts each on all
+    # its threads when there are fewer rows than threads: one row, and two
+    # rows of a 2-d array, with many ties, both zeros and NaNs, argsort
+    # stable both ways
+    rng = np.random.default_rng(12)
+    n = (1 << 16) + 7
+    if dtype[0] == "f":
+        a = rng.integers(-300, 300, n).astype(dtype) / 8
+        a[rng.integers(0, n, 50)] = np.nan
+        a[rng.integers(0, n, 50)] = -0.0
+    else:
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, int(info.max) + 1, n).astype(dtype)
+    for rows in (a, np.stack([a, a[::-1]])):
+        x = on(rows, device)
+        same(gk.sort(x), np.sort(rows, stable=True))
+        same(gk.argsort(x), np.argsort(rows, stable=True))
+        same(gk.argsort(x, descending=True),
+             np.flip(n - 1 - np.argsort(np.flip(rows, axis=-1), axis=-1, stable=True), axis=-1))
+
+
 def test_sorting_and_argmax_with_nans(device):
     a = np.array([[2.0, np.nan, -1.0, np.nan, 0.0], [1.0, 1.0, -0.0, 0.0, 3.0]])
     x = on(a, device)
