@@ -388,12 +388,12 @@ PyObject *gkpy_binary_value(gkpy_state *state, gk_op op, PyObject *array, PyObje
     /* A floating or integer array to a plain power (an int that fits its
      * dtype) goes through the library's gk_binary_value, which computes
      * x ** 2 and x ** -1 as one product or quotient (exact, and NumPy's
-     * square and reciprocal) */
-    bool fits = gk_dtype_is_float(dtype) ||
-                (gk_dtype_is_integer(dtype) && PyLong_CheckExact(value) &&
-                 gkpy_against_range(value, dtype) == 0);
-    if (op == GK_POW && !value_first && dtype == gk_array_dtype(a) && fits &&
-        !PyBool_Check(value) && !PyComplex_Check(value)) {
+     * square and reciprocal). The range is asked last: only powers pay. */
+    bool power = op == GK_POW && !value_first && dtype == gk_array_dtype(a) &&
+                 !PyBool_Check(value) && !PyComplex_Check(value);
+    if (power && (gk_dtype_is_float(dtype) ||
+                  (gk_dtype_is_integer(dtype) && PyLong_CheckExact(value) &&
+                   gkpy_against_range(value, dtype) == 0))) {
         double exponent = PyFloat_AsDouble(value);
         if (exponent == -1 && PyErr_Occurred())
             return NULL;

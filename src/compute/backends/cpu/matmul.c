@@ -62,15 +62,15 @@ gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
      * @ 2048 float64 0.35x NumPy's (GEMV's) speed */
     bool gemv = (m == 1) != (n == 1) &&
                 (dtype == GK_FLOAT32 ? blas->sgemv != NULL : blas->dgemv != NULL);
+    /* a @ x, or x @ b as b^T x: the matrix's shape as stored */
+    bool by_column = n == 1;
+    int rows = by_column ? im : ik, cols = by_column ? ik : in;
+    int trans = by_column ? CblasNoTrans : CblasTrans;
     for (int64_t i = 0; i < batch; i++) {
         const char *ai = a + (size_t)(i * a_batch_stride) * size;
         const char *bi = b + (size_t)(i * b_batch_stride) * size;
         char *ci = c + (size_t)(i * m * n) * size;
-        /* a @ x, or x @ b as b^T x: the matrix, its shape as stored, and x */
-        bool by_column = n == 1;
         const char *matrix = by_column ? ai : bi, *vector = by_column ? bi : ai;
-        int rows = by_column ? im : ik, cols = by_column ? ik : in;
-        int trans = by_column ? CblasNoTrans : CblasTrans;
         if (dtype == GK_FLOAT32) {
             if (m == 1 && n == 1) /* vector . vector: skip GEMM's set-up */
                 *(float *)ci = blas->sdot(ik, (const float *)ai, 1, (const float *)bi, 1);

@@ -197,12 +197,6 @@ __attribute__((target(VM_TARGET))) static inline VM_V VM_NAME(apply_power)(
     const unsigned every = (1u << VM_LANES) - 1;
     unsigned halves = VM_EQ_LANES(y, half), squares = VM_EQ_LANES(y, two);
     unsigned reciprocals = VM_EQ_LANES(y, minus_one);
-    if (halves == every)
-        return VM_NAME(half_power)(x);
-    if (squares == every)
-        return x * x;
-    if (reciprocals == every)
-        return (zero + 1) / x;
     VM_V r = (halves | squares | reciprocals) == every ? zero : VM_NAME(apply_binary)(fn, x, y);
     if (halves)
         r = VM_SELECT_EQ(y, half, VM_NAME(half_power)(x), r);
