@@ -1,5 +1,6 @@
 /* Matrix products through the CBLAS (OpenBLAS, loaded on first use: see
- * ext/blas.h): one row-major GEMM per batch item. */
+ * ext/blas.h): one row-major GEMM per batch item, or a dot or GEMV where
+ * an operand is a vector. */
 #include "compute/backends/cpu/cpu.h"
 
 #include "core/error.h"
