@@ -286,7 +286,8 @@ static gk_status cpu_empty_cache(gk_device device)
     return GK_OK;
 }
 
-/* An array from 32 MiB: whole 2 MiB pages of its own, kept ones first. */
+/* An array of about 32 MiB and more: whole 2 MiB pages of its own, kept
+ * ones first. */
 static void *huge_pages_block(size_t bytes)
 {
     size_t rounded = whole_huge_pages(bytes);
@@ -315,11 +316,22 @@ static void *malloc_block(size_t bytes)
     return aligned;
 }
 
-/* What an array of `bytes` counts as in use: its rounded size from 32 MiB
- * (what a kept block counts as cached), else what malloc was asked. */
+/* Whether an array gets whole huge pages of its own (huge_pages_block):
+ * from 32 MiB less what its malloc block would add (our slack, glibc's
+ * header and its rounding to a page), since malloc maps such a block
+ * afresh each time. An array just under 32 MiB had faulted twice the
+ * pages NumPy's did, on every allocation. */
+static bool has_own_pages(size_t bytes)
+{
+    enum { MALLOC_ADDS = ALIGNMENT + sizeof(void *) + VENDOR_READ_SLACK + 4096 };
+    return bytes >= FRESH_MIN - MALLOC_ADDS;
+}
+
+/* What an array of `bytes` counts as in use: the rounded size of its own
+ * pages (what a kept block counts as cached), else what malloc was asked. */
 static size_t counted_bytes(size_t bytes)
 {
-    return bytes >= FRESH_MIN ? whole_huge_pages(bytes) : bytes;
+    return has_own_pages(bytes) ? whole_huge_pages(bytes) : bytes;
 }
 
 static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
@@ -327,7 +339,7 @@ static gk_status cpu_alloc(gk_device device, size_t bytes, void **data)
     (void)device;
     *data = NULL;
     if (bytes <= SIZE_MAX - HUGE_PAGE) /* beyond any machine; rounding would overflow */
-        *data = bytes >= FRESH_MIN ? huge_pages_block(bytes) : malloc_block(bytes);
+        *data = has_own_pages(bytes) ? huge_pages_block(bytes) : malloc_block(bytes);
     if (!*data)
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes on the "
                                              "CPU",
@@ -340,7 +352,7 @@ static void cpu_release(gk_device device, void *data, size_t bytes)
 {
     (void)device;
     atomic_fetch_sub(&in_use_bytes, counted_bytes(bytes));
-    if (bytes >= FRESH_MIN) {
+    if (has_own_pages(bytes)) {
         keep_or_free(data, whole_huge_pages(bytes));
         return;
     }
