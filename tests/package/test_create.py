@@ -183,6 +183,35 @@ def test_arange_integers_beyond_doubles(device, args):
     assert gk.arange(*args, device=device).tolist() == np.arange(*args).tolist()
 
 
+SEQUENCE_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                   "float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", SEQUENCE_DTYPES)
+def test_long_sequences_are_start_plus_index_times_step(device, dtype):
+    """Every value is start + i * step computed in double and converted
+    like a cast (integers saturate), bit for bit, over several of the
+    CPU's threaded chunks; integers in the dtype's range take an integer
+    path there, which must give the same values. (64-bit integers beyond
+    doubles are exact: test_arange_integers_beyond_doubles.)"""
+    info = np.iinfo(dtype) if dtype[0] in "iu" else None
+    n = 3 * 65536 + 7
+    cases = [(0, 1), (-70000, 1), (5, 3), (n, -1), (0.5, 0.25), (-1.0, -1e-3), (0, 1.5)]
+    if info is not None and info.bits < 64:  # the range's ends from each side, and beyond
+        cases += [(int(info.min), 1), (int(info.max), -1), (int(info.max) - 100, 1),
+                  (int(info.min) + 100, -1)]
+    for start, step in cases:
+        x = gk.arange(start, start + n * step, step, dtype=dtype, device=device)
+        doubles = start + np.arange(x.shape[0], dtype=np.float64) * step
+        if info is not None:
+            doubles = np.clip(np.trunc(doubles), float(info.min), float(info.max))
+            expected = np.array([int(v) for v in doubles], dtype=dtype)
+        else:
+            expected = doubles.astype(dtype)
+        assert x.dtype == dtype
+        np.testing.assert_array_equal(host(x), expected, err_msg=f"start {start} step {step}")
+
+
 def test_arange_errors(device):
     with pytest.raises(ValueError):
         gk.arange(0, 10, 0, device=device)

@@ -1,5 +1,6 @@
 /* Copying with conversion between dtypes, filling, and sequences. */
 #include "compute/backends/cpu/cpu.h"
+#include "compute/backends/cpu/parallel.h"
 #include "compute/half.h"
 
 #include <math.h>
@@ -287,25 +288,118 @@ gk_status cpu_fill(gk_device device, const gk_loop *loop, const gk_operand *out,
     return GK_OK;
 }
 
+/* --- sequences --- */
+
+/* A sequence's values are start + i * step computed in double and
+ * converted like a cast. Where every value is an integer within the
+ * dtype's range, the dtype's own integer arithmetic gives the same values
+ * without a conversion, and vectorizes. */
+typedef struct sequence_job {
+    char *out;
+    gk_dtype dtype;
+    int64_t count;
+    double start, step;
+    bool in_integers;
+} sequence_job;
+
+/* Whether start + i * step for i < count are integers that the integer
+ * dtype holds (bounded by 2^52, so the doubles are exact): between start
+ * and the last value, as the sequence runs one way. */
+static bool sequence_in_integers(gk_dtype dtype, int64_t count, double start, double step)
+{
+    const double exact = 4503599627370496.0; /* 2^52 */
+    if (!gk_dtype_is_integer(dtype) || start != trunc(start) || step != trunc(step) ||
+        fabs(start) >= exact || fabs(step) >= exact || count >= (int64_t)1 << 52)
+        return false;
+    double last = start + (double)(count - 1) * step;
+    int bits = 8 * (int)gk_dtype_size(dtype);
+    double low = gk_dtype_is_unsigned(dtype) ? 0 : -ldexp(1, bits - 1);
+    double high = gk_dtype_is_unsigned(dtype) ? ldexp(1, bits) - 1 : ldexp(1, bits - 1) - 1;
+    return fabs(last) < exact && fmin(start, last) >= low && fmax(start, last) <= high;
+}
+
+/* Values first .. first + n - 1 of a sequence into out[0 .. n - 1] (n is
+ * at most a chunk). Integers are computed modulo 2^32 or 2^64 in unsigned
+ * W, which gives their low bits exactly, in vectors of W. */
+typedef void (*sequence_fn)(void *out, int64_t first, int64_t n, double start, double step);
+
+#define INTEGER_SEQUENCE(NAME, T, W)                                                     \
+    CPU_KERNEL static void NAME(void *to, int64_t first, int64_t n, double start, double step) \
+    {                                                                                    \
+        T *out = to;                                                                     \
+        W by = (W)(int64_t)step, at = (W)(int64_t)start + (W)first * by;                 \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            out[i] = (T)(at + (W)i * by);                                                \
+    }
+
+INTEGER_SEQUENCE(sequence_1, uint8_t, uint32_t)
+INTEGER_SEQUENCE(sequence_2, uint16_t, uint32_t)
+INTEGER_SEQUENCE(sequence_4, uint32_t, uint32_t)
+INTEGER_SEQUENCE(sequence_8, uint64_t, uint64_t)
+
+/* The index as a double plus an int32 (both exact) converts in vectors. */
+#define FLOAT_SEQUENCE(NAME, T)                                                                    \
+    CPU_KERNEL static void NAME(void *to, int64_t first, int64_t n, double start, double step) \
+    {                                                                                              \
+        T *out = to;                                                                               \
+        double base = (double)first;                                                               \
+        for (int32_t i = 0; i < (int32_t)n; i++)                                                   \
+            out[i] = (T)(start + (base + (double)i) * step);                                       \
+    }
+
+FLOAT_SEQUENCE(sequence_float32, float)
+FLOAT_SEQUENCE(sequence_float64, double)
+
+/* Any other dtype (and integers beyond the above): a block of doubles at
+ * a time, converted. */
+static void sequence_converted(gk_dtype dtype, char *out, int64_t first, int64_t n, double start,
+                               double step)
+{
+    double values[256];
+    size_t size = gk_dtype_size(dtype);
+    for (int64_t done = 0; done < n; done += 256) {
+        int64_t block = n - done < 256 ? n - done : 256;
+        sequence_float64(values, first + done, block, start, step);
+        char *pointers[2] = {out + done * (int64_t)size, (char *)values};
+        const int64_t strides[2] = {1, 1};
+        half_conversion to_half = {GK_FLOAT64, dtype};
+        if (gk_dtype_is_half(dtype))
+            convert_half(block, pointers, strides, &to_half);
+        else
+            convert_loops[GK_FLOAT64][dtype](block, pointers, strides, NULL);
+    }
+}
+
+enum { SEQUENCE_CHUNK = 1 << 16 };
+
+static void sequence_range(void *context, int64_t first_chunk, int64_t end_chunk)
+{
+    const sequence_job *job = context;
+    size_t size = gk_dtype_size(job->dtype);
+    static const sequence_fn by_size[9] = {
+        [1] = sequence_1, [2] = sequence_2, [4] = sequence_4, [8] = sequence_8};
+    sequence_fn direct = job->in_integers           ? by_size[size]
+                         : job->dtype == GK_FLOAT64 ? sequence_float64
+                         : job->dtype == GK_FLOAT32 ? sequence_float32
+                                                    : NULL;
+    for (int64_t chunk = first_chunk; chunk < end_chunk; chunk++) {
+        int64_t first = chunk * SEQUENCE_CHUNK;
+        int64_t n = job->count - first < SEQUENCE_CHUNK ? job->count - first : SEQUENCE_CHUNK;
+        char *out = job->out + first * (int64_t)size;
+        if (direct)
+            direct(out, first, n, job->start, job->step);
+        else
+            sequence_converted(job->dtype, out, first, n, job->start, job->step);
+    }
+}
+
 gk_status cpu_sequence(gk_device device, const gk_operand *out, int64_t count, double start,
                        double step)
 {
     (void)device;
-    /* Computed as double in blocks, then converted by the same rules as a
-     * cast. */
-    double values[256];
-    size_t size = gk_dtype_size(out->dtype);
-    for (int64_t done = 0; done < count; done += 256) {
-        int64_t n = count - done < 256 ? count - done : 256;
-        for (int64_t i = 0; i < n; i++)
-            values[i] = start + (double)(done + i) * step;
-        char *data[2] = {out->data + done * (int64_t)size, (char *)values};
-        const int64_t strides[2] = {1, 1};
-        half_conversion to_half = {GK_FLOAT64, out->dtype};
-        if (gk_dtype_is_half(out->dtype))
-            convert_half(n, data, strides, &to_half);
-        else
-            convert_loops[GK_FLOAT64][out->dtype](n, data, strides, NULL);
-    }
+    sequence_job job = {out->data, out->dtype, count, start, step,
+                        sequence_in_integers(out->dtype, count, start, step)};
+    cpu_parallel((count + SEQUENCE_CHUNK - 1) / SEQUENCE_CHUNK, count >= CPU_PARALLEL_MIN,
+                 sequence_range, &job);
     return GK_OK;
 }
