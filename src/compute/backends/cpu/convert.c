@@ -11,21 +11,41 @@
  * behaviour: those saturate (NaN gives 0), as PyTorch's CPU results do. */
 #define TO_BOOL(x) ((uint8_t)((x) != 0))
 
-#define CLAMP_TO(T, low, high, x)                                                     \
-    ((x) != (x) ? (T)0 : (x) <= (double)(low) ? (T)(low) : (x) >= (double)(high) ? (T)(high) \
-                                                                             : (T)(x))
+/* 64-bit targets: clamped in double, then converted (every lane then
+ * converts a value in range, so the loop can run in vectors). */
+#define CLAMP_TO(T, low, high, x)                                                         \
+    ((T)((x) != (x)                 ? 0.0                                                 \
+         : (x) <= (double)(low)     ? (double)(low)                                       \
+         : (x) >= (double)(high)    ? (double)(high)                                      \
+                                    : (double)(x)))
+
+/* Targets of 32 bits and fewer, in the source's own precision: every
+ * value from EDGE (2^bits or 2^(bits-1), exact in float) is HIGH, NaN is 0,
+ * and the rest is clamped from below and converted. The same values as
+ * CLAMP_TO's, in lanes of the source's width: float32 to int32 had been
+ * 0.1x NumPy's speed. */
+#define SATURATE(FROM, T, LOW, EDGE, HIGH, x)                                             \
+    ((x) >= (FROM)(EDGE) ? (T)(HIGH)                                                      \
+     : (x) != (x)        ? (T)0                                                           \
+                         : (T)((x) > (FROM)(LOW) ? (x) : (FROM)(LOW)))
 
 #define CONVERT_LOOP(NAME, FROM, TO, EXPR)                                              \
-    static void NAME(int64_t n, char *const *data, const int64_t *s, const void *context) \
+    CPU_KERNEL static void NAME(int64_t n, char *const *data, const int64_t *s,         \
+                                const void *context)                                    \
     {                                                                                   \
         (void)context;                                                                  \
         TO *out = (TO *)data[0];                                                        \
         const FROM *in = (const FROM *)data[1];                                         \
         if (s[0] == 1 && s[1] == 1) {                                                   \
-            for (int64_t i = 0; i < n; i++) {                                           \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                         \
+            {                                                                           \
                 FROM x = in[i];                                                         \
                 out[i] = (EXPR);                                                        \
             }                                                                           \
+        } else if (s[0] == 1 && s[1] == 0) { /* one value broadcast: full() */          \
+            FROM x = in[0];                                                             \
+            const TO value = (EXPR);                                                    \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) out[i] = value;         \
         } else {                                                                        \
             for (int64_t i = 0; i < n; i++) {                                           \
                 FROM x = in[i * s[1]];                                                  \
@@ -56,20 +76,22 @@
 #define INT64_TOP 9.2233720368547748e18
 #define UINT64_TOP 18446744073709549568.0
 
-#define FROM_FLOAT(NAME, FROM)                                                         \
-    CONVERT_LOOP(NAME##_bool, FROM, uint8_t, TO_BOOL(x))                               \
-    CONVERT_LOOP(NAME##_int8, FROM, int8_t, CLAMP_TO(int8_t, INT8_MIN, INT8_MAX, (double)x)) \
-    CONVERT_LOOP(NAME##_int16, FROM, int16_t,                                          \
-                 CLAMP_TO(int16_t, INT16_MIN, INT16_MAX, (double)x))                   \
-    CONVERT_LOOP(NAME##_int32, FROM, int32_t,                                          \
-                 CLAMP_TO(int32_t, INT32_MIN, INT32_MAX, (double)x))                   \
-    CONVERT_LOOP(NAME##_int64, FROM, int64_t,                                          \
-                 CLAMP_TO(int64_t, -9.2233720368547758e18, INT64_TOP, (double)x))      \
-    CONVERT_LOOP(NAME##_uint8, FROM, uint8_t, CLAMP_TO(uint8_t, 0, UINT8_MAX, (double)x)) \
-    CONVERT_LOOP(NAME##_uint16, FROM, uint16_t, CLAMP_TO(uint16_t, 0, UINT16_MAX, (double)x)) \
-    CONVERT_LOOP(NAME##_uint32, FROM, uint32_t, CLAMP_TO(uint32_t, 0, UINT32_MAX, (double)x)) \
+#define FROM_FLOAT(NAME, FROM)                                                           \
+    CONVERT_LOOP(NAME##_bool, FROM, uint8_t, TO_BOOL(x))                                 \
+    CONVERT_LOOP(NAME##_int8, FROM, int8_t, SATURATE(FROM, int8_t, -0x1p7, 0x1p7, INT8_MAX, x)) \
+    CONVERT_LOOP(NAME##_int16, FROM, int16_t,                                            \
+                 SATURATE(FROM, int16_t, -0x1p15, 0x1p15, INT16_MAX, x))                 \
+    CONVERT_LOOP(NAME##_int32, FROM, int32_t,                                            \
+                 SATURATE(FROM, int32_t, -0x1p31, 0x1p31, INT32_MAX, x))                 \
+    CONVERT_LOOP(NAME##_int64, FROM, int64_t,                                            \
+                 CLAMP_TO(int64_t, -9.2233720368547758e18, INT64_TOP, (double)x))        \
+    CONVERT_LOOP(NAME##_uint8, FROM, uint8_t, SATURATE(FROM, uint8_t, 0, 0x1p8, UINT8_MAX, x)) \
+    CONVERT_LOOP(NAME##_uint16, FROM, uint16_t,                                          \
+                 SATURATE(FROM, uint16_t, 0, 0x1p16, UINT16_MAX, x))                     \
+    CONVERT_LOOP(NAME##_uint32, FROM, uint32_t,                                          \
+                 SATURATE(FROM, uint32_t, 0, 0x1p32, UINT32_MAX, x))                     \
     CONVERT_LOOP(NAME##_uint64, FROM, uint64_t, CLAMP_TO(uint64_t, 0, UINT64_TOP, (double)x)) \
-    CONVERT_LOOP(NAME##_float32, FROM, float, (float)x)                                \
+    CONVERT_LOOP(NAME##_float32, FROM, float, (float)x)                                  \
     CONVERT_LOOP(NAME##_float64, FROM, double, (double)x)
 
 FROM_INTEGER(from_bool, uint8_t)
@@ -257,7 +279,8 @@ gk_status cpu_convert(gk_device device, const gk_loop *loop, const gk_operand *o
 }
 
 #define FILL_LOOP(NAME, T)                                                               \
-    static void NAME(int64_t n, char *const *data, const int64_t *s, const void *context) \
+    CPU_KERNEL static void NAME(int64_t n, char *const *data, const int64_t *s,          \
+                                const void *context)                                     \
     {                                                                                    \
         T value;                                                                         \
         memcpy(&value, context, sizeof value);                                           \
