@@ -299,6 +299,33 @@ def test_reduction_dtypes(device):
     check(gk.max(on([True, False], device)), np.array(True), "bool")
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16"])
+def test_sums_of_narrow_dtypes_over_long_rows(device, dtype):
+    """The CPU counts bools in byte lanes (255 rows of 32) and adds 8- and
+    16-bit integers in int32 blocks of 2^15 elements: rows that fill and
+    cross those blocks, at the dtype's extremes, strided and by rows."""
+    n = 3 * 32768 + 255 * 32 + 37
+    if dtype == "bool":  # any nonzero byte is True
+        raw = RNG.integers(0, 4, n).astype(np.uint8) * 85
+        arrays = [raw.view(np.bool_), np.ones(n, np.bool_), np.zeros(n, np.bool_)]
+    else:
+        info = np.iinfo(dtype)
+        arrays = [RNG.integers(info.min, info.max, n, endpoint=True).astype(dtype),
+                  np.full(n, info.max, dtype), np.full(n, info.min, dtype)]
+    for a in arrays:
+        counts = a.view(np.uint8) != 0 if dtype == "bool" else a.astype(np.int64)
+        x = on(a, device)
+        assert int(host(gk.sum(x))) == int(counts.sum())
+        assert int(host(gk.sum(x[5::3]))) == int(counts[5::3].sum())
+        rows = counts[: n - n % 4].reshape(4, -1)
+        total = "uint64" if dtype.startswith("u") else "int64"  # the array API's sum dtype
+        check(gk.sum(x[: n - n % 4].reshape(4, -1), axis=1), rows.sum(axis=1), total)
+        if dtype == "bool":
+            assert int(host(gk.count_nonzero(x))) == int(counts.sum())
+            assert bool(host(gk.all(x))) == bool(counts.all())
+            assert bool(host(gk.any(x))) == bool(counts.any())
+
+
 def test_var_std_correction(device):
     x = on(X3, device)
     ref = X3.astype(np.float64)

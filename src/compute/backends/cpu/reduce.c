@@ -562,9 +562,9 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
  * Minima and maxima go to the partial's FIELD: i for signed integers and
  * bool, u for unsigned ones (so that uint64 values above 2^63 compare as
  * they are when partials are combined). */
-#define INT_KERNELS(N, T, VAL, FIELD)                                                     \
+#define INT_KERNELS(N, T, VAL, FIELD, SUM)                                                \
     COMMON_KERNELS(N, T, VAL, NO_NAN, T, FIELD)                                           \
-    LOOP_KERNEL(N##_sum, T, uint64_t, 0, ADD_WRAP_##VAL, u)                               \
+    SUM(N##_sum, T, VAL)                                                                  \
     LOOP_KERNEL(N##_prod, T, uint64_t, 1, MUL_WRAP_##VAL, u)                              \
     COL_LOOP(N##_col_sum, T, uint64_t, 0, ADD_WRAP_##VAL, u)                              \
     COL_LOOP(N##_col_prod, T, uint64_t, 1, MUL_WRAP_##VAL, u)
@@ -577,15 +577,71 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     COL_BLOCKSUM(N##_col_sum, T)                                                          \
     COL_LOOP(N##_col_prod, T, T, 1, MUL, f)
 
-INT_KERNELS(boolean, uint8_t, AS_BOOL, i)
-INT_KERNELS(int8, int8_t, AS_IS, i)
-INT_KERNELS(int16, int16_t, AS_IS, i)
-INT_KERNELS(int32, int32_t, AS_IS, i)
-INT_KERNELS(int64, int64_t, AS_IS, i)
-INT_KERNELS(uint8, uint8_t, AS_IS, u)
-INT_KERNELS(uint16, uint16_t, AS_IS, u)
-INT_KERNELS(uint32, uint32_t, AS_IS, u)
-INT_KERNELS(uint64, uint64_t, AS_IS, u)
+/* Sums of 32- and 64-bit integers: one 64-bit accumulator, wrapping. */
+#define WIDE_SUM(NAME, T, VAL) LOOP_KERNEL(NAME, T, uint64_t, 0, ADD_WRAP_##VAL, u)
+
+/* Sums of bools and 8- and 16-bit integers: blocks of 2^15 elements add up
+ * in int32 lanes (at most 2^15 * 65535 < 2^31), eight to a vector, and
+ * the blocks into the 64-bit total. A 64-bit accumulator had widened each
+ * byte to 8 (count_nonzero of 64K bools took 3.7x NumPy's time). */
+#define NARROW_SUM(NAME, T, VAL)                                                          \
+    CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, double c, partial *p) \
+    {                                                                                     \
+        (void)c;                                                                          \
+        const T *a = (const T *)in;                                                       \
+        uint64_t total = 0;                                                               \
+        for (int64_t start = 0; start < n; start += NARROW_BLOCK) {                       \
+            int64_t end = n - start < NARROW_BLOCK ? n : start + NARROW_BLOCK;            \
+            int32_t block = 0;                                                            \
+            if (s == 1) {                                                                 \
+                _Pragma("omp simd reduction(+ : block)")                                  \
+                for (int64_t i = start; i < end; i++)                                     \
+                    block += (int32_t)VAL(a[i]);                                          \
+            } else {                                                                      \
+                for (int64_t i = start; i < end; i++)                                     \
+                    block += (int32_t)VAL(a[i * s]);                                      \
+            }                                                                             \
+            total += (uint64_t)(int64_t)block;                                            \
+        }                                                                                 \
+        p->u = total;                                                                     \
+    }
+enum { NARROW_BLOCK = 1 << 15 };
+
+/* Bools count in byte lanes: 32 lanes of 0s and 1s take up to 255 rows
+ * before one could overflow, then add into the total: a compare and an
+ * add per 32 bools (count_nonzero, any and all of bool arrays). */
+#define BOOL_SUM(NAME, T, VAL)                                                            \
+    CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, double c, partial *p) \
+    {                                                                                     \
+        (void)c;                                                                          \
+        enum { LANES = 32, ROWS = 255 };                                                  \
+        const T *a = (const T *)in;                                                       \
+        uint64_t total = 0;                                                               \
+        int64_t i = 0;                                                                    \
+        while (s == 1 && n - i >= LANES) {                                                \
+            int64_t rows = (n - i) / LANES < ROWS ? (n - i) / LANES : ROWS;               \
+            uint8_t lanes[LANES] = {0};                                                   \
+            for (int64_t r = 0; r < rows; r++)                                            \
+                for (int k = 0; k < LANES; k++)                                           \
+                    lanes[k] += VAL(a[i + r * LANES + k]);                                \
+            for (int k = 0; k < LANES; k++)                                               \
+                total += lanes[k];                                                        \
+            i += rows * LANES;                                                            \
+        }                                                                                 \
+        for (; i < n; i++)                                                                \
+            total += VAL(a[i * s]);                                                       \
+        p->u = total;                                                                     \
+    }
+
+INT_KERNELS(boolean, uint8_t, AS_BOOL, i, BOOL_SUM)
+INT_KERNELS(int8, int8_t, AS_IS, i, NARROW_SUM)
+INT_KERNELS(int16, int16_t, AS_IS, i, NARROW_SUM)
+INT_KERNELS(int32, int32_t, AS_IS, i, WIDE_SUM)
+INT_KERNELS(int64, int64_t, AS_IS, i, WIDE_SUM)
+INT_KERNELS(uint8, uint8_t, AS_IS, u, NARROW_SUM)
+INT_KERNELS(uint16, uint16_t, AS_IS, u, NARROW_SUM)
+INT_KERNELS(uint32, uint32_t, AS_IS, u, WIDE_SUM)
+INT_KERNELS(uint64, uint64_t, AS_IS, u, WIDE_SUM)
 FLOAT_KERNELS(float32, float, int32_t)
 FLOAT_KERNELS(float64, double, int64_t)
 
