@@ -391,6 +391,29 @@ def test_vecdot_matches_numpy(device, dtypes):
     same(gk.vecdot(x[:, ::-1], y[::-1]), np.vecdot(a[:, ::-1], b[::-1]))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vecdot_of_long_vectors(device, dtype):
+    """Real vectors of 32 and more along the last axes are dots on the CPU
+    (a row times a column through gk_matmul): batches that broadcast, views,
+    empty batches and NaN, against NumPy."""
+    a = sample(dtype, (5, 1, 100), seed=3)
+    b = sample(dtype, (3, 100), seed=4)
+    x, y = on(a, device), on(b, device)
+    same(gk.vecdot(x, y), np.vecdot(a, b))
+    same(gk.vecdot(y, x), np.vecdot(b, a))
+    same(gk.vecdot(x[..., ::-2], y[:, 1::2]), np.vecdot(a[..., ::-2], b[:, 1::2]))
+    same(gk.vecdot(y.T, y.T, axis=0), np.vecdot(b.T, b.T, axis=0))  # a strided contraction
+    long = sample(dtype, (3000,), seed=5)
+    same(gk.vecdot(on(long, device), on(long[::-1], device)), np.vecdot(long, long[::-1]))
+    empty = np.zeros((0, 64), dtype)
+    same(gk.vecdot(on(empty, device), on(empty, device)), np.vecdot(empty, empty))
+    nan = long.copy()
+    nan[7] = np.nan
+    same(gk.vecdot(on(nan, device), on(long, device)), np.vecdot(nan, long))
+    mixed = gk.vecdot(on(long, device), on(long.astype("float32"), device))
+    assert mixed.dtype == dtype
+
+
 def test_vecdot_edges_and_errors(device):
     e = np.zeros((2, 0), np.float32)
     same(gk.vecdot(on(e, device), on(e, device)), np.vecdot(e, e))
