@@ -30,8 +30,8 @@
                          : (T)((x) > (FROM)(LOW) ? (x) : (FROM)(LOW)))
 
 #define CONVERT_LOOP(NAME, FROM, TO, EXPR)                                              \
-    CPU_KERNEL static void NAME(int64_t n, char *const *data, const int64_t *s,         \
-                                const void *context)                                    \
+    CPU_KERNEL_AVX512 static void NAME(int64_t n, char *const *data, const int64_t *s,  \
+                                       const void *context)                             \
     {                                                                                   \
         (void)context;                                                                  \
         TO *out = (TO *)data[0];                                                        \
