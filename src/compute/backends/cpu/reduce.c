@@ -158,27 +158,37 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     CPU_KERNEL static T NAME(const T *a, int64_t n, int *has_nan)                         \
     {                                                                                     \
         enum { LANES = LANE_BYTES / sizeof(T) };                                          \
-        T m[LANES];                                                                       \
-        FLAG f[LANES];                                                                    \
-        T first = VAL(a[0]);                                                              \
-        for (int k = 0; k < LANES; k++) {                                                 \
-            m[k] = first;                                                                 \
-            f[k] = 0;                                                                     \
-        }                                                                                 \
-        int64_t i = 0;                                                                    \
-        for (; i + LANES <= n; i += LANES) {                                              \
-            _Pragma("omp simd")                                                           \
-            for (int k = 0; k < LANES; k++) {                                             \
-                T x = VAL(a[i + k]);                                                      \
-                m[k] = x BETTER m[k] ? x : m[k];                                          \
-                f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                       \
-            }                                                                             \
-        }                                                                                 \
-        T best = m[0];                                                                    \
+        T best = VAL(a[0]);                                                               \
         int seen = 0;                                                                     \
-        for (int k = 0; k < LANES; k++) {                                                 \
-            best = m[k] BETTER best ? m[k] : best;                                        \
-            seen |= f[k] != 0;                                                            \
+        int64_t i = 0;                                                                    \
+        if (n >= LANES) { /* shorter rows: the loop below alone */                        \
+            T m[LANES];                                                                   \
+            FLAG f[LANES];                                                                \
+            for (int k = 0; k < LANES; k++) {                                             \
+                m[k] = best;                                                              \
+                f[k] = 0;                                                                 \
+            }                                                                             \
+            for (; i + LANES <= n; i += LANES) {                                          \
+                _Pragma("omp simd")                                                       \
+                for (int k = 0; k < LANES; k++) {                                         \
+                    T x = VAL(a[i + k]);                                                  \
+                    m[k] = x BETTER m[k] ? x : m[k];                                      \
+                    f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                   \
+                }                                                                         \
+            }                                                                             \
+            /* neighbours in pairs, the lower lane winning ties: the lowest   \
+             * lane of the best (as a pass in lane order finds it, which keeps  \
+             * the sign of a zero), in vectors rather than a chain of LANES */  \
+            for (int width = LANES / 2; width >= 1; width /= 2) {                         \
+                _Pragma("omp simd")                                                       \
+                for (int k = 0; k < width; k++) {                                         \
+                    T low = m[2 * k], high = m[2 * k + 1];                                \
+                    m[k] = high BETTER low ? high : low;                                  \
+                    f[k] = f[2 * k] | f[2 * k + 1];                                       \
+                }                                                                         \
+            }                                                                             \
+            best = m[0];                                                                  \
+            seen = f[0] != 0;                                                             \
         }                                                                                 \
         for (; i < n; i++) {                                                              \
             T x = VAL(a[i]);                                                              \
