@@ -74,6 +74,9 @@ typedef struct gk_solver_call {
     char *a, *b, *c, *w, *pivots, *info;
 } gk_solver_call;
 
+/* matmul's `transposed` bits. */
+enum { GK_MATMUL_A_TRANSPOSED = 1, GK_MATMUL_B_TRANSPOSED = 2 };
+
 typedef struct gk_backend {
     gk_device_kind kind;
     const char *name;
@@ -173,10 +176,15 @@ typedef struct gk_backend {
 
     /* --- linear algebra: row-major contiguous matrices --- */
     /* c[i] = a[i] @ b[i] for i < batch; a is m x k, b is k x n, c is m x n;
-     * batch strides in elements (0 = the same matrix for every i). */
+     * batch strides in elements (0 = the same matrix for every i).
+     * `transposed` (GK_MATMUL_*_TRANSPOSED) marks an operand whose matrices
+     * are stored as their transposes (k x m for a, n x k for b, row-major:
+     * a.T of a C-order matrix); the core sets it only where
+     * matmul_transposes is true, and copies such operands otherwise. */
     gk_status (*matmul)(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
                         int64_t k, const char *a, int64_t a_batch_stride, const char *b,
-                        int64_t b_batch_stride, char *c);
+                        int64_t b_batch_stride, char *c, unsigned transposed);
+    bool matmul_transposes;
 
     /* --- FFT (optional: NULL, or GK_ERR_NOT_FOUND when the device has no
      * FFT library; compute/fft.c then computes on the host) --- */

@@ -25,18 +25,50 @@ static gk_status dense_as(const gk_array *a, gk_dtype dtype, gk_array **out)
     return a->dtype == dtype ? gk_contiguous(a, out) : gk_copy_as(a, dtype, out);
 }
 
+/* Whether a's matrices are stored as their transposes: the last two axes
+ * of a C-order array swapped (x.T of a matrix, a swapaxes(-1, -2) of a
+ * stack). A backend that takes such operands (BLAS's transpose flags)
+ * reads them in place: x.T @ x had copied x.T first. */
+static bool stored_transposed(const gk_array *a)
+{
+    if (a->ndim < 2)
+        return false;
+    int r = a->ndim - 2, c = a->ndim - 1;
+    int64_t rows = a->shape[r], cols = a->shape[c];
+    if (rows < 2 || cols < 2 || a->strides[r] != 1 || a->strides[c] != rows)
+        return false; /* a row or a column: contiguous either way */
+    int64_t expected = rows * cols;
+    for (int i = r - 1; i >= 0; i--) {
+        if (a->shape[i] != 1 && a->strides[i] != expected)
+            return false;
+        expected *= a->shape[i];
+    }
+    return true;
+}
+
+/* An operand as the backend's matmul takes it: itself where it is stored
+ * transposed and the backend takes that (*transposed set), else dense. */
+static gk_status matmul_operand(const gk_array *a, gk_dtype dtype, bool *transposed,
+                                gk_array **out)
+{
+    *transposed = a->dtype == dtype && gk_array_backend(a)->matmul_transposes &&
+                  stored_transposed(a);
+    return *transposed ? gk_array_view(a, out) : dense_as(a, dtype, out);
+}
+
 /* --- matmul --- */
 
 /* Runs c = a @ b over the batch. a and b are contiguous stacks of m x k and
- * k x n matrices with batch shapes a_batch and b_batch (aligned on the
- * right, length-1 axes broadcast); c is the contiguous result over `batch`.
+ * k x n matrices, or of their transposes as `transposed` says, with batch
+ * shapes a_batch and b_batch (aligned on the right, length-1 axes
+ * broadcast); c is the contiguous result over `batch`.
  * The backend takes one batch stride per operand, so the batch is split:
  * the longest run of trailing batch axes along which each operand is either
  * wholly present (stride m*k) or wholly broadcast (stride 0) goes to one
  * backend call, and the axes before it are looped over here. */
 static gk_status run_batches(const gk_array *a, int a_nb, const gk_array *b, int b_nb,
                              gk_array *c, int nb, const int64_t *batch, int64_t m, int64_t n,
-                             int64_t k)
+                             int64_t k, unsigned transposed)
 {
     /* The batch without its length-1 axes; per axis, each operand's stride
      * (0 where it is broadcast). */
@@ -93,7 +125,8 @@ static gk_status run_batches(const gk_array *a, int a_nb, const gk_array *b, int
         }
         gk_status status = backend->matmul(
             gk_array_device(c), c->dtype, inner, m, n, k, a_data + (size_t)a_off * size, a_inner,
-            b_data + (size_t)b_off * size, b_inner, c_data + (size_t)(o * inner * m * n) * size);
+            b_data + (size_t)b_off * size, b_inner, c_data + (size_t)(o * inner * m * n) * size,
+            transposed);
         if (status != GK_OK)
             return status;
     }
@@ -179,11 +212,16 @@ static gk_status product(const gk_array *a, const gk_array *b, int a_nb, int b_n
     if (status != GK_OK || k == 0 || gk_array_size(*out) == 0)
         return status == GK_OK ? gk_narrow_to(out, dtype) : status;
     gk_array *da = NULL, *db = NULL;
-    status = dense_as(a, computed, &da);
+    bool inexact = gk_dtype_is_inexact(dtype), a_transposed = false, b_transposed = false;
+    status = inexact ? matmul_operand(a, computed, &a_transposed, &da)
+                     : dense_as(a, computed, &da);
     if (status == GK_OK)
-        status = dense_as(b, computed, &db);
-    if (status == GK_OK && gk_dtype_is_inexact(dtype)) {
-        status = run_batches(da, a_nb, db, b_nb, *out, nb, shape, m, n, k);
+        status = inexact ? matmul_operand(b, computed, &b_transposed, &db)
+                         : dense_as(b, computed, &db);
+    if (status == GK_OK && inexact) {
+        unsigned transposed = (a_transposed ? GK_MATMUL_A_TRANSPOSED : 0) |
+                              (b_transposed ? GK_MATMUL_B_TRANSPOSED : 0);
+        status = run_batches(da, a_nb, db, b_nb, *out, nb, shape, m, n, k, transposed);
     } else if (status == GK_OK) {
         /* With the axes a 1-d operand lacks, as a view of each. */
         gk_array *a2 = NULL, *b2 = NULL, *c2 = NULL;

@@ -17,6 +17,8 @@ static const gk_entry_point cblas_entry_points[] = {
     {"cblas_ddot", 1, offsetof(gk_cblas, ddot)},
     {"cblas_sgemv", 0, offsetof(gk_cblas, sgemv)},
     {"cblas_dgemv", 0, offsetof(gk_cblas, dgemv)},
+    {"cblas_ssyrk", 0, offsetof(gk_cblas, ssyrk)},
+    {"cblas_dsyrk", 0, offsetof(gk_cblas, dsyrk)},
     {"openblas_get_config", 0, offsetof(gk_cblas, openblas_get_config)},
     {"openblas_get_num_threads", 0, offsetof(gk_cblas, openblas_get_num_threads)},
 };

@@ -20,6 +20,7 @@
 /* The values of CBLAS's and LAPACKE's enums and constants. */
 enum { CblasRowMajor = 101 };
 enum { CblasNoTrans = 111, CblasTrans = 112 };
+enum { CblasUpper = 121 };
 enum { LAPACK_ROW_MAJOR = 101, LAPACK_COL_MAJOR = 102 };
 /* LAPACKE's info when it could not allocate its work or transposed copy. */
 enum { LAPACK_WORK_MEMORY_ERROR = -1010, LAPACK_TRANSPOSE_MEMORY_ERROR = -1011 };
@@ -53,6 +54,12 @@ typedef struct gk_cblas {
                   const float *x, int incx, float beta, float *y, int incy);
     void (*dgemv)(int order, int trans, int m, int n, double alpha, const double *a, int lda,
                   const double *x, int incx, double beta, double *y, int incy);
+    /* The upper triangle of C = alpha op(A) op(A)^T + beta C (n x n, op(A)
+     * n x k); optional (GEMM serves without them). */
+    void (*ssyrk)(int order, int uplo, int trans, int n, int k, float alpha, const float *a,
+                  int lda, float beta, float *c, int ldc);
+    void (*dsyrk)(int order, int uplo, int trans, int n, int k, double alpha, const double *a,
+                  int lda, double beta, double *c, int ldc);
     /* OpenBLAS's own, for the benchmark's report; NULL in other BLASes. */
     char *(*openblas_get_config)(void);
     int (*openblas_get_num_threads)(void);

@@ -246,6 +246,47 @@ def test_matmul(device):
         gk.matmul(on(a, device), on(a, device))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_matmul_of_transposed_views(device, dtype):
+    """Operands stored transposed (x.T of a C-order matrix, a stack with its
+    last two axes swapped) are read in place on the CPU through BLAS's
+    transpose flags, and x.T @ x and x @ x.T of real x through SYRK, whose
+    result is exactly symmetric (as NumPy's): all against NumPy, with
+    vectors, offset views, batches and broadcasting."""
+    if dtype.startswith("complex") and device != "cpu":
+        pytest.skip("complex arrays live on the CPU")
+    rng = np.random.default_rng(11)
+
+    def sample(*shape):
+        x = rng.standard_normal(shape)
+        if dtype.startswith("complex"):
+            x = x + 1j * rng.standard_normal(shape)
+        return x.astype(dtype)
+
+    x, y, s, w = sample(50, 30), sample(50, 40), sample(3, 20, 10), sample(150, 70)
+    gx, gy, gs, gw = on(x, device), on(y, device), on(s, device), on(w, device)
+    st = np.swapaxes(s, -1, -2)
+    gst = gk.matrix_transpose(gs)
+    cases = [
+        (gx.T @ gx, x.T @ x), (gx @ gx.T, x @ x.T), (gx.T @ gy, x.T @ y), (gy.T @ gx, y.T @ x),
+        (gx[1:].T @ gx[1:], x[1:].T @ x[1:]), (gx[:, 2:].T @ gy, x[:, 2:].T @ y),
+        (gx.T @ gx[:, :1], x.T @ x[:, :1]), (gx.T @ on(y[:, 0].copy(), device), x.T @ y[:, 0]),
+        (on(y[0, :30].copy(), device) @ gx.T, y[0, :30] @ x.T),
+        (gst @ gs, st @ s), (gs @ gst, s @ st), (gst @ gs[0], st @ s[0]),
+        (gk.matmul(gx.T, gx.T.T), x.T @ x),
+        (gw @ gw.T, w @ w.T), (gw.T @ gw, w.T @ w),  # mirrored in 64 x 64 tiles and part tiles
+    ]
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype in ("float32", "complex64") else \
+        {"rtol": 1e-10, "atol": 1e-10}
+    for got, expected in cases:
+        result = host(got)
+        assert result.shape == expected.shape and str(got.dtype) == dtype
+        np.testing.assert_allclose(result, expected, **tol)
+    if not dtype.startswith("complex"):
+        gram = host(gw @ gw.T)
+        assert np.array_equal(gram, gram.T)
+
+
 # --- reductions ---
 
 X3 = RNG.standard_normal((3, 4, 5)).astype(np.float32)

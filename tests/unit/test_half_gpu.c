@@ -735,7 +735,7 @@ static void test_refusals(gk_device device)
         /* only a vendor's mixed-precision GEMM takes 16-bit floats; without
          * one (OpenCL), GK_ERR_NOT_FOUND sends the core to float32 copies */
         if (device.kind == GK_DEVICE_OPENCL)
-            CHECK_FAILS(gpu_matmul(device, t, 1, 2, 2, 2, NULL, 0, NULL, 0, NULL),
+            CHECK_FAILS(gpu_matmul(device, t, 1, 2, 2, 2, NULL, 0, NULL, 0, NULL, 0),
                         GK_ERR_NOT_FOUND, "mixed-precision");
         gk_operand out = {NULL, t, {0}};
         CHECK_FAILS(gpu_random(device, &out, 4, 1, false, 0, 1), GK_ERR_UNSUPPORTED_DTYPE,

@@ -172,7 +172,7 @@ gk_status gpu_random(gk_device device, const gk_operand *out, int64_t count, uin
 /* gpu/matmul.c (the driver's BLAS when it loads, else a tiled kernel) */
 gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
                      int64_t k, const char *a, int64_t a_batch_stride, const char *b,
-                     int64_t b_batch_stride, char *c);
+                     int64_t b_batch_stride, char *c, unsigned transposed);
 
 extern const gk_backend gk_cuda_backend;
 extern const gk_backend gk_opencl_backend;

@@ -17,8 +17,9 @@ static size_t capped(int64_t groups)
 
 gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
                      int64_t k, const char *a, int64_t a_batch_stride, const char *b,
-                     int64_t b_batch_stride, char *c)
+                     int64_t b_batch_stride, char *c, unsigned transposed)
 {
+    (void)transposed; /* always 0: GPUs do not set matmul_transposes */
     const gk_gpu_driver *driver = gk_gpu_driver_of(device);
     if (gk_dtype_is_half(dtype)) {
         /* Only a vendor's mixed-precision GEMM (cuBLAS's GemmEx); without

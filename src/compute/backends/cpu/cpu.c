@@ -404,4 +404,5 @@ const gk_backend gk_cpu_backend = {
     .flatnonzero = cpu_flatnonzero,
     .searchsorted = cpu_searchsorted,
     .matmul = cpu_matmul,
+    .matmul_transposes = true,
 };

@@ -106,6 +106,6 @@ gk_status cpu_searchsorted(gk_device device, const gk_loop *loop, const gk_opera
                            int64_t sorted_stride, bool right);
 gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m, int64_t n,
                      int64_t k, const char *a, int64_t a_batch_stride, const char *b,
-                     int64_t b_batch_stride, char *c);
+                     int64_t b_batch_stride, char *c, unsigned transposed);
 
 #endif
