@@ -351,7 +351,9 @@ static void test_reduce_layouts(gk_device device)
  * row per column (columns walked together), few columns (strided rows). */
 static void test_reduce_long_rows(gk_device device)
 {
-    const int64_t shapes[3][2] = {{3, 70001}, {70001, 9}, {70001, 3}};
+    /* 3 rows of 90001: a task per chunk of each row (from 2^18 elements,
+     * backends/cpu/reduce.c); then many short rows, on threads too */
+    const int64_t shapes[3][2] = {{3, 90001}, {70001, 9}, {70001, 3}};
     for (int d = 0; d < DTYPES; d++) {
         for (int s = 0; s < 3; s++) {
             gk_array *a = sampled(device, all_dtypes[d], 2, shapes[s], 10 + (uint64_t)s);
@@ -711,8 +713,9 @@ static void test_reduce_ties_in_lanes(gk_device device)
             gk_array_free(a);
             free(v);
         }
-        /* One row past a chunk, its best value in every chunk and lane. */
-        int64_t n = 3 * BACKEND_CHUNK + 77;
+        /* One row of chunks (enough for threads), its best value in every
+         * chunk and lane. */
+        int64_t n = 4 * BACKEND_CHUNK + 77;
         double *v = malloc(sizeof *v * (size_t)n);
         for (int64_t i = 0; v && i < n; i++)
             v[i] = t == GK_BOOL ? 1 : (double)(1 + mix((uint64_t)i) % 2);
