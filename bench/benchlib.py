@@ -1,6 +1,8 @@
 """What the benchmarks share: which build to time, importing its gpukit,
 timing a call, and percentiles."""
 import math
+import os
+import statistics
 import subprocess
 import sys
 import time
@@ -94,6 +96,33 @@ def times_in_workers(first, second, name, repeat, warmup=1, pause=0.2):
             time.sleep(pause)
             samples[side].append(workers[side].time(name))
     return samples
+
+
+def compare_in_workers(parser, describe, repeat, unit="ms", pause=0.2):
+    """The usual comparison of a script whose Workers serve its cases: starts
+    the gpukit and NumPy sides (the script again), prints the load average,
+    `describe` and a row per case (each side's median in `unit`, ms or us,
+    NumPy's over gpukit's and the spread: the fastest run of one side over
+    the slowest of the other), and closes them. A parser error when no case
+    is left (--only naming none)."""
+    ours, theirs = Worker("gpukit"), Worker("numpy")
+    if not ours.names:
+        ours.close()
+        theirs.close()
+        parser.error("--only: no such case")
+    scale = 1e3 if unit == "ms" else 1e6
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(describe)
+    print(f"{'case':16} {'gpukit ' + unit:>10} {'numpy ' + unit:>10} {'ratio':>7}  spread")
+    for name in ours.names:
+        mine, peer = times_in_workers(ours, theirs, name, repeat, pause=pause)
+        ratio = statistics.median(peer) / statistics.median(mine)
+        low, high = min(peer) / max(mine), max(peer) / min(mine)
+        print(f"{name:16} {statistics.median(mine) * scale:10.1f} "
+              f"{statistics.median(peer) * scale:10.1f} {ratio:6.2f}x  {low:.2f}-{high:.2f}x")
+    ours.close()
+    theirs.close()
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def times(run, repeat, warmup=2):

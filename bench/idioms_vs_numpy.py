@@ -22,15 +22,13 @@ gpukit is faster. It asserts nothing; it prints numbers.
 Run it with the cores quiet; the load average is printed before and after.
 """
 import argparse
-import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from benchlib import Worker, import_gpukit, times_in_workers
+from benchlib import compare_in_workers, import_gpukit
 
 SAMPLE_SECONDS = 0.002
 
@@ -125,25 +123,9 @@ def main():
         time.sleep(0.5)  # NumPy's OpenBLAS threads spin after start-up
         serve(runs)
         return
-    ours, theirs = Worker("gpukit"), Worker("numpy")
-    if not ours.names:
-        ours.close()
-        theirs.close()
-        parser.error(f"--only {args.only}: no such case")
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{args.size} {args.dtype} elements (matrix cases: {args.size // 256} x 256); "
-          f"gpukit on the CPU vs NumPy {np.__version__}, median of {args.repeat} samples")
-    print(f"{'case':16} {'gpukit us':>10} {'numpy us':>10} {'ratio':>7}  spread")
-    for name in ours.names:
-        mine, peer = times_in_workers(ours, theirs, name, args.repeat, pause=0.01)
-        ratio = statistics.median(peer) / statistics.median(mine)
-        low, high = min(peer) / max(mine), max(peer) / min(mine)
-        print(f"{name:16} {statistics.median(mine) * 1e6:10.1f} "
-              f"{statistics.median(peer) * 1e6:10.1f} {ratio:6.2f}x  {low:.2f}-{high:.2f}x")
-    ours.close()
-    theirs.close()
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-
+    compare_in_workers(parser, f"{args.size} {args.dtype} elements (matrix cases: "
+                       f"{args.size // 256} x 256); gpukit on the CPU vs NumPy {np.__version__}, "
+                       f"median of {args.repeat} samples", args.repeat, unit="us", pause=0.01)
 
 if __name__ == "__main__":
     main()

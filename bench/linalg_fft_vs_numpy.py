@@ -33,13 +33,11 @@ gpukit's FFTW (threaded). It asserts nothing; it prints numbers.
 Run it with the cores quiet; the load average is printed before and after.
 """
 import argparse
-import os
-import statistics
 from pathlib import Path
 
 import numpy as np
 
-from benchlib import Worker, import_gpukit, serve_worker, times_in_workers
+from benchlib import compare_in_workers, import_gpukit, serve_worker
 
 
 def cases(gk, device, n, points, stack):
@@ -119,26 +117,9 @@ def main():
                       for case in cases(gk, args.device, args.n, args.points, args.stack)
                       if not only or case[0] in only})
         return
-    ours, theirs = Worker("gpukit"), Worker("numpy")
-    if not ours.names:
-        ours.close()
-        theirs.close()
-        parser.error(f"--only {args.only}: no such case")
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"linalg: {args.n} x {args.n} float64; fft: {args.points} points; gpukit on "
-          f"{args.device} vs NumPy {np.__version__}, median of {args.repeat}; stacks: "
-          f"{args.stack}")
-    print(f"{'case':14} {'gpukit ms':>10} {'numpy ms':>10} {'ratio':>7}  spread")
-    for name in ours.names:
-        mine, peer = times_in_workers(ours, theirs, name, args.repeat)
-        ratio = statistics.median(peer) / statistics.median(mine)
-        low, high = min(peer) / max(mine), max(peer) / min(mine)
-        print(f"{name:14} {statistics.median(mine) * 1e3:10.1f} "
-              f"{statistics.median(peer) * 1e3:10.1f} {ratio:6.2f}x  {low:.2f}-{high:.2f}x")
-    ours.close()
-    theirs.close()
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-
+    compare_in_workers(parser, f"linalg: {args.n} x {args.n} float64; fft: {args.points} "
+                       f"points; gpukit on {args.device} vs NumPy {np.__version__}, median of "
+                       f"{args.repeat}; stacks: {args.stack}", args.repeat)
 
 if __name__ == "__main__":
     main()
