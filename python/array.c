@@ -1410,7 +1410,13 @@ PyDoc_STRVAR(copy_doc,
 static PyObject *array_copy(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return gkpy_asarray(state_of(self), self, NULL, NULL, 1);
+    /* C order, as NumPy's and CuPy's copy() (asarray(copy=True) keeps the
+     * memory order) */
+    const gk_array *a = ((gkpy_array *)self)->array;
+    gk_array *copied = NULL;
+    gk_status status;
+    GKPY_RUN(gkpy_long_work(a), gk_copy(a, &copied));
+    return gkpy_array_result(state_of(self), status, copied);
 }
 
 static PyObject *array_deepcopy(PyObject *self, PyObject *memo)

@@ -529,9 +529,7 @@ static PyObject *convert_array(gkpy_state *state, PyObject *source, const gk_dty
     gk_status status;
     bool release = gkpy_long_work(a) || to_device.kind != GK_DEVICE_CPU;
     PyThreadState *thread = release ? PyEval_SaveThread() : NULL;
-    if (same_dtype && same_device) {
-        status = gk_copy(a, &result);
-    } else if (same_device) {
+    if (same_device) { /* in a's memory order, as NumPy's order='K' */
         status = gk_cast(a, to_dtype, &result);
     } else if (same_dtype) {
         status = gk_to(a, to_device, &result);
@@ -655,7 +653,9 @@ PyDoc_STRVAR(asarray_doc,
 "data and host memory go to the default device (gpukit.default_device()).\n"
 "copy: True always copies; False never does (ValueError when the dtype or\n"
 "device must change, or for Python lists); None copies only when needed,\n"
-"so the result may share memory with `obj`.");
+"so the result may share memory with `obj`. A copy of an Array on its own\n"
+"device keeps its memory order (NumPy's order='K'); Array.copy() is\n"
+"C-contiguous.");
 
 static PyObject *py_asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)

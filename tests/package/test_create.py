@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpukit as gk
-from conftest import host
+from conftest import host, on
 
 DTYPES = ["bool", "uint8", "int32", "int64", "float32", "float64"]
 
@@ -377,6 +377,22 @@ def test_asarray_of_arrays_and_copy_rules(device):
         gk.asarray([1, 2], copy=False)
     with gk.device("cpu"):
         assert gk.asarray(x).device == device  # an Array keeps its device
+
+
+def test_copies_keep_or_make_c_order_as_numpy(device):
+    """asarray(copy=True) and astype keep the memory order (NumPy's order
+    'K': a copy of a transposed array is a straight copy of its memory);
+    copy() is C-contiguous, as NumPy's and CuPy's."""
+    base = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    x = on(base, device).T
+    copies = {"asarray": gk.asarray(x, copy=True), "astype": x.astype("float32", copy=True),
+              "astype64": x.astype("float64"), "copy": x.copy()}
+    for name, copied in copies.items():
+        np.testing.assert_array_equal(host(copied), base.T)
+        size = np.dtype(str(copied.dtype)).itemsize
+        c_strides = (3 * size, size)
+        assert (copied.strides == c_strides) == (name == "copy"), (name, copied.strides)
+    assert np.asarray(base.T, copy=True).flags["F_CONTIGUOUS"]  # NumPy's own rule
 
 
 def test_copy_arguments_refuse_strings():
