@@ -38,8 +38,8 @@ static inline cpu_inner_loop cpu_loop_by_size(size_t size, cpu_inner_loop one,
  * instruction set, the loader picking one by the CPU it runs on (an ifunc):
  * the library stays portable while a reduction reads memory as fast as
  * NumPy's AVX2 and AVX-512 loops. Helpers it calls are inlined into each
- * copy; a kernel calling another marked one goes through the ifunc. */
-/* CPU_KERNEL_AVX512 adds a third copy for AVX-512 (x86-64-v4), for the
+ * copy; a kernel calling another marked one goes through the ifunc.
+ * CPU_KERNEL_AVX512 adds a third copy for AVX-512 (x86-64-v4), for the
  * kernels that gain from its conversions and mask registers: AVX2 has no
  * vector conversion between doubles and int64, so float64 to int64 ran at
  * 0.4x NumPy's speed there, 1.3x with it. (Plain arithmetic gains nothing:

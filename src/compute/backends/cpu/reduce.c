@@ -70,8 +70,6 @@ typedef struct partial {
     int nan;       /* min/max/argmin/argmax: a NaN was seen (index is the first) */
 } partial;
 
-/* Reduces n elements, s apart, from `in` into *p. `shift` is the mean that
- * squared deviations are taken from (var's second pass). n >= 1. */
 /* Reductions read each element once and do little with it (a sum of 64K
  * float32 takes about 9 us): a second thread pays from 256K elements.
  * Below that, waking it costs more than it saves, and far more where the
@@ -79,6 +77,8 @@ typedef struct partial {
  * array summed in 67 us so, 8 us on one thread). */
 enum { REDUCE_PARALLEL_MIN = 1 << 18 };
 
+/* Reduces n elements, s apart, from `in` into *p. `shift` is the mean that
+ * squared deviations are taken from (var's second pass). n >= 1. */
 typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift, partial *p);
 
 /* --- kernels --- */
@@ -597,10 +597,12 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
 /* Sums of 32- and 64-bit integers: one 64-bit accumulator, wrapping. */
 #define WIDE_SUM(NAME, T, VAL) LOOP_KERNEL(NAME, T, uint64_t, 0, ADD_WRAP_##VAL, u)
 
-/* Sums of bools and 8- and 16-bit integers: blocks of 2^15 elements add up
+enum { NARROW_BLOCK = 1 << 15 };
+
+/* Sums of 8- and 16-bit integers: blocks of NARROW_BLOCK elements add up
  * in int32 lanes (at most 2^15 * 65535 < 2^31), eight to a vector, and
- * the blocks into the 64-bit total. A 64-bit accumulator had widened each
- * byte to 8 (count_nonzero of 64K bools took 3.7x NumPy's time). */
+ * the blocks into the 64-bit total: a 64-bit accumulator had widened each
+ * element to 8 bytes, four to a vector. */
 #define NARROW_SUM(NAME, T, VAL)                                                          \
     CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, double c, partial *p) \
     {                                                                                     \
@@ -622,7 +624,6 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         }                                                                                 \
         p->u = total;                                                                     \
     }
-enum { NARROW_BLOCK = 1 << 15 };
 
 /* Bools count in byte lanes: 32 lanes of 0s and 1s take up to 255 rows
  * before one could overflow, then add into the total: a compare and an
