@@ -44,6 +44,30 @@ def test_import_maps_no_blas_until_a_matmul(py):
     assert "libgomp" in steps["big sum"]
 
 
+THREADED = """
+    import gpukit
+    gpukit.ones(%d, dtype="float32", device="cpu").sum()
+    print("libgomp" in open("/proc/self/maps").read())
+"""
+
+
+@pytest.mark.parametrize("setting, elements, threaded", [
+    ("", (1 << 20) - 1, False),  # unset: threads from 2^20 elements
+    ("", 1 << 20, True),
+    ("4096", 4095, False),  # the user's own threshold
+    ("4096", 4096, True),
+    ("lots", 1 << 19, False),  # not a positive integer: the default
+    ("-1", 1 << 19, False),
+    ("0", 1 << 19, False),
+])
+def test_loops_use_threads_from_a_size_the_user_may_set(py, setting, elements, threaded):
+    # Waking threads costs more than a loop under 2^20 elements saves
+    # (src/compute/backends/cpu/parallel.h); OpenMP's runtime is loaded for
+    # the first loop on threads, so its presence shows whether one ran.
+    out = py(THREADED % elements, OMP_NUM_THREADS="2", GPUKIT_CPU_PARALLEL_MIN=setting).stdout
+    assert out.split() == [str(threaded)], (setting, elements, out)
+
+
 def test_missing_blas_is_an_error_naming_the_package(py, tmp_path):
     code = """
         import gpukit

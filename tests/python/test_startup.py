@@ -53,7 +53,8 @@ def test_commands_that_do_not_compute_load_no_compute_library(tmp_path):
 
 
 def test_computing_on_threads_loads_openmp(tmp_path):
-    # A sum of 2^20 floats is past the size worth threads (CPU_PARALLEL_MIN).
+    # A sum of 2^20 floats is as large as threads need by default
+    # (src/compute/backends/cpu/parallel.h).
     result, names = loaded_libraries(
         ["bench", "--device", "cpu", "--size", str(1 << 20), "--matmul", "16",
          "--repeat", "1", "--json"], tmp_path, OMP_NUM_THREADS="2",

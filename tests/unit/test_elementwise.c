@@ -3,8 +3,8 @@
  * sliced with positive and negative steps), broadcast (including 0-d and
  * stride-0) inputs, empty and 0-d arrays, out of place, *_into and in
  * place; the promotion table; where, clip and cast; and every error path.
- * The large arrays (100003 elements) cross CPU_PARALLEL_MIN, so the
- * CPU's threaded path runs too. */
+ * The large arrays (100003 elements) cross the GPUKIT_CPU_PARALLEL_MIN
+ * ctest sets, so the CPU's threaded path runs too. */
 #include "array_check.h"
 
 #include <stdint.h>

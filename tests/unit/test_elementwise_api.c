@@ -3,12 +3,13 @@
  * each op over every dtype it accepts, on the special values (NaN of both
  * signs, +-inf, +-0.0, halves for rounding, subnormals, integer extremes,
  * shift counts at and beyond the width and negative ones) crossed with each
- * other, and on large random arrays (crossing CPU_PARALLEL_MIN, so the
- * threaded path and the block loops run) in several layouts: contiguous,
- * transposed, a negative step, a 0-d operand on either side (stride 0),
- * broadcast rows and columns, empty and 0-d, out of place, *_into and in
- * place. Then the promotion of mixed dtypes and plain values, and every
- * refused dtype (gk_op_accepts agrees, the message names op and dtype).
+ * other, and on large random arrays (past the GPUKIT_CPU_PARALLEL_MIN that
+ * ctest sets, so the threaded path and the block loops run) in several
+ * layouts: contiguous, transposed, a negative step, a 0-d operand on either
+ * side (stride 0), broadcast rows and columns, empty and 0-d, out of place,
+ * *_into and in place. Then the promotion of mixed dtypes and plain values,
+ * and every refused dtype (gk_op_accepts agrees, the message names op and
+ * dtype).
  *
  * Exact wherever the operation is (everything but atan2, hypot,
  * logaddexp, log2 and log10, which are held to a relative tolerance, their

@@ -12,7 +12,7 @@
 
 #define COUNT(array) ((int64_t)(sizeof(array) / sizeof *(array)))
 
-/* Larger than CPU_PARALLEL_MIN (32768) and than a flatnonzero block
+/* Larger than the GPUKIT_CPU_PARALLEL_MIN ctest sets (32768) and than a flatnonzero block
  * (65536), and not a multiple of either. */
 #define LARGE 100003
 

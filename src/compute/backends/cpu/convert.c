@@ -422,7 +422,7 @@ gk_status cpu_sequence(gk_device device, const gk_operand *out, int64_t count, d
     (void)device;
     sequence_job job = {out->data, out->dtype, count, start, step,
                         sequence_in_integers(out->dtype, count, start, step)};
-    cpu_parallel((count + SEQUENCE_CHUNK - 1) / SEQUENCE_CHUNK, count >= CPU_PARALLEL_MIN,
+    cpu_parallel((count + SEQUENCE_CHUNK - 1) / SEQUENCE_CHUNK, count >= cpu_parallel_min(),
                  sequence_range, &job);
     return GK_OK;
 }

@@ -67,9 +67,6 @@ void cpu_half_to_float(gk_dtype dtype, const uint16_t *in, int64_t stride, float
 void cpu_half_from_float(gk_dtype dtype, const float *in, uint16_t *out, int64_t stride,
                          int64_t n);
 
-/* Loops large enough to be worth threads (elements). */
-#define CPU_PARALLEL_MIN 32768
-
 gk_status cpu_convert(gk_device device, const gk_loop *loop, const gk_operand *out,
                       const gk_operand *in);
 gk_status cpu_fill(gk_device device, const gk_loop *loop, const gk_operand *out,

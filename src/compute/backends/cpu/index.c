@@ -199,7 +199,7 @@ gk_status cpu_flatnonzero(gk_device device, const gk_operand *mask, int64_t n,
     (void)device;
     const uint8_t *m = (const uint8_t *)mask->data;
     int64_t *positions = (int64_t *)out->data;
-    if (n < CPU_PARALLEL_MIN) {
+    if (n < cpu_parallel_min()) {
         write_true(m, n, 0, positions);
         return GK_OK;
     }

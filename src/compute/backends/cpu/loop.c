@@ -104,8 +104,8 @@ void cpu_for_each(const gk_loop *loop, const gk_operand *operands, int count,
     for (int k = 0; k < count; k++)
         p.inner_strides[k] = p.s.strides[k][last];
     p.chunks_per_row = (row_length + CHUNK - 1) / CHUNK;
-    /* Small loops stay on this thread: waking a team costs a futex wake
-     * per call, several times the work of a small op. */
-    cpu_parallel(rows * p.chunks_per_row, rows * row_length >= CPU_PARALLEL_MIN, run_pieces,
+    /* Smaller loops stay on this thread: waking a team costs more than
+     * their work (parallel.h). */
+    cpu_parallel(rows * p.chunks_per_row, rows * row_length >= cpu_parallel_min(), run_pieces,
                  &p);
 }

@@ -3,8 +3,10 @@
 
 #include "ext/openmp.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 /* Ranges a thread claims at a time, per thread of the team: small enough
  * that a thread the OS runs late (another program on its core) leaves its
@@ -49,6 +51,26 @@ void cpu_parallel(int64_t tasks, bool parallel, cpu_range_fn fn, void *context)
     int64_t claims = threads * CLAIMS_PER_THREAD;
     team_loop loop = {omp, tasks, (tasks + claims - 1) / claims, 0, fn, context};
     omp->parallel(run_claims, &loop, (unsigned)threads, 0);
+}
+
+static int64_t parallel_min = CPU_PARALLEL_DEFAULT;
+static pthread_once_t parallel_min_once = PTHREAD_ONCE_INIT;
+
+static void read_parallel_min(void)
+{
+    const char *text = getenv("GPUKIT_CPU_PARALLEL_MIN");
+    if (!text || !*text)
+        return;
+    char *end;
+    long long value = strtoll(text, &end, 10);
+    if (*end == '\0' && value > 0)
+        parallel_min = value;
+}
+
+int64_t cpu_parallel_min(void)
+{
+    pthread_once(&parallel_min_once, read_parallel_min);
+    return parallel_min;
 }
 
 int cpu_threads(void)

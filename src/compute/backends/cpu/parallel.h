@@ -20,6 +20,20 @@ typedef void (*cpu_range_fn)(void *context, int64_t first, int64_t end);
  * and how the tasks are cut into ranges, must not change a result. */
 void cpu_parallel(int64_t tasks, bool parallel, cpu_range_fn fn, void *context);
 
+/* The fewest elements a loop must have to be worth threads (callers pass
+ * `elements >= cpu_parallel_min()`, scaled by how much more than a copy an
+ * element costs them): GPUKIT_CPU_PARALLEL_MIN when it is a positive
+ * integer, else CPU_PARALLEL_DEFAULT. Reads no runtime. */
+int64_t cpu_parallel_min(void);
+
+/* 2^20: waking the team and joining it cost 20 to 60 us on a virtual
+ * machine (a vCPU that halted, a thread woken on its waker's core), as
+ * much as one thread takes to add 256K floats; in 64K-element idioms
+ * threads made ops 1.2 to 7 times slower. From 1M elements (4 MiB of
+ * float32, past a core's L2) a second thread pays where the work is more
+ * than a copy. */
+#define CPU_PARALLEL_DEFAULT ((int64_t)1 << 20)
+
 /* The threads a parallel loop uses (OMP_NUM_THREADS, else the CPUs this
  * process may run on); 1 without the runtime. Loads the runtime. */
 int cpu_threads(void);

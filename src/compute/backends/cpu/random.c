@@ -228,6 +228,6 @@ gk_status cpu_random(gk_device device, const gk_operand *out, int64_t count, uin
         .limit32 = float_below(b),
     };
     int64_t blocks = (count + job.per_block - 1) / job.per_block;
-    cpu_parallel(blocks, count >= CPU_PARALLEL_MIN, random_range, &job);
+    cpu_parallel(blocks, count >= cpu_parallel_min(), random_range, &job);
     return GK_OK;
 }

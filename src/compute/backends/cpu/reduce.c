@@ -70,13 +70,6 @@ typedef struct partial {
     int nan;       /* min/max/argmin/argmax: a NaN was seen (index is the first) */
 } partial;
 
-/* Reductions read each element once and do little with it (a sum of 64K
- * float32 takes about 9 us): a second thread pays from 256K elements.
- * Below that, waking it costs more than it saves, and far more where the
- * scheduler puts both threads on one core for a while (rows of a 256 x 256
- * array summed in 67 us so, 8 us on one thread). */
-enum { REDUCE_PARALLEL_MIN = 1 << 18 };
-
 /* Reduces n elements, s apart, from `in` into *p. `shift` is the mean that
  * squared deviations are taken from (var's second pass). n >= 1. */
 typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift, partial *p);
@@ -1127,8 +1120,9 @@ gk_status cpu_reduce(gk_device device, gk_reduction op, const gk_loop *outer,
         outputs *= outer->shape[i];
     if (outputs == 0)
         return GK_OK;
-    /* The runtime is loaded only for a loop big enough for threads. */
-    bool big = outputs * count >= REDUCE_PARALLEL_MIN;
+    /* The runtime is loaded only for a loop big enough for threads (a sum
+     * reads each element once and does little with it: parallel.h). */
+    bool big = outputs * count >= cpu_parallel_min();
     int threads = big ? cpu_threads() : 1;
     bool parallel = big && threads > 1;
     task t = {&j, outer, out, in};

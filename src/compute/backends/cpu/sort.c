@@ -28,9 +28,11 @@
  * or longer are radix sorted (4 times as long for 8-byte keys, which take
  * twice the passes and a histogram twice the size). */
 enum { RUN = 32, RADIX_MIN = CPU_RADIX_MIN };
-/* Rows this long or longer, fewer than the threads, are each radix sorted
- * by all the threads (shorter ones would pay more to wake them). */
-enum { PARALLEL_RADIX_MIN = 1 << 16 };
+/* A sorted element costs at least as much as SORT_COST copied ones: rows
+ * are shared among threads from cpu_parallel_min() / SORT_COST elements in
+ * all. One row sorted by all the threads wakes them twice a pass, and
+ * takes them from cpu_parallel_min() elements. */
+enum { SORT_COST = 16 };
 
 /* --- merge sort of elements E ordered by LESS(a, b) --- */
 
@@ -504,12 +506,12 @@ gk_status cpu_sort(gk_device device, const gk_operand *values, const gk_operand 
                     gk_dtype_size(in->dtype), 1, false};
     /* Threads take rows; fewer long rows than threads are taken one at a
      * time, each sorted by all the threads */
-    int threads = length >= PARALLEL_RADIX_MIN ? cpu_threads() : 1;
+    int threads = length >= cpu_parallel_min() ? cpu_threads() : 1;
     if (rows < threads) {
         job.chunks = threads;
         sort_range(&job, 0, rows);
     } else {
-        cpu_parallel(rows, rows * length >= CPU_PARALLEL_MIN, sort_range, &job);
+        cpu_parallel(rows, rows * length * SORT_COST >= cpu_parallel_min(), sort_range, &job);
     }
     if (atomic_load(&job.failed))
         return gk_fail(GK_ERR_OUT_OF_MEMORY, "sort: out of memory for rows of %lld elements",
@@ -623,6 +625,6 @@ gk_status cpu_scan(gk_device device, gk_reduction op, const gk_loop *outer,
     if (rows == 0 || count == 0)
         return GK_OK;
     scan_job job = {row, outer, out, in, count, in_stride, out_stride};
-    cpu_parallel(rows, rows * count >= CPU_PARALLEL_MIN, scan_range, &job);
+    cpu_parallel(rows, rows * count >= cpu_parallel_min(), scan_range, &job);
     return GK_OK;
 }
