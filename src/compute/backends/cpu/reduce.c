@@ -19,10 +19,10 @@
  * Speed: the contiguous and column loops are written for the vectoriser
  * (`omp simd`, lanes of running results, branch-free selects) and compiled
  * for AVX2 as well as the baseline (CPU_KERNEL), since NumPy's own loops
- * use AVX2 and AVX-512 where the CPU has them. min/max keep a vector of
- * running minima plus NaN flags; argmin/argmax take the min/max (and
- * whether there is a NaN) of a chunk, then look for its first occurrence,
- * rereading the chunk from the cache and stopping there.
+ * use AVX2 and AVX-512 where the CPU has them. min/max keep vectors of
+ * running minima plus NaN flags (fewer for short rows); argmin/argmax take
+ * the min/max (and whether there is a NaN) of a chunk, then look for its
+ * first occurrence, rereading the chunk from the cache and stopping there.
  *
  * Numerics, as NumPy:
  * - float sums are pairwise in the input type within a chunk (blocks of 128
@@ -56,6 +56,8 @@
  * LANE_BYTES: the running minima of a vector min/max. COLS: columns a
  * column kernel takes at once. */
 enum { CHUNK = 1 << 16, BLOCK = 128, LANE_BYTES = 256, COLS = 2048 };
+/* SHORT_LANE_BYTES: the lanes of a min/max over fewer than LONG_RUN bytes. */
+enum { SHORT_LANE_BYTES = 64, LONG_RUN = 16384 };
 
 /* Accumulators per column of a column kernel (8-byte elements): the result,
  * 8 in a pairwise block, and one per level of the pairwise recursion above
@@ -149,47 +151,58 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         p->FIELD = acc;                                                                   \
     }
 
-/* min (BETTER <) or max (>) of a contiguous run, n >= 1: running minima in
- * LANE_BYTES of lanes (8 AVX2 registers: enough independent chains to
- * keep up with memory) that the compiler turns into vector min/max, NaNs
- * noted on the side in FLAG lanes of the element's width (all ones for a
- * NaN, so the flag is the comparison's own mask). */
+/* best and seen (see LANES_MINMAX) over a[0, i), i the largest multiple
+ * of LANES <= n, n >= LANES: running minima in LANES lanes that the
+ * compiler turns into vector min/max, NaNs noted on the side in FLAG lanes
+ * of the element's width (all ones for a NaN, so the flag is the
+ * comparison's own mask). */
+#define MINMAX_IN_LANES(LANES, T, VAL, ISNAN, FLAG, BETTER)                               \
+    {                                                                                     \
+        T m[LANES];                                                                       \
+        FLAG f[LANES];                                                                    \
+        for (int k = 0; k < LANES; k++) {                                                 \
+            m[k] = best;                                                                  \
+            f[k] = 0;                                                                     \
+        }                                                                                 \
+        for (; i + LANES <= n; i += LANES) {                                              \
+            _Pragma("omp simd")                                                           \
+            for (int k = 0; k < LANES; k++) {                                             \
+                T x = VAL(a[i + k]);                                                      \
+                m[k] = x BETTER m[k] ? x : m[k];                                          \
+                f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                       \
+            }                                                                             \
+        }                                                                                 \
+        /* neighbours in pairs, the lower lane winning ties: the lowest       \
+         * lane of the best (as a pass in lane order finds it, which keeps      \
+         * the sign of a zero), in vectors rather than a chain of LANES */      \
+        for (int width = LANES / 2; width >= 1; width /= 2) {                             \
+            _Pragma("omp simd")                                                           \
+            for (int k = 0; k < width; k++) {                                             \
+                T low = m[2 * k], high = m[2 * k + 1];                                    \
+                m[k] = high BETTER low ? high : low;                                      \
+                f[k] = f[2 * k] | f[2 * k + 1];                                           \
+            }                                                                             \
+        }                                                                                 \
+        best = m[0];                                                                      \
+        seen = f[0] != 0;                                                                 \
+    }
+
+/* min (BETTER <) or max (>) of a contiguous run, n >= 1, and whether it
+ * holds a NaN. Long runs take LANE_BYTES of lanes (8 AVX2 registers:
+ * enough independent chains to keep up with memory); runs shorter than
+ * LONG_RUN bytes (rows of a matrix) take SHORT_LANE_BYTES, whose lanes
+ * cost less to set up and combine than the whole run does to read. */
 #define LANES_MINMAX(NAME, T, VAL, ISNAN, FLAG, BETTER)                                   \
     CPU_KERNEL static T NAME(const T *a, int64_t n, int *has_nan)                         \
     {                                                                                     \
-        enum { LANES = LANE_BYTES / sizeof(T) };                                          \
+        enum { WIDE = LANE_BYTES / sizeof(T), NARROW = SHORT_LANE_BYTES / sizeof(T) };     \
         T best = VAL(a[0]);                                                               \
         int seen = 0;                                                                     \
         int64_t i = 0;                                                                    \
-        if (n >= LANES) { /* shorter rows: the loop below alone */                        \
-            T m[LANES];                                                                   \
-            FLAG f[LANES];                                                                \
-            for (int k = 0; k < LANES; k++) {                                             \
-                m[k] = best;                                                              \
-                f[k] = 0;                                                                 \
-            }                                                                             \
-            for (; i + LANES <= n; i += LANES) {                                          \
-                _Pragma("omp simd")                                                       \
-                for (int k = 0; k < LANES; k++) {                                         \
-                    T x = VAL(a[i + k]);                                                  \
-                    m[k] = x BETTER m[k] ? x : m[k];                                      \
-                    f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                   \
-                }                                                                         \
-            }                                                                             \
-            /* neighbours in pairs, the lower lane winning ties: the lowest   \
-             * lane of the best (as a pass in lane order finds it, which keeps  \
-             * the sign of a zero), in vectors rather than a chain of LANES */  \
-            for (int width = LANES / 2; width >= 1; width /= 2) {                         \
-                _Pragma("omp simd")                                                       \
-                for (int k = 0; k < width; k++) {                                         \
-                    T low = m[2 * k], high = m[2 * k + 1];                                \
-                    m[k] = high BETTER low ? high : low;                                  \
-                    f[k] = f[2 * k] | f[2 * k + 1];                                       \
-                }                                                                         \
-            }                                                                             \
-            best = m[0];                                                                  \
-            seen = f[0] != 0;                                                             \
-        }                                                                                 \
+        if (n * (int64_t)sizeof(T) >= LONG_RUN)                                           \
+            MINMAX_IN_LANES(WIDE, T, VAL, ISNAN, FLAG, BETTER)                            \
+        else if (n >= 2 * NARROW)                                                         \
+            MINMAX_IN_LANES(NARROW, T, VAL, ISNAN, FLAG, BETTER)                          \
         for (; i < n; i++) {                                                              \
             T x = VAL(a[i]);                                                              \
             best = x BETTER best ? x : best;                                              \
@@ -221,25 +234,32 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         p->nan = seen;                                                                    \
     }
 
+/* Steps i over a by groups of LANES until the group at i holds an x for
+ * which FOUND holds, or fewer than LANES are left. */
+#define FIND_GROUP(LANES, T, VAL, FLAG, FOUND)                                            \
+    for (; i + LANES <= n; i += LANES) {                                                  \
+        FLAG hit = 0; /* of the element's width: no narrowing of the masks */             \
+        _Pragma("omp simd reduction(|: hit)")                                             \
+        for (int k = 0; k < LANES; k++) {                                                 \
+            T x = VAL(a[i + k]);                                                          \
+            hit |= (FLAG)(FOUND);                                                         \
+        }                                                                                 \
+        if (hit)                                                                          \
+            break;                                                                        \
+    }
+
 /* The index of the first x of a[0, n) for which FOUND (of x and `value`)
  * holds, which there is: LANE_BYTES at a time, each group tested with
- * vector compares, then the element within the group. */
+ * vector compares, then a vector at a time within the group, then the
+ * element within the vector. */
 #define LANES_FIND(NAME, T, VAL, FLAG, FOUND)                                             \
     CPU_KERNEL static int64_t NAME(const T *a, int64_t n, T value)                        \
     {                                                                                     \
         (void)value;                                                                      \
-        enum { LANES = LANE_BYTES / sizeof(T) };                                          \
+        enum { LANES = LANE_BYTES / sizeof(T), VECTOR = 32 / sizeof(T) };                 \
         int64_t i = 0;                                                                    \
-        for (; i + LANES <= n; i += LANES) {                                              \
-            FLAG hit = 0; /* of the element's width: no narrowing of the masks */         \
-            _Pragma("omp simd reduction(|: hit)")                                         \
-            for (int k = 0; k < LANES; k++) {                                             \
-                T x = VAL(a[i + k]);                                                      \
-                hit |= (FLAG)(FOUND);                                                     \
-            }                                                                             \
-            if (hit)                                                                      \
-                break;                                                                    \
-        }                                                                                 \
+        FIND_GROUP(LANES, T, VAL, FLAG, FOUND)                                            \
+        FIND_GROUP(VECTOR, T, VAL, FLAG, FOUND)                                           \
         for (;; i++) {                                                                    \
             T x = VAL(a[i]);                                                              \
             if (FOUND)                                                                    \
