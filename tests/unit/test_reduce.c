@@ -1065,6 +1065,65 @@ static void test_sort(gk_device device)
     }
 }
 
+/* Rows of every length from 56 to 264 and around 512 and 1024: the CPU
+ * sorts 4-byte rows of 64 to 1024 by a sorting network (sort_network.c),
+ * padded with the largest key to a power of two, and longer ones by
+ * radix. Each row holds the dtype's extremes (the padding's own value
+ * among them), many equal keys and, for floats, both zeros, the
+ * infinities and NaNs; plain sorts put -0.0 before 0.0 in rows of 64 and
+ * more, as the radix sort does. */
+static void test_sort_network_lengths(gk_device device)
+{
+    const gk_dtype types[] = {GK_FLOAT32, GK_INT32, GK_UINT32, GK_INT16, GK_FLOAT64};
+    const double extremes[][2] = {
+        {-INFINITY, INFINITY}, {-2147483648.0, 2147483647.0}, {0, 4294967295.0},
+        {-32768, 32767}, {-INFINITY, INFINITY}};
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        gk_dtype t = types[k];
+        bool is_float = t == GK_FLOAT32 || t == GK_FLOAT64;
+        const int64_t longer[] = {511, 512, 513, 700, 1023, 1024, 1025};
+        for (int64_t l = 56; l <= 264 + (int64_t)(sizeof longer / sizeof *longer); l++) {
+            int64_t length = l <= 264 ? l : longer[l - 265], rows = 3, n = rows * length;
+            double *v = malloc(sizeof *v * (size_t)n);
+            for (int64_t i = 0; v && i < n; i++) {
+                v[i] = sample(t, i, 40 + (uint64_t)length);
+                if (i % 17 == 3)
+                    v[i] = extremes[k][i % 2];
+                if (is_float && i % 5 == 1)
+                    v[i] = i % 10 == 1 ? -0.0 : 0.0;
+                if (is_float && i % (length + 2) == 9)
+                    v[i] = NAN;
+            }
+            gk_array *a = v ? from_values(device, t, 2, (int64_t[]){rows, length}, v) : NULL;
+            char what[32];
+            snprintf(what, sizeof what, "rows of %lld", (long long)length);
+            if (a)
+                check_sort(a, what);
+            gk_array *sorted = NULL;
+            double *got = NULL;
+            if (a && t == GK_FLOAT32 && length >= 64) {
+                CHECK_OK(gk_sort(a, &sorted));
+                got = sorted ? test_values(sorted) : NULL;
+            }
+            for (int64_t r = 0; got && r < rows; r++) {
+                bool positive_zero_seen = false;
+                for (int64_t i = 0; i < length; i++) {
+                    double x = got[r * length + i];
+                    if (x == 0 && !signbit(x))
+                        positive_zero_seen = true;
+                    CHECK(!(x == 0 && signbit(x) && positive_zero_seen),
+                          "rows of %lld: -0.0 after 0.0 in row %lld", (long long)length,
+                          (long long)r);
+                }
+            }
+            free(got);
+            gk_array_free(sorted);
+            gk_array_free(a);
+            free(v);
+        }
+    }
+}
+
 /* --- cumsum --- */
 
 /* cumsum of `a` along `axis` (GK_ALL_AXES: flattened) against a running
@@ -1196,6 +1255,7 @@ int main(void)
     FOR_EACH_DEVICE(test_reduce_layout_independent);
     FOR_EACH_DEVICE(test_reduce_hundred_million_ones);
     FOR_EACH_DEVICE(test_sort);
+    FOR_EACH_DEVICE(test_sort_network_lengths);
     FOR_EACH_DEVICE(test_cumsum);
     CHECK_DONE();
 }

@@ -56,10 +56,18 @@ static inline cpu_inner_loop cpu_loop_by_size(size_t size, cpu_inner_loop one,
 #endif
 
 /* Sort rows at least this long (4 times as long for 8-byte values) are
- * radix sorted, which puts -0.0 before 0.0 in plain sorts; shorter rows
- * keep them in input order. The GPU sort (gpu/sort.c) follows the same
- * rule so both give the same bytes. */
+ * radix sorted (or network sorted, which gives the same), which puts -0.0
+ * before 0.0 in plain sorts; shorter rows keep them in input order. The
+ * GPU sort (gpu/sort.c) follows the same rule so both give the same
+ * bytes. */
 #define CPU_RADIX_MIN 64
+
+/* Rows of 1 to CPU_SORT_NETWORK_MAX 4-byte keys whose unsigned order is
+ * the sort order, sorted in place by a sorting network in AVX2 registers
+ * (sort_network.c); false, touching nothing, on a CPU without AVX2 or for a
+ * longer row. */
+#define CPU_SORT_NETWORK_MAX 1024
+bool cpu_sort_network_u32(uint32_t *keys, int64_t n);
 
 /* n elements of a float16 or bfloat16 array, `stride` elements apart, as
  * floats (exact), and floats rounded back into one (half.c). */

@@ -8,8 +8,11 @@
  * moving with their keys for argsort; shorter rows are merge sorted (runs
  * of RUN by insertion sort, then bottom-up merges), argsort as (key, index)
  * pairs. Either way equal keys keep their order (argsort gives -0.0 and 0.0
- * one key). Threads take rows; fewer long rows than threads are each
- * radix sorted by all the threads (PARALLEL_RADIX).
+ * one key). Plain sorts of 4-byte keys up to CPU_SORT_NETWORK_MAX long go
+ * through a sorting network instead of radix (sort_network.c): keys that
+ * compare equal are equal bytes, so the result is the same. Threads take
+ * rows; fewer long rows than threads are each radix sorted by all the
+ * threads (PARALLEL_RADIX).
  *
  * The scans (cumulative sums and products) run along each row in order,
  * as NumPy's, wrapping in 64 bits for integers and bool (int64 for signed
@@ -373,13 +376,18 @@ GK_ALWAYS_INLINE double unkey_float64(uint64_t k)
             int64_t nans = 0, kept = 0;                                                   \
             for (int64_t i = 0; i < n; i++)                                               \
                 nans += ISNAN(a[i]);                                                      \
-            for (int64_t i = 0, last = n - nans; i < n; i++) {                            \
+            if (nans == 0) { /* the usual row: a loop the compiler vectorises */         \
+                for (; kept < n; kept++)                                                  \
+                    keys[kept] = key_##N(a[kept], false);                                 \
+            }                                                                             \
+            for (int64_t i = 0, last = n - nans; i < n && nans > 0; i++) {                \
                 if (ISNAN(a[i]))                                                          \
                     values[last++] = a[i];                                                \
                 else                                                                      \
                     keys[kept++] = key_##N(a[i], false);                                  \
             }                                                                             \
-            radix##_##U##_parallel(keys, NULL, ktmp, NULL, kept, chunks);                 \
+            if (sizeof(U) != 4 || !cpu_sort_network_u32((uint32_t *)keys, kept))          \
+                radix##_##U##_parallel(keys, NULL, ktmp, NULL, kept, chunks);             \
             for (int64_t i = 0; i < kept; i++)                                            \
                 values[i] = unkey_##N(keys[i]);                                           \
             return;                                                                       \
