@@ -994,6 +994,10 @@ static void test_sort(gk_device device)
         a = sampled(device, t, 2, (int64_t[]){400, 300}, 25);
         check_sort(a, "rows of 300");
         gk_array_free(a);
+        /* One thread per row, by 11-bit digits (WIDE_DIGITS_MIN). */
+        a = sampled(device, t, 2, (int64_t[]){3, 5003}, 26);
+        check_sort(a, "rows of 5003");
+        gk_array_free(a);
         a = sampled(device, t, 2, (int64_t[]){4, 1}, 23);
         check_sort(a, "rows of 1");
         gk_array_free(a);
