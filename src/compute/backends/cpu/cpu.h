@@ -63,9 +63,9 @@ static inline cpu_inner_loop cpu_loop_by_size(size_t size, cpu_inner_loop one,
 #define CPU_RADIX_MIN 64
 
 /* Rows of 1 to CPU_SORT_NETWORK_MAX 4-byte keys whose unsigned order is
- * the sort order, sorted in place by a sorting network in AVX2 registers
- * (sort_network.c); false, touching nothing, on a CPU without AVX2 or for a
- * longer row. */
+ * the sort order, sorted in place by a sorting network in AVX-512 or AVX2
+ * registers (sort_network.c; cpu_vector_isa() chooses); false, touching
+ * nothing, without either or for a longer row. */
 #define CPU_SORT_NETWORK_MAX 1024
 bool cpu_sort_network_u32(uint32_t *keys, int64_t n);
 

@@ -226,6 +226,12 @@ static double sleef_bound(gk_op op, int wide)
     return !wide && (op == GK_LOG || op == GK_ASIN || op == GK_TAN) ? 3.5 : 1.0;
 }
 
+int cpu_vector_isa(void)
+{
+    pthread_once(&isa_once, choose_isa);
+    return chosen_isa;
+}
+
 cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *function)
 {
     size_t i = 0, count = sizeof math_functions / sizeof math_functions[0];
@@ -282,6 +288,11 @@ cpu_inner_loop cpu_vector_fmod(gk_dtype dtype, cpu_vector_function *function)
 }
 
 #else /* not x86-64: libm's loops */
+
+int cpu_vector_isa(void)
+{
+    return -1;
+}
 
 cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *function)
 {

@@ -29,6 +29,11 @@ typedef struct cpu_vector_function {
  * 8 or 11 bits hides (bound: in float32 ULPs). */
 cpu_inner_loop cpu_vector_math(gk_op op, gk_dtype dtype, cpu_vector_function *function);
 
+/* The vector ISA the CPU's vector loops use (math functions, the sorting
+ * network): the widest the CPU has, lowered by GPUKIT_CPU_VECTOR; -1 for
+ * none (no AVX2 and FMA, or GPUKIT_CPU_VECTOR=none). */
+int cpu_vector_isa(void);
+
 /* The same for C's fmod (SLEEF's, exact; bound 0), which the CPU loops of
  * floor_divide and remainder build on: glibc's before 2.38 costs about
  * 30 ns an element where its exponents differ much, SLEEF's under 2. */
