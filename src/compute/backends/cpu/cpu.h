@@ -62,12 +62,14 @@ static inline cpu_inner_loop cpu_loop_by_size(size_t size, cpu_inner_loop one,
  * bytes. */
 #define CPU_RADIX_MIN 64
 
-/* Rows of 1 to CPU_SORT_NETWORK_MAX 4-byte keys whose unsigned order is
- * the sort order, sorted in place by a sorting network in AVX-512 or AVX2
- * registers (sort_network.c; cpu_vector_isa() chooses); false, touching
- * nothing, without either or for a longer row. */
+/* Rows of 1 to CPU_SORT_NETWORK_MAX 4-byte keys of a kind (unsigned or
+ * signed integers, or floats without NaN), sorted in place by a sorting
+ * network in AVX-512 or AVX2 registers (sort_network.c; cpu_vector_isa()
+ * chooses); false, touching nothing, without either or for a longer row.
+ * Floats sort -0.0 before 0.0. */
 #define CPU_SORT_NETWORK_MAX 1024
-bool cpu_sort_network_u32(uint32_t *keys, int64_t n);
+typedef enum cpu_key_kind { CPU_KEYS_UNSIGNED, CPU_KEYS_SIGNED, CPU_KEYS_FLOAT } cpu_key_kind;
+bool cpu_sort_network(void *row, int64_t n, cpu_key_kind kind);
 
 /* n elements of a float16 or bfloat16 array, `stride` elements apart, as
  * floats (exact), and floats rounded back into one (half.c). */

@@ -95,34 +95,52 @@ AVX2 static inline __m256i reversed(__m256i v)
     }
 MERGE_RUNS(merge_runs, AVX2, __m256i, _mm256_min_epi32, _mm256_max_epi32, reversed, clean8)
 
-/* keys[0, n), 1 <= n <= CPU_SORT_NETWORK_MAX, into order. The network
- * compares signed lanes: each key's top bit is flipped on the way in and
- * back on the way out. */
-AVX2 static void network_sort8(uint32_t *keys, int64_t n)
+/* The keys as signed integers in the same order, and back (each way is
+ * the same map): unsigned ones with the top bit flipped; floats (no NaN)
+ * with the other bits flipped where the sign is set, so that -0.0 comes
+ * just before 0.0. P: the intrinsics' prefix, _mm256 or _mm512. */
+#define SIGNED_ORDER(NAME, TARGET, V, P, BITS)                                            \
+    TARGET static inline V NAME(V v, cpu_key_kind kind)                                   \
+    {                                                                                     \
+        if (kind == CPU_KEYS_UNSIGNED)                                                    \
+            return P##_xor_##BITS(v, P##_set1_epi32(INT32_MIN));                          \
+        if (kind == CPU_KEYS_FLOAT)                                                       \
+            return P##_xor_##BITS(                                                        \
+                v, P##_and_##BITS(P##_srai_epi32(v, 31), P##_set1_epi32(INT32_MAX)));     \
+        return v;                                                                         \
+    }
+SIGNED_ORDER(signed_order8, AVX2, __m256i, _mm256, si256)
+
+/* keys[0, n), 1 <= n <= CPU_SORT_NETWORK_MAX, into order, padded with the
+ * largest signed key (sorts last). */
+AVX2 static void network_sort8(uint32_t *keys, int64_t n, cpu_key_kind kind)
 {
     __m256i v[MAX_VECTORS];
-    const __m256i flip = _mm256_set1_epi32(INT32_MIN);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     int count = 1;
     while (count * LANES < n)
         count *= 2;
     for (int i = 0; i < count; i++) {
-        int64_t at = (int64_t)i * LANES;
-        if (at + LANES <= n) {
-            v[i] = _mm256_loadu_si256((const __m256i *)(keys + at));
+        int64_t at = (int64_t)i * LANES, left = n - at;
+        if (left >= LANES) {
+            v[i] = signed_order8(_mm256_loadu_si256((const __m256i *)(keys + at)), kind);
         } else {
-            uint32_t tail[LANES];
-            for (int k = 0; k < LANES; k++)
-                tail[k] = at + k < n ? keys[at + k] : UINT32_MAX; /* sorts last */
-            v[i] = _mm256_loadu_si256((const __m256i *)tail);
+            uint32_t tail[LANES] = {0};
+            for (int k = 0; k < left; k++)
+                tail[k] = keys[at + k];
+            __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32(left > 0 ? (int)left : 0), lane);
+            v[i] = _mm256_blendv_epi8(
+                _mm256_set1_epi32(INT32_MAX),
+                signed_order8(_mm256_loadu_si256((const __m256i *)tail), kind), in);
         }
-        v[i] = sort8(_mm256_xor_si256(v[i], flip));
+        v[i] = sort8(v[i]);
     }
     for (int r = 1; r < count; r *= 2)
         for (int start = 0; start < count; start += 2 * r)
             merge_runs(v + start, v + start + r, r);
     for (int i = 0; i < count && (int64_t)i * LANES < n; i++) {
         int64_t at = (int64_t)i * LANES;
-        __m256i out = _mm256_xor_si256(v[i], flip);
+        __m256i out = signed_order8(v[i], kind);
         if (at + LANES <= n) {
             _mm256_storeu_si256((__m256i *)(keys + at), out);
         } else {
@@ -178,18 +196,21 @@ AVX512 static inline __m512i reversed16(__m512i v)
 MERGE_RUNS(merge_runs16, AVX512, __m512i, _mm512_min_epi32, _mm512_max_epi32, reversed16,
            clean16)
 
+SIGNED_ORDER(signed_order16, AVX512, __m512i, _mm512, si512)
+
 /* network_sort8 in 16 lanes; the row's ends load and store through masks. */
-AVX512 static void network_sort16(uint32_t *keys, int64_t n)
+AVX512 static void network_sort16(uint32_t *keys, int64_t n, cpu_key_kind kind)
 {
     __m512i v[MAX_WIDE_VECTORS];
-    const __m512i flip = _mm512_set1_epi32(INT32_MIN), last = _mm512_set1_epi32(-1);
+    const __m512i last = _mm512_set1_epi32(INT32_MAX);
     int count = 1;
     while (count * WIDE_LANES < n)
         count *= 2;
     for (int i = 0; i < count; i++) {
         int64_t at = (int64_t)i * WIDE_LANES, left = n - at;
         __mmask16 in = left >= WIDE_LANES ? 0xFFFF : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
-        v[i] = sort16(_mm512_xor_si512(_mm512_mask_loadu_epi32(last, in, keys + at), flip));
+        __m512i keys_in = signed_order16(_mm512_maskz_loadu_epi32(in, keys + at), kind);
+        v[i] = sort16(_mm512_mask_blend_epi32(in, last, keys_in));
     }
     for (int r = 1; r < count; r *= 2)
         for (int start = 0; start < count; start += 2 * r)
@@ -197,27 +218,28 @@ AVX512 static void network_sort16(uint32_t *keys, int64_t n)
     for (int i = 0; i < count && (int64_t)i * WIDE_LANES < n; i++) {
         int64_t at = (int64_t)i * WIDE_LANES, left = n - at;
         __mmask16 out = left >= WIDE_LANES ? 0xFFFF : (__mmask16)((1u << left) - 1);
-        _mm512_mask_storeu_epi32(keys + at, out, _mm512_xor_si512(v[i], flip));
+        _mm512_mask_storeu_epi32(keys + at, out, signed_order16(v[i], kind));
     }
 }
 #endif
 
-bool cpu_sort_network_u32(uint32_t *keys, int64_t n)
+bool cpu_sort_network(void *row, int64_t n, cpu_key_kind kind)
 {
 #ifdef HAVE_NETWORK
     if (n < 1 || n > CPU_SORT_NETWORK_MAX)
         return false;
     int isa = cpu_vector_isa();
     if (isa == GK_VM_AVX512F)
-        network_sort16(keys, n);
+        network_sort16(row, n, kind);
     else if (isa == GK_VM_AVX2)
-        network_sort8(keys, n);
+        network_sort8(row, n, kind);
     else
         return false;
     return true;
 #else
-    (void)keys;
+    (void)row;
     (void)n;
+    (void)kind;
     return false;
 #endif
 }
