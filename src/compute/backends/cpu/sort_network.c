@@ -12,6 +12,7 @@
 #include "compute/backends/cpu/vecmath.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__x86_64__) && defined(__has_attribute)
 #if __has_attribute(target)
@@ -125,9 +126,9 @@ AVX2 static void network_sort8(uint32_t *keys, int64_t n, cpu_key_kind kind)
         if (left >= LANES) {
             v[i] = signed_order8(_mm256_loadu_si256((const __m256i *)(keys + at)), kind);
         } else {
-            uint32_t tail[LANES] = {0};
-            for (int k = 0; k < left; k++)
-                tail[k] = keys[at + k];
+            uint32_t tail[LANES] = {0}; /* memcpy: the row may be floats */
+            if (left > 0)
+                memcpy(tail, keys + at, sizeof *tail * (size_t)left);
             __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32(left > 0 ? (int)left : 0), lane);
             v[i] = _mm256_blendv_epi8(
                 _mm256_set1_epi32(INT32_MAX),
@@ -146,8 +147,7 @@ AVX2 static void network_sort8(uint32_t *keys, int64_t n, cpu_key_kind kind)
         } else {
             uint32_t tail[LANES];
             _mm256_storeu_si256((__m256i *)tail, out);
-            for (int k = 0; at + k < n; k++)
-                keys[at + k] = tail[k];
+            memcpy(keys + at, tail, sizeof *tail * (size_t)(n - at));
         }
     }
 }
