@@ -70,6 +70,10 @@ static inline cpu_inner_loop cpu_loop_by_size(size_t size, cpu_inner_loop one,
 #define CPU_SORT_NETWORK_MAX 1024
 typedef enum cpu_key_kind { CPU_KEYS_UNSIGNED, CPU_KEYS_SIGNED, CPU_KEYS_FLOAT } cpu_key_kind;
 bool cpu_sort_network(void *row, int64_t n, cpu_key_kind kind);
+/* The same row's argsort into indices[0, n) (stable: equal keys, -0.0 and
+ * 0.0 among them, in their order), by the network in AVX-512's lanes of
+ * 64-bit (key, index) pairs; false, touching nothing, without AVX-512. */
+bool cpu_argsort_network(const void *row, int64_t n, cpu_key_kind kind, int64_t *indices);
 
 /* n elements of a float16 or bfloat16 array, `stride` elements apart, as
  * floats (exact), and floats rounded back into one (half.c). */

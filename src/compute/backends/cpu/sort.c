@@ -8,9 +8,11 @@
  * moving with their keys for argsort; shorter rows are merge sorted (runs
  * of RUN by insertion sort, then bottom-up merges), argsort as (key, index)
  * pairs. Either way equal keys keep their order (argsort gives -0.0 and 0.0
- * one key). Plain sorts of 4-byte keys up to CPU_SORT_NETWORK_MAX long go
+ * one key). Rows of 4-byte keys up to CPU_SORT_NETWORK_MAX long go
  * through a sorting network instead of radix (sort_network.c): keys that
- * compare equal are equal bytes, so the result is the same. Threads take
+ * compare equal are equal bytes, so a plain sort gives the same; argsort
+ * sorts (key, index) pairs there, the index breaking ties as stability
+ * would. Threads take
  * rows; fewer long rows than threads are each radix sorted by all the
  * threads (PARALLEL_RADIX).
  *
@@ -417,9 +419,9 @@ GK_ALWAYS_INLINE double unkey_float64(uint64_t k)
         for (int64_t i = 0; values && i < n; i++)                                         \
             values[i] = a[idx[i]];                                                        \
     }                                                                                     \
-    /* A plain sort of a row the sorting network takes as it is (4-byte   \
-     * values without NaN, short enough): no keys to make and undo. */     \
-    static bool N##_network_row(const T *a, T *values, int64_t n)                         \
+    /* A row the sorting network takes as it is (4-byte values without    \
+     * NaN, short enough): no keys to make and undo. false: not done. */    \
+    static bool N##_network_row(const T *a, T *values, int64_t *indices, int64_t n)       \
     {                                                                                     \
         if (sizeof(T) != 4 || n > CPU_SORT_NETWORK_MAX)                                   \
             return false;                                                                 \
@@ -428,16 +430,23 @@ GK_ALWAYS_INLINE double unkey_float64(uint64_t k)
             nan |= ISNAN(a[i]);                                                           \
         if (nan)                                                                          \
             return false; /* radix_row sets them aside, then uses the network */          \
-        memcpy(values, a, sizeof *a * (size_t)n);                                         \
-        return cpu_sort_network(values, n, KIND);                                         \
+        if (!indices) {                                                                   \
+            memcpy(values, a, sizeof *a * (size_t)n);                                     \
+            return cpu_sort_network(values, n, KIND);                                     \
+        }                                                                                 \
+        if (!cpu_argsort_network(a, n, KIND, indices))                                    \
+            return false;                                                                 \
+        for (int64_t i = 0; values && i < n; i++)                                         \
+            values[i] = a[indices[i]];                                                    \
+        return true;                                                                      \
     }                                                                                     \
     /* One row: in -> values and/or indices, with scratch_bytes(n). */                    \
     static void N##_sort_row(const char *in, char *values, char *indices, int64_t n,      \
                              void *scratch, int64_t chunks)                               \
     {                                                                                     \
         const T *a = (const T *)in;                                                       \
-        if (n >= RADIX_MIN && !indices && (const char *)values != in &&                   \
-            N##_network_row(a, (T *)values, n))                                           \
+        if (n >= RADIX_MIN && (const char *)values != in &&                               \
+            N##_network_row(a, (T *)values, (int64_t *)indices, n))                       \
             return;                                                                       \
         if (n >= RADIX_MIN * (sizeof(U) > 4 ? 4 : 1) && (const char *)values != in) {    \
             N##_radix_row(a, (T *)values, (int64_t *)indices, n, scratch, chunks);        \

@@ -151,51 +151,55 @@ AVX2 static void network_sort8(uint32_t *keys, int64_t n, cpu_key_kind kind)
         }
     }
 }
+
 /* The same in AVX-512's 16 lanes and 32 registers: half the vectors, and
  * a mask register in place of AVX2's immediate blend, so that one
  * function does every layer. */
 enum { WIDE_LANES = 16, MAX_WIDE_VECTORS = CPU_SORT_NETWORK_MAX / WIDE_LANES };
 
-/* Lane k meets lane k ^ partner; the lanes whose bit `upper_bit` is set,
- * the higher of each pair, keep the larger key. */
-AVX512 static inline __m512i exchange16(__m512i v, int partner, int upper_bit)
-{
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i other = _mm512_permutexvar_epi32(_mm512_xor_si512(lane, _mm512_set1_epi32(partner)), v);
-    __mmask16 upper = _mm512_test_epi32_mask(lane, _mm512_set1_epi32(upper_bit));
-    return _mm512_mask_blend_epi32(upper, _mm512_min_epi32(v, other), _mm512_max_epi32(v, other));
-}
+/* The networks inside one AVX-512 vector of N lanes of EPI (epi32 or
+ * epi64; MASK the mask type that many lanes take):
+ * - exchange##NAME: lane k meets lane k ^ partner; the lanes whose bit
+ *   `upper_bit` is set, the higher of each pair, keep the larger key;
+ * - clean##NAME: a bitonic vector into order (lanes N/2 apart, ... 1);
+ * - sort##NAME: any N keys into order: sorted runs of 1, 2, 4 ... merged
+ *   pairwise, each merge a layer where lane k of a block of s meets lane
+ *   s-1-k of it (k ^ (s-1)), then cleaners within the halves;
+ * - reversed##NAME: the lanes in reverse order (k ^ (N-1)). */
+#define VECTOR_NETWORK(NAME, N, EPI, MASK, ...)                                          \
+    AVX512 static inline __m512i exchange##NAME(__m512i v, int partner, int upper_bit)   \
+    {                                                                                     \
+        const __m512i lane = _mm512_setr_##EPI(__VA_ARGS__);                              \
+        __m512i other =                                                                   \
+            _mm512_permutexvar_##EPI(_mm512_xor_si512(lane, _mm512_set1_##EPI(partner)), v); \
+        MASK upper = _mm512_test_##EPI##_mask(lane, _mm512_set1_##EPI(upper_bit));        \
+        return _mm512_mask_blend_##EPI(upper, _mm512_min_##EPI(v, other),                 \
+                                       _mm512_max_##EPI(v, other));                       \
+    }                                                                                     \
+    AVX512 static inline __m512i clean##NAME(__m512i v)                                   \
+    {                                                                                     \
+        for (int d = N / 2; d >= 1; d /= 2)                                               \
+            v = exchange##NAME(v, d, d);                                                  \
+        return v;                                                                         \
+    }                                                                                     \
+    AVX512 static inline __m512i sort##NAME(__m512i v)                                    \
+    {                                                                                     \
+        for (int s = 2; s <= N; s *= 2) {                                                 \
+            v = exchange##NAME(v, s - 1, s / 2);                                          \
+            for (int d = s / 4; d >= 1; d /= 2)                                           \
+                v = exchange##NAME(v, d, d);                                              \
+        }                                                                                 \
+        return v;                                                                         \
+    }                                                                                     \
+    AVX512 static inline __m512i reversed##NAME(__m512i v)                                \
+    {                                                                                     \
+        const __m512i lane = _mm512_setr_##EPI(__VA_ARGS__);                              \
+        return _mm512_permutexvar_##EPI(_mm512_xor_si512(lane, _mm512_set1_##EPI(N - 1)), v); \
+    }                                                                                     \
+    MERGE_RUNS(merge_runs##NAME, AVX512, __m512i, _mm512_min_##EPI, _mm512_max_##EPI,     \
+               reversed##NAME, clean##NAME)
 
-/* A bitonic vector into order: lanes 8 apart, then 4, 2, 1. */
-AVX512 static inline __m512i clean16(__m512i v)
-{
-    for (int d = 8; d >= 1; d /= 2)
-        v = exchange16(v, d, d);
-    return v;
-}
-
-/* Any 16 keys into order: sorted runs of 1, 2, 4, 8 merged pairwise, each
- * merge a layer where lane k of a block of s meets lane s-1-k of it (k ^
- * (s-1)), then cleaners within the halves. */
-AVX512 static inline __m512i sort16(__m512i v)
-{
-    for (int s = 2; s <= WIDE_LANES; s *= 2) {
-        v = exchange16(v, s - 1, s / 2);
-        for (int d = s / 4; d >= 1; d /= 2)
-            v = exchange16(v, d, d);
-    }
-    return v;
-}
-
-AVX512 static inline __m512i reversed16(__m512i v)
-{
-    return _mm512_permutexvar_epi32(
-        _mm512_setr_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), v);
-}
-
-MERGE_RUNS(merge_runs16, AVX512, __m512i, _mm512_min_epi32, _mm512_max_epi32, reversed16,
-           clean16)
-
+VECTOR_NETWORK(16, 16, epi32, __mmask16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 SIGNED_ORDER(signed_order16, AVX512, __m512i, _mm512, si512)
 
 /* network_sort8 in 16 lanes; the row's ends load and store through masks. */
@@ -221,7 +225,75 @@ AVX512 static void network_sort16(uint32_t *keys, int64_t n, cpu_key_kind kind)
         _mm512_mask_storeu_epi32(keys + at, out, signed_order16(v[i], kind));
     }
 }
+
+/* Argsort: each key in the top half of an int64 and its index in the
+ * bottom, so that equal keys order by index (stable, as the radix sort),
+ * sorted by the same network in AVX-512's 8 lanes of int64 (AVX2 has no
+ * 64-bit min and max). */
+VECTOR_NETWORK(8x64, 8, epi64, __mmask8, 0, 1, 2, 3, 4, 5, 6, 7)
+
+/* The signed-order key of one 4-byte value (signed_order8's map), -0.0
+ * taking 0.0's key: they are one key to argsort. */
+static int32_t signed_key(uint32_t bits, cpu_key_kind kind)
+{
+    if (kind == CPU_KEYS_UNSIGNED)
+        return (int32_t)(bits ^ 0x80000000u);
+    if (kind == CPU_KEYS_FLOAT) {
+        if (bits == 0x80000000u)
+            bits = 0;
+        bits ^= bits & 0x80000000u ? 0x7fffffffu : 0;
+    }
+    return (int32_t)bits;
+}
+
+AVX512 static void network_argsort(const uint32_t *row, int64_t n, cpu_key_kind kind,
+                                   int64_t *indices)
+{
+    enum { PAIR_LANES = 8 };
+    __m512i v[CPU_SORT_NETWORK_MAX / PAIR_LANES];
+    int count = 1;
+    while (count * PAIR_LANES < n)
+        count *= 2;
+    for (int i = 0; i < count; i++) {
+        int64_t item[PAIR_LANES];
+        for (int k = 0; k < PAIR_LANES; k++) {
+            int64_t at = (int64_t)i * PAIR_LANES + k;
+            uint32_t bits;
+            if (at < n)
+                memcpy(&bits, row + at, sizeof bits); /* the row may be floats */
+            item[k] = at < n ? (int64_t)((uint64_t)(int64_t)signed_key(bits, kind) << 32 |
+                                         (uint64_t)at)
+                             : INT64_MAX; /* sorts last */
+        }
+        v[i] = sort8x64(_mm512_loadu_si512(item));
+    }
+    for (int r = 1; r < count; r *= 2)
+        for (int start = 0; start < count; start += 2 * r)
+            merge_runs8x64(v + start, v + start + r, r);
+    const __m512i low = _mm512_set1_epi64(0xffffffff);
+    for (int i = 0; i < count && (int64_t)i * PAIR_LANES < n; i++) {
+        int64_t at = (int64_t)i * PAIR_LANES, left = n - at;
+        __mmask8 out = left >= PAIR_LANES ? 0xFF : (__mmask8)((1u << left) - 1);
+        _mm512_mask_storeu_epi64(indices + at, out, _mm512_and_si512(v[i], low));
+    }
+}
 #endif
+
+bool cpu_argsort_network(const void *row, int64_t n, cpu_key_kind kind, int64_t *indices)
+{
+#ifdef HAVE_NETWORK
+    if (n < 1 || n > CPU_SORT_NETWORK_MAX || cpu_vector_isa() != GK_VM_AVX512F)
+        return false;
+    network_argsort(row, n, kind, indices);
+    return true;
+#else
+    (void)row;
+    (void)n;
+    (void)kind;
+    (void)indices;
+    return false;
+#endif
+}
 
 bool cpu_sort_network(void *row, int64_t n, cpu_key_kind kind)
 {
