@@ -47,11 +47,12 @@ static bool stored_transposed(const gk_array *a)
 }
 
 /* An operand as the backend's matmul takes it: itself where it is stored
- * transposed and the backend takes that (*transposed set), else dense. */
-static gk_status matmul_operand(const gk_array *a, gk_dtype dtype, bool *transposed,
+ * transposed, the backend takes that and the product goes to the backend's
+ * matmul (`blas`) (*transposed set), else dense. */
+static gk_status matmul_operand(const gk_array *a, gk_dtype dtype, bool blas, bool *transposed,
                                 gk_array **out)
 {
-    *transposed = a->dtype == dtype && gk_array_backend(a)->matmul_transposes &&
+    *transposed = blas && a->dtype == dtype && gk_array_backend(a)->matmul_transposes &&
                   stored_transposed(a);
     return *transposed ? gk_array_view(a, out) : dense_as(a, dtype, out);
 }
@@ -213,11 +214,9 @@ static gk_status product(const gk_array *a, const gk_array *b, int a_nb, int b_n
         return status == GK_OK ? gk_narrow_to(out, dtype) : status;
     gk_array *da = NULL, *db = NULL;
     bool inexact = gk_dtype_is_inexact(dtype), a_transposed = false, b_transposed = false;
-    status = inexact ? matmul_operand(a, computed, &a_transposed, &da)
-                     : dense_as(a, computed, &da);
+    status = matmul_operand(a, computed, inexact, &a_transposed, &da);
     if (status == GK_OK)
-        status = inexact ? matmul_operand(b, computed, &b_transposed, &db)
-                         : dense_as(b, computed, &db);
+        status = matmul_operand(b, computed, inexact, &b_transposed, &db);
     if (status == GK_OK && inexact) {
         unsigned transposed = (a_transposed ? GK_MATMUL_A_TRANSPOSED : 0) |
                               (b_transposed ? GK_MATMUL_B_TRANSPOSED : 0);

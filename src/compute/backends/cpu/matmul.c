@@ -111,17 +111,14 @@ gk_status cpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
         } else if (gemv) {
             blas->dgemv(CblasRowMajor, trans, rows, cols, 1.0, (const double *)matrix, cols,
                         (const double *)vector, 1, 0.0, (double *)ci, 1);
+        } else if (gram && single) {
+            blas->ssyrk(CblasRowMajor, CblasUpper, ta, in, ik, 1.0f, (const float *)ai, lda,
+                        0.0f, (float *)ci, in);
+            mirror_upper_float32((float *)ci, n);
         } else if (gram) {
-            if (single)
-                blas->ssyrk(CblasRowMajor, CblasUpper, ta, in, ik, 1.0f, (const float *)ai, lda,
-                            0.0f, (float *)ci, in);
-            else
-                blas->dsyrk(CblasRowMajor, CblasUpper, ta, in, ik, 1.0, (const double *)ai, lda,
-                            0.0, (double *)ci, in);
-            if (single)
-                mirror_upper_float32((float *)ci, n);
-            else
-                mirror_upper_float64((double *)ci, n);
+            blas->dsyrk(CblasRowMajor, CblasUpper, ta, in, ik, 1.0, (const double *)ai, lda,
+                        0.0, (double *)ci, in);
+            mirror_upper_float64((double *)ci, n);
         } else if (single) {
             blas->sgemm(CblasRowMajor, ta, tb, im, in, ik, 1.0f, (const float *)ai, lda,
                         (const float *)bi, ldb, 0.0f, (float *)ci, in);

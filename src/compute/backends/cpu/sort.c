@@ -12,9 +12,8 @@
  * through a sorting network instead of radix (sort_network.c): keys that
  * compare equal are equal bytes, so a plain sort gives the same; argsort
  * sorts (key, index) pairs there, the index breaking ties as stability
- * would. Threads take
- * rows; fewer long rows than threads are each radix sorted by all the
- * threads (PARALLEL_RADIX).
+ * would. Threads take rows; fewer long rows than threads are each radix
+ * sorted by all the threads (PARALLEL_RADIX).
  *
  * The scans (cumulative sums and products) run along each row in order,
  * as NumPy's, wrapping in 64 bits for integers and bool (int64 for signed

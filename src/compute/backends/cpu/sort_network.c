@@ -25,6 +25,15 @@
 
 enum { LANES = 8, MAX_VECTORS = CPU_SORT_NETWORK_MAX / LANES };
 
+/* The vectors of `lanes` keys a row of n takes, padded to a power of two. */
+static int vectors_for(int64_t n, int lanes)
+{
+    int count = 1;
+    while ((int64_t)count * lanes < n)
+        count *= 2;
+    return count;
+}
+
 #define AVX2 __attribute__((target("avx2")))
 #define AVX512 __attribute__((target("avx512f")))
 
@@ -93,6 +102,13 @@ AVX2 static inline __m256i reversed(__m256i v)
                 }                                                                         \
         for (int k = 0; k < 2 * r; k++)                                                   \
             run[k] = CLEAN(run[k]);                                                       \
+    }                                                                                     \
+    /* count sorted vectors (a power of two) into one sorted run. */                      \
+    TARGET static void NAME##_all(V *v, int count)                                        \
+    {                                                                                     \
+        for (int r = 1; r < count; r *= 2)                                                \
+            for (int start = 0; start < count; start += 2 * r)                            \
+                NAME(v + start, v + start + r, r);                                        \
     }
 MERGE_RUNS(merge_runs, AVX2, __m256i, _mm256_min_epi32, _mm256_max_epi32, reversed, clean8)
 
@@ -118,9 +134,7 @@ AVX2 static void network_sort8(uint32_t *keys, int64_t n, cpu_key_kind kind)
 {
     __m256i v[MAX_VECTORS];
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    int count = 1;
-    while (count * LANES < n)
-        count *= 2;
+    int count = vectors_for(n, LANES);
     for (int i = 0; i < count; i++) {
         int64_t at = (int64_t)i * LANES, left = n - at;
         if (left >= LANES) {
@@ -136,9 +150,7 @@ AVX2 static void network_sort8(uint32_t *keys, int64_t n, cpu_key_kind kind)
         }
         v[i] = sort8(v[i]);
     }
-    for (int r = 1; r < count; r *= 2)
-        for (int start = 0; start < count; start += 2 * r)
-            merge_runs(v + start, v + start + r, r);
+    merge_runs_all(v, count);
     for (int i = 0; i < count && (int64_t)i * LANES < n; i++) {
         int64_t at = (int64_t)i * LANES;
         __m256i out = signed_order8(v[i], kind);
@@ -207,18 +219,14 @@ AVX512 static void network_sort16(uint32_t *keys, int64_t n, cpu_key_kind kind)
 {
     __m512i v[MAX_WIDE_VECTORS];
     const __m512i last = _mm512_set1_epi32(INT32_MAX);
-    int count = 1;
-    while (count * WIDE_LANES < n)
-        count *= 2;
+    int count = vectors_for(n, WIDE_LANES);
     for (int i = 0; i < count; i++) {
         int64_t at = (int64_t)i * WIDE_LANES, left = n - at;
         __mmask16 in = left >= WIDE_LANES ? 0xFFFF : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
         __m512i keys_in = signed_order16(_mm512_maskz_loadu_epi32(in, keys + at), kind);
         v[i] = sort16(_mm512_mask_blend_epi32(in, last, keys_in));
     }
-    for (int r = 1; r < count; r *= 2)
-        for (int start = 0; start < count; start += 2 * r)
-            merge_runs16(v + start, v + start + r, r);
+    merge_runs16_all(v, count);
     for (int i = 0; i < count && (int64_t)i * WIDE_LANES < n; i++) {
         int64_t at = (int64_t)i * WIDE_LANES, left = n - at;
         __mmask16 out = left >= WIDE_LANES ? 0xFFFF : (__mmask16)((1u << left) - 1);
@@ -251,9 +259,7 @@ AVX512 static void network_argsort(const uint32_t *row, int64_t n, cpu_key_kind 
 {
     enum { PAIR_LANES = 8 };
     __m512i v[CPU_SORT_NETWORK_MAX / PAIR_LANES];
-    int count = 1;
-    while (count * PAIR_LANES < n)
-        count *= 2;
+    int count = vectors_for(n, PAIR_LANES);
     for (int i = 0; i < count; i++) {
         int64_t item[PAIR_LANES];
         for (int k = 0; k < PAIR_LANES; k++) {
@@ -267,9 +273,7 @@ AVX512 static void network_argsort(const uint32_t *row, int64_t n, cpu_key_kind 
         }
         v[i] = sort8x64(_mm512_loadu_si512(item));
     }
-    for (int r = 1; r < count; r *= 2)
-        for (int start = 0; start < count; start += 2 * r)
-            merge_runs8x64(v + start, v + start + r, r);
+    merge_runs8x64_all(v, count);
     const __m512i low = _mm512_set1_epi64(0xffffffff);
     for (int i = 0; i < count && (int64_t)i * PAIR_LANES < n; i++) {
         int64_t at = (int64_t)i * PAIR_LANES, left = n - at;
