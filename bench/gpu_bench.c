@@ -91,7 +91,7 @@ static int bandwidth(gk_device device, int log2_size, int64_t order)
         gk_status status = GK_OK;
         TIME_BEST(t, device,
                   status = driver->blas_matmul(device, GK_FLOAT32, 1, order, order, order, l, 0,
-                                               r, 0, out));
+                                               r, 0, out, 0));
         if (status == GK_OK)
             printf("blas_direct %.9f %.0f\n", t, flops);
     }

@@ -147,17 +147,20 @@ EXPORT int cublasGemmStridedBatchedEx(fake_handle *h, int ta, int tb, int m, int
     void (*f)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
               float *, int) = cblas("cblas_sgemm");
     (void)algo;
-    if (!f || ta || tb || compute != COMPUTE_32F || a_type != b_type || a_type != c_type)
+    if (!f || compute != COMPUTE_32F || a_type != b_type || a_type != c_type)
         return INTERNAL_ERROR;
     fake_begin(h->stream);
     for (int i = 0; i < batch; i++) {
-        /* the column-major operands, whole: lda x k, ldb x n, ldc x n */
+        /* the column-major operands, whole: lda x k (lda x m transposed),
+         * ldb x n (ldb x k), ldc x n */
         const uint16_t *ai = (const uint16_t *)a + i * sa, *bi = (const uint16_t *)b + i * sb;
         uint16_t *ci = (uint16_t *)c + i * sc;
-        float *wa = widened(ai, a_type, (long)lda * k), *wb = widened(bi, b_type, (long)ldb * n);
+        float *wa = widened(ai, a_type, (long)lda * (ta ? m : k));
+        float *wb = widened(bi, b_type, (long)ldb * (tb ? k : n));
         float *wc = calloc((size_t)ldc * (size_t)n + 1, sizeof *wc);
         if (wa && wb && wc) {
-            f(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, *alpha, wa, lda, wb, ldb, *beta, wc, ldc);
+            f(COL_MAJOR, ta ? TRANS : NO_TRANS, tb ? TRANS : NO_TRANS, m, n, k, *alpha, wa, lda,
+              wb, ldb, *beta, wc, ldc);
             for (long j = 0; j < (long)ldc * n; j++)
                 ci[j] = to_half(wc[j], c_type);
         }

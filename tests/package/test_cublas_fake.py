@@ -45,3 +45,47 @@ for dtype in ("float16", "bfloat16"):
 print("calls", calls())
 """, GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS).stdout
     assert int(out.split("calls")[1]) == 4 * 3 + 2  # one GEMM (a batch) per product
+
+
+def test_cuda_matmul_reads_transposed_operands_in_place(py):
+    """x.T of a C-order matrix (and a stack with its last two axes swapped)
+    goes to cuBLAS as it is stored, with op T, for every GEMM: the fake
+    driver runs no kernels, so a transposing copy would leave the operand
+    unwritten and the product wrong."""
+    out = py("""
+import ctypes, os
+import numpy as np
+import gpukit
+calls = ctypes.CDLL(os.environ["GPUKIT_CUBLAS_LIBRARY"]).fake_cublas_calls
+rng = np.random.default_rng(3)
+products = 0
+for dtype in ("float32", "float64", "complex64", "complex128", "float16", "bfloat16"):
+    def draw(*shape):
+        x = rng.standard_normal(shape)
+        if dtype.startswith("complex"):
+            x = x + 1j * rng.standard_normal(shape)
+        return x
+    def on_gpu(x):
+        if dtype in ("float16", "bfloat16"):  # converted on the host: no kernel runs
+            return gpukit.astype(gpukit.asarray(x.astype(np.float32)), dtype).to("cuda:0")
+        return gpukit.asarray(x.astype(dtype), device="cuda:0")
+    def host(x):
+        return np.asarray(gpukit.astype(x.to("cpu"), "complex128" if dtype.startswith("complex")
+                                        else "float64"))
+    x, y, s = draw(7, 5), draw(7, 6), draw(3, 4, 6)
+    gx, gy, gs = on_gpu(x), on_gpu(y), on_gpu(s)
+    gst = gpukit.matrix_transpose(gs)
+    x, y, s = host(gx), host(gy), host(gs)  # the values as the dtype holds them
+    st = np.swapaxes(s, -1, -2)
+    cases = [(gx.T @ gy, x.T @ y), (gx @ gx.T, x @ x.T), (gx.T @ gx, x.T @ x),
+             (gst @ gs, st @ s), (gs @ gst, s @ st), (gst @ gs[0], st @ s[0])]
+    for got, want in cases:
+        assert got.dtype == dtype and got.device == "cuda:0" and got.shape == want.shape
+        tolerance = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-5, "complex64": 1e-5}
+        tolerance = tolerance.get(dtype, 1e-12)
+        np.testing.assert_allclose(host(got), want, rtol=tolerance, atol=tolerance * 10)
+        products += 1
+print("calls", calls(), products)
+""", GPUKIT_CUDA_LIBRARY=FAKE_CUDA, GPUKIT_CUBLAS_LIBRARY=FAKE_CUBLAS).stdout
+    calls, products = out.split("calls")[1].split()
+    assert int(calls) == int(products)  # one GEMM each, no other call

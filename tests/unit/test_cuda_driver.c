@@ -559,7 +559,7 @@ static void check_build(void)
 
 static void check_no_cublas(void)
 {
-    gk_status status = drv->blas_matmul(cuda0, GK_FLOAT32, 1, 2, 2, 2, NULL, 0, NULL, 0, NULL);
+    gk_status status = drv->blas_matmul(cuda0, GK_FLOAT32, 1, 2, 2, 2, NULL, 0, NULL, 0, NULL, 0);
     CHECK(status == GK_ERR_NOT_FOUND && strstr(gk_last_error(), "cuBLAS"),
           "without cuBLAS the shared kernel takes over: %d %s", status, gk_last_error());
 }

@@ -148,11 +148,13 @@ typedef struct gk_gpu_driver {
 
     /* --- optional vendor libraries (NULL, or GK_ERR_NOT_FOUND when the
      * library is not there: the shared code then runs its own kernel) --- */
-    /* Row-major c[i] = a[i] @ b[i], float32/float64/complex64/complex128,
-     * like gk_backend.matmul. */
+    /* Row-major c[i] = a[i] @ b[i], float32/float64/complex64/complex128
+     * and the 16-bit floats, operands stored transposed as `transposed`
+     * says: like gk_backend.matmul. */
     gk_status (*blas_matmul)(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
                              int64_t n, int64_t k, const char *a, int64_t a_batch_stride,
-                             const char *b, int64_t b_batch_stride, char *c);
+                             const char *b, int64_t b_batch_stride, char *c,
+                             unsigned transposed);
     /* FFT passes, like gk_backend.fft (CUDA: cuFFT). */
     gk_status (*fft)(gk_device device, gk_fft_pass pass, bool single, int64_t rows, int64_t n,
                      const char *in, char *out);

@@ -2,7 +2,8 @@
  * zgemm, and GemmEx for float16 and bfloat16) through the driver when it
  * loads, else the tiled kernel of kernels/matmul.gk, which needs no
  * library and runs on any CUDA or OpenCL device (16-bit floats: the core
- * then multiplies float32 copies). */
+ * then multiplies float32 copies). Both read operands stored transposed
+ * (x.T of a C-order matrix) in place, so x.T @ x copies nothing. */
 #include "compute/gpu/gpu.h"
 
 #include "core/error.h"
@@ -19,7 +20,6 @@ gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
                      int64_t k, const char *a, int64_t a_batch_stride, const char *b,
                      int64_t b_batch_stride, char *c, unsigned transposed)
 {
-    (void)transposed; /* always 0: GPUs do not set matmul_transposes */
     const gk_gpu_driver *driver = gk_gpu_driver_of(device);
     if (gk_dtype_is_half(dtype)) {
         /* Only a vendor's mixed-precision GEMM (cuBLAS's GemmEx); without
@@ -28,7 +28,7 @@ gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
             return gk_fail(GK_ERR_NOT_FOUND, "matmul: no mixed-precision GEMM on %s",
                            driver->name);
         return driver->blas_matmul(device, dtype, batch, m, n, k, a, a_batch_stride, b,
-                                   b_batch_stride, c);
+                                   b_batch_stride, c, transposed);
     }
     if (dtype != GK_FLOAT32 && dtype != GK_FLOAT64 && !gk_dtype_is_complex(dtype))
         return gk_fail(GK_ERR_INVALID_ARGUMENT,
@@ -40,7 +40,7 @@ gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
 
     if (driver->blas_matmul) {
         gk_status status = driver->blas_matmul(device, dtype, batch, m, n, k, a, a_batch_stride,
-                                               b, b_batch_stride, c);
+                                               b, b_batch_stride, c, transposed);
         /* GK_ERR_NOT_FOUND: the library is not installed; anything else
          * is a real failure. */
         if (status != GK_ERR_NOT_FOUND)
@@ -65,5 +65,7 @@ gk_status gpu_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
     gk_gpu_arg_i64(&launch, k);
     gk_gpu_arg_i64(&launch, a_batch_stride);
     gk_gpu_arg_i64(&launch, b_batch_stride);
+    gk_gpu_arg_i64(&launch, (transposed & GK_MATMUL_A_TRANSPOSED) != 0);
+    gk_gpu_arg_i64(&launch, (transposed & GK_MATMUL_B_TRANSPOSED) != 0);
     return gk_gpu_run_groups(&launch, "matmul", dtype, "matmul_tiled", groups, local);
 }

@@ -944,7 +944,8 @@ static cublasHandle_t blas_handle(cuda_device *d, gk_device device, const gk_cub
 
 static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batch, int64_t m,
                                   int64_t n, int64_t k, const char *a, int64_t a_batch_stride,
-                                  const char *b, int64_t b_batch_stride, char *c)
+                                  const char *b, int64_t b_batch_stride, char *c,
+                                  unsigned transposed)
 {
     cuda_device *d;
     const gk_cublas *blas;
@@ -969,9 +970,15 @@ static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batc
 
     /* Row-major C = A B is column-major C^T = B^T A^T, and a row-major
      * matrix read column-major is its transpose: so multiply with the
-     * operands swapped and no transposition, n x m = (n x k) (k x m). */
+     * operands swapped and no transposition, n x m = (n x k) (k x m). An
+     * operand stored transposed reads column-major as itself: cuBLAS
+     * transposes it (op T), its leading dimension the other side. */
     int in = (int)n, im = (int)m, ik = (int)k;
-    int ldb = in, lda = ik > 0 ? ik : 1, ldc = in;
+    bool a_t = transposed & GK_MATMUL_A_TRANSPOSED, b_t = transposed & GK_MATMUL_B_TRANSPOSED;
+    cublasOperation_t op_a = a_t ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t op_b = b_t ? CUBLAS_OP_T : CUBLAS_OP_N;
+    int k_or_1 = ik > 0 ? ik : 1; /* leading dimensions are at least 1 */
+    int ldb = b_t ? k_or_1 : in, lda = a_t ? im : k_or_1, ldc = in;
     long long stride_c = (long long)m * n;
     cublasStatus_t result;
     /* one and zero in the dtype: complex ones as (real, imaginary) */
@@ -984,56 +991,54 @@ static gk_status cuda_blas_matmul(gk_device device, gk_dtype dtype, int64_t batc
     const float one_half = 1, zero_half = 0; /* GemmEx's alpha, beta: float */
     int half_type = dtype == GK_FLOAT16 ? CUDA_R_16F : CUDA_R_16BF;
     if (gk_dtype_is_half(dtype) && batch == 1) {
-        result = blas->GemmEx(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one_half, b,
-                              half_type, ldb, a, half_type, lda, &zero_half, c, half_type, ldc,
-                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        result = blas->GemmEx(d->blas, op_b, op_a, in, im, ik, &one_half, b, half_type, ldb, a,
+                              half_type, lda, &zero_half, c, half_type, ldc, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT);
     } else if (gk_dtype_is_half(dtype)) {
-        result = blas->GemmStridedBatchedEx(
-            d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one_half, b, half_type, ldb,
-            b_batch_stride, a, half_type, lda, a_batch_stride, &zero_half, c, half_type, ldc,
-            stride_c, (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        result = blas->GemmStridedBatchedEx(d->blas, op_b, op_a, in, im, ik, &one_half, b,
+                                            half_type, ldb, b_batch_stride, a, half_type, lda,
+                                            a_batch_stride, &zero_half, c, half_type, ldc, stride_c,
+                                            (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     } else if (batch == 1) {
         switch (dtype) {
         case GK_FLOAT32:
-            result = blas->Sgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one, (const float *)b,
-                                 ldb, (const float *)a, lda, zero, (float *)c, ldc);
+            result = blas->Sgemm(d->blas, op_b, op_a, in, im, ik, one, (const float *)b, ldb,
+                                 (const float *)a, lda, zero, (float *)c, ldc);
             break;
         case GK_FLOAT64:
-            result = blas->Dgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
-                                 (const double *)b, ldb, (const double *)a, lda, zero,
-                                 (double *)c, ldc);
+            result = blas->Dgemm(d->blas, op_b, op_a, in, im, ik, one, (const double *)b, ldb,
+                                 (const double *)a, lda, zero, (double *)c, ldc);
             break;
         case GK_COMPLEX64:
-            result = blas->Cgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one, b, ldb, a,
-                                 lda, zero, c, ldc);
+            result =
+                blas->Cgemm(d->blas, op_b, op_a, in, im, ik, one, b, ldb, a, lda, zero, c, ldc);
             break;
         default:
-            result = blas->Zgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one, b, ldb, a,
-                                 lda, zero, c, ldc);
+            result =
+                blas->Zgemm(d->blas, op_b, op_a, in, im, ik, one, b, ldb, a, lda, zero, c, ldc);
         }
     } else {
         switch (dtype) {
         case GK_FLOAT32:
-            result = blas->SgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
-                                               (const float *)b, ldb, b_batch_stride,
-                                               (const float *)a, lda, a_batch_stride, zero,
-                                               (float *)c, ldc, stride_c, (int)batch);
+            result = blas->SgemmStridedBatched(
+                d->blas, op_b, op_a, in, im, ik, one, (const float *)b, ldb, b_batch_stride,
+                (const float *)a, lda, a_batch_stride, zero, (float *)c, ldc, stride_c, (int)batch);
             break;
         case GK_FLOAT64:
-            result = blas->DgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
+            result = blas->DgemmStridedBatched(d->blas, op_b, op_a, in, im, ik, one,
                                                (const double *)b, ldb, b_batch_stride,
                                                (const double *)a, lda, a_batch_stride, zero,
                                                (double *)c, ldc, stride_c, (int)batch);
             break;
         case GK_COMPLEX64:
-            result = blas->CgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
-                                               b, ldb, b_batch_stride, a, lda, a_batch_stride,
-                                               zero, c, ldc, stride_c, (int)batch);
+            result = blas->CgemmStridedBatched(d->blas, op_b, op_a, in, im, ik, one, b, ldb,
+                                               b_batch_stride, a, lda, a_batch_stride, zero, c, ldc,
+                                               stride_c, (int)batch);
             break;
         default:
-            result = blas->ZgemmStridedBatched(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, one,
-                                               b, ldb, b_batch_stride, a, lda, a_batch_stride,
-                                               zero, c, ldc, stride_c, (int)batch);
+            result = blas->ZgemmStridedBatched(d->blas, op_b, op_a, in, im, ik, one, b, ldb,
+                                               b_batch_stride, a, lda, a_batch_stride, zero, c, ldc,
+                                               stride_c, (int)batch);
         }
     }
     pthread_mutex_unlock(&d->blas_lock);
