@@ -813,12 +813,37 @@ static int number_arg(const char *function, PyObject *object, double *value, boo
     return 0;
 }
 
+/* NumPy's arange of an integer dtype: its first two values (start and
+ * start + step, where the sequence has them) must fit the dtype, else
+ * OverflowError naming the value; the values after them wrap around. */
+static int check_first_values(long long start, long long stop, long long step, gk_dtype dtype)
+{
+    if (step == 0)
+        return 0; /* the library's error */
+    bool up = step > 0;
+    long long second = (long long)((unsigned long long)start + (unsigned long long)step);
+    bool past_int64 = up ? second < start : second > start; /* so past stop too */
+    long long values[2] = {start, second};
+    bool present[2] = {up ? start < stop : start > stop,
+                       !past_int64 && (up ? second < stop : second > stop)};
+    for (int i = 0; i < 2; i++) {
+        char element[8];
+        PyObject *value = present[i] ? PyLong_FromLongLong(values[i]) : NULL;
+        int stored = value ? store_integer(value, value, dtype, element) : present[i] ? -1 : 0;
+        Py_XDECREF(value);
+        if (stored < 0)
+            return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(arange_doc,
 "arange(start, /, stop=None, step=1, *, dtype=None, device=None)\n"
 "--\n\n"
 "start, start + step, ... while below stop (above it for a negative step);\n"
 "arange(n) is 0 .. n-1. Without dtype: int64 when start, stop and step are\n"
-"all ints, else float32.");
+"all ints, else float32. An integer dtype holds the first two values or\n"
+"raises OverflowError; later values wrap around, as NumPy's do.");
 
 static PyObject *py_arange(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames)
@@ -860,6 +885,8 @@ static PyObject *py_arange(PyObject *module, PyObject *const *args, Py_ssize_t n
             if (bounds[i] == -1 && PyErr_Occurred())
                 return NULL;
         }
+        if (check_first_values(bounds[0], bounds[1], bounds[2], dtype) < 0)
+            return NULL;
         status = gk_arange_int64(device, dtype, bounds[0], bounds[1], bounds[2], &array);
     } else {
         status = gk_arange(device, dtype, start, stop, step, &array);

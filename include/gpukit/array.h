@@ -167,7 +167,8 @@ gk_status gk_scalar(gk_device device, gk_dtype dtype, double value, gk_array **o
 gk_status gk_arange(gk_device device, gk_dtype dtype, double start, double stop, double step,
                     gk_array **out);
 /* gk_arange of integers, exact where doubles are not (beyond 2^53): in
- * int64, cast to an integer `dtype`. */
+ * int64, cast to an integer `dtype`, whose values past its range wrap
+ * around (modulo 2^bits, as NumPy's). */
 gk_status gk_arange_int64(gk_device device, gk_dtype dtype, int64_t start, int64_t stop,
                           int64_t step, gk_array **out);
 /* num evenly spaced values from start to stop: stop included (exactly) when

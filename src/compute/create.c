@@ -85,18 +85,21 @@ gk_status gk_arange(gk_device device, gk_dtype dtype, double start, double stop,
     return sequence(device, dtype, count > 0 ? (int64_t)count : 0, start, step, out);
 }
 
+/* Whether the integer dtype holds v. */
+static bool integer_holds(gk_dtype dtype, int64_t v)
+{
+    int bits = 8 * (int)gk_dtype_size(dtype);
+    if (gk_dtype_is_unsigned(dtype))
+        return v >= 0 && (bits == 64 || v < (int64_t)1 << bits);
+    return bits == 64 || (v >= -((int64_t)1 << (bits - 1)) && v < (int64_t)1 << (bits - 1));
+}
+
 gk_status gk_arange_int64(gk_device device, gk_dtype dtype, int64_t start, int64_t stop,
                           int64_t step, gk_array **out)
 {
     *out = NULL;
     if (step == 0)
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "arange: step must not be 0");
-    /* Below 2^52 the doubles' sequence is exact (start + i * step stays
-     * within 2^53) and takes one pass. */
-    const int64_t exact = (int64_t)1 << 52;
-    if (start > -exact && start < exact && stop > -exact && stop < exact && step > -exact &&
-        step < exact)
-        return gk_arange(device, dtype, (double)start, (double)stop, (double)step, out);
     /* the count in unsigned arithmetic: stop - start can overflow int64 */
     bool up = step > 0;
     uint64_t distance = up ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
@@ -107,7 +110,20 @@ gk_status gk_arange_int64(gk_device device, gk_dtype dtype, int64_t start, int64
         return gk_fail(GK_ERR_INVALID_ARGUMENT, "arange: %llu elements are too many",
                        (unsigned long long)elements);
     int64_t count = (int64_t)elements;
-    /* 0 .. count - 1 (exact in doubles), times step, plus start, in int64 */
+    /* Below 2^52 the doubles' sequence is exact (start + i * step stays
+     * within 2^53) and takes one pass, where the dtype holds every value
+     * (the first and the last: the backends saturate). */
+    const int64_t exact = (int64_t)1 << 52;
+    int64_t last = count ? (int64_t)((uint64_t)start + (uint64_t)(count - 1) * (uint64_t)step)
+                         : start;
+    if (start > -exact && start < exact && stop > -exact && stop < exact && step > -exact &&
+        step < exact && (!gk_dtype_is_integer(dtype) ||
+                         (integer_holds(dtype, start) && integer_holds(dtype, last))))
+        return gk_arange(device, dtype, (double)start, (double)stop, (double)step, out);
+    /* 0 .. count - 1 (exact in doubles), times step, plus start, in int64,
+     * wrapping; the cast keeps the dtype's low bits, so values past its
+     * range wrap around, as NumPy's do (arange(300, dtype=uint8) ends
+     * 255, 0, 1, ...). */
     gk_array *index = NULL, *first = NULL, *by = NULL, *scaled = NULL, *values = NULL;
     gk_status status = sequence(device, GK_INT64, count, 0, 1, &index);
     if (status == GK_OK)

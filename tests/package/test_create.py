@@ -192,8 +192,10 @@ def test_long_sequences_are_start_plus_index_times_step(device, dtype):
     """Every value is start + i * step computed in double and converted
     like a cast (integers saturate), bit for bit, over several of the
     CPU's threaded chunks; integers in the dtype's range take an integer
-    path there, which must give the same values. (64-bit integers beyond
-    doubles are exact: test_arange_integers_beyond_doubles.)"""
+    path there, which must give the same values. An integer start and
+    step give NumPy's values in an integer dtype: past its range they wrap
+    around, and a start outside it is an OverflowError. (64-bit integers
+    beyond doubles are exact: test_arange_integers_beyond_doubles.)"""
     info = np.iinfo(dtype) if dtype[0] in "iu" else None
     n = 3 * 65536 + 7
     cases = [(0, 1), (-70000, 1), (5, 3), (n, -1), (0.5, 0.25), (-1.0, -1e-3), (0, 1.5)]
@@ -201,7 +203,17 @@ def test_long_sequences_are_start_plus_index_times_step(device, dtype):
         cases += [(int(info.min), 1), (int(info.max), -1), (int(info.max) - 100, 1),
                   (int(info.min) + 100, -1)]
     for start, step in cases:
-        x = gk.arange(start, start + n * step, step, dtype=dtype, device=device)
+        stop = start + n * step
+        if info is not None and isinstance(start + step, int):
+            if not info.min <= start <= info.max:
+                with pytest.raises(OverflowError, match="out of bounds"):
+                    gk.arange(start, stop, step, dtype=dtype, device=device)
+                continue
+            np.testing.assert_array_equal(host(gk.arange(start, stop, step, dtype=dtype,
+                                                         device=device)),
+                                          np.arange(start, stop, step, dtype=dtype))
+            continue
+        x = gk.arange(start, stop, step, dtype=dtype, device=device)
         doubles = start + np.arange(x.shape[0], dtype=np.float64) * step
         if info is not None:
             doubles = np.clip(np.trunc(doubles), float(info.min), float(info.max))
@@ -210,6 +222,26 @@ def test_long_sequences_are_start_plus_index_times_step(device, dtype):
             expected = doubles.astype(dtype)
         assert x.dtype == dtype
         np.testing.assert_array_equal(host(x), expected, err_msg=f"start {start} step {step}")
+
+
+@pytest.mark.parametrize("args,dtype", [
+    ((300,), "uint8"), ((300,), "int8"), ((250, 260), "uint8"), ((0, 300, 50), "int8"),
+    ((200, -100, -60), "uint8"), ((10, 0, -1), "uint64"), ((70000,), "int16"),
+    ((2 ** 31 - 2, 2 ** 31 + 2), "int32"), ((2 ** 32 - 2, 2 ** 32 + 1), "uint32"),
+    ((255, 256, 1), "uint8"), ((300, 0), "uint8"), ((0, 1, -1), "uint8")])
+def test_arange_wraps_past_an_integer_dtype_as_numpy(device, args, dtype):
+    # NumPy converts the first two values and extrapolates in the dtype
+    check(gk.arange(*args, dtype=dtype, device=device), np.arange(*args, dtype=dtype), dtype,
+          device)
+
+
+@pytest.mark.parametrize("args,dtype", [((250, 260), "int8"), ((-5, 5), "uint8"),
+                                        ((0, -3, -1), "uint8"), ((0, 2 ** 40, 2 ** 37), "int32")])
+def test_arange_refuses_first_values_outside_the_dtype(device, args, dtype):
+    with pytest.raises(OverflowError, match="out of bounds for " + dtype):
+        np.arange(*args, dtype=dtype)
+    with pytest.raises(OverflowError, match="out of bounds for " + dtype):
+        gk.arange(*args, dtype=dtype, device=device)
 
 
 def test_arange_errors(device):
