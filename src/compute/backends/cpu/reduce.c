@@ -56,6 +56,9 @@
  * LANE_BYTES: the running minima of a vector min/max. COLS: columns a
  * column kernel takes at once. */
 enum { CHUNK = 1 << 16, BLOCK = 128, LANE_BYTES = 256, COLS = 2048 };
+/* argmin/argmax of contiguous runs shorter than SHORT_ARG_BYTES: one pass
+ * (SHORT_ARG) instead of min/max, then find. */
+enum { SHORT_ARG_BYTES = 256 };
 /* SHORT_LANE_BYTES: the lanes of a min/max over fewer than LONG_RUN bytes. */
 enum { SHORT_LANE_BYTES = 64, LONG_RUN = 16384 };
 
@@ -267,13 +270,86 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         }                                                                                 \
     }
 
+/* argmin/argmax of a short contiguous run of 4- or 8-byte elements (a
+ * matrix's short rows: from one vector to SHORT_ARG_BYTES, so that an
+ * index fits FLAG; narrower elements have more lanes to merge than
+ * that saves) in one pass: the best so far and where, a vector's worth of
+ * lanes at a time; then the best of the lanes, and the lowest index among
+ * the lanes holding it; then the rest. Selects are written as masks, so
+ * that they compile to vector compares and blends, with no branch to
+ * mispredict. Returns where the first best is, or, after a NaN, where the
+ * first NaN is (*has_nan set). */
+#define SHORT_ARG(NAME, T, VAL, ISNAN, FLAG, BETTER, FIND_NAN)                            \
+    CPU_KERNEL static int64_t NAME(const T *a, int64_t n, int *has_nan)                   \
+    {                                                                                     \
+        enum { LANES = 32 / sizeof(T) };                                                  \
+        T b[LANES], m[LANES];                                                             \
+        FLAG at[LANES], f[LANES];                                                         \
+        T first_value = VAL(a[0]); /* every lane starts from it: a broadcast */          \
+        for (int k = 0; k < LANES; k++) {                                                 \
+            b[k] = first_value;                                                           \
+            at[k] = 0;                                                                    \
+            f[k] = 0;                                                                     \
+        }                                                                                 \
+        int64_t i = 0;                                                                    \
+        for (; i + LANES <= n; i += LANES) {                                              \
+            _Pragma("omp simd")                                                           \
+            for (int k = 0; k < LANES; k++) {                                             \
+                T x = VAL(a[i + k]);                                                      \
+                FLAG take = (FLAG)(0 - (FLAG)(x BETTER b[k]));                            \
+                b[k] = x BETTER b[k] ? x : b[k];                                          \
+                at[k] = (FLAG)((at[k] & ~take) | ((FLAG)(i + k) & take));                 \
+                f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                       \
+            }                                                                             \
+        }                                                                                 \
+        for (int k = 0; k < LANES; k++)                                                   \
+            m[k] = b[k];                                                                  \
+        for (int width = LANES / 2; width >= 1; width /= 2) {                             \
+            _Pragma("omp simd")                                                           \
+            for (int k = 0; k < width; k++) {                                             \
+                m[k] = m[2 * k + 1] BETTER m[2 * k] ? m[2 * k + 1] : m[2 * k];            \
+                f[k] = f[2 * k] | f[2 * k + 1];                                           \
+            }                                                                             \
+        }                                                                                 \
+        T best = m[0];                                                                    \
+        FLAG where[LANES];                                                                \
+        _Pragma("omp simd")                                                               \
+        for (int k = 0; k < LANES; k++)                                                   \
+            where[k] = b[k] == best ? at[k] : (FLAG)127;                                  \
+        for (int width = LANES / 2; width >= 1; width /= 2) {                             \
+            _Pragma("omp simd")                                                           \
+            for (int k = 0; k < width; k++)                                               \
+                where[k] = where[2 * k + 1] < where[2 * k] ? where[2 * k + 1] : where[2 * k]; \
+        }                                                                                 \
+        int64_t first = where[0];                                                         \
+        int seen = f[0] != 0;                                                             \
+        for (; i < n; i++) {                                                              \
+            T x = VAL(a[i]);                                                              \
+            if (x BETTER best) {                                                          \
+                best = x;                                                                 \
+                first = i;                                                                \
+            }                                                                             \
+            seen |= ISNAN(x);                                                             \
+        }                                                                                 \
+        *has_nan = seen;                                                                  \
+        return seen ? FIND_NAN(a, n, best) : first;                                       \
+    }
+
 /* argmin/argmax: the first best element, or the first NaN. */
-#define ARG_KERNEL(NAME, T, VAL, ISNAN, BETTER, FIELD, LANES_FN, FIND_FN, FIND_NAN)       \
+#define ARG_KERNEL(NAME, T, VAL, ISNAN, BETTER, FIELD, LANES_FN, FIND_FN, FIND_NAN, SHORT_FN) \
     static void NAME(const char *in, int64_t n, int64_t s, double c, partial *p)          \
     {                                                                                     \
         (void)c;                                                                          \
         const T *a = (const T *)in;                                                       \
         p->nan = 0;                                                                       \
+        if (s == 1 && sizeof(T) >= 4 && n >= (int64_t)(32 / sizeof(T)) &&                 \
+            n * (int64_t)sizeof(T) < SHORT_ARG_BYTES) {                                   \
+            int seen;                                                                     \
+            p->index = SHORT_FN(a, n, &seen);                                             \
+            p->FIELD = VAL(a[p->index]);                                                  \
+            p->nan = seen;                                                                \
+            return;                                                                       \
+        }                                                                                 \
         if (s == 1) {                                                                     \
             /* Two passes: the best value (or that there is a NaN), then    \
              * where it first is, which rereads the start of the run from   \
@@ -579,8 +655,12 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     MINMAX_KERNEL(N##_max, T, VAL, ISNAN, >, FIELD, N##_lanes_max)                        \
     LANES_FIND(N##_find, T, VAL, FLAG, x == value)                                        \
     LANES_FIND(N##_find_nan, T, VAL, FLAG, ISNAN(x))                                      \
-    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_min, N##_find, N##_find_nan) \
-    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_max, N##_find, N##_find_nan) \
+    SHORT_ARG(N##_short_argmin, T, VAL, ISNAN, FLAG, <, N##_find_nan)                     \
+    SHORT_ARG(N##_short_argmax, T, VAL, ISNAN, FLAG, >, N##_find_nan)                     \
+    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_min, N##_find, N##_find_nan, \
+               N##_short_argmin)                                                          \
+    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_max, N##_find, N##_find_nan, \
+               N##_short_argmax)                                                          \
     COL_PAIRWISE(N##_col_dsum, T, double, DSUM_EXPR(VAL))                                 \
     COL_PAIRWISE(N##_col_sqdev, T, double, SQDEV_EXPR(VAL))                               \
     COL_MINMAX(N##_col_min, T, VAL, ISNAN, FLAG, <, FIELD)                                \
@@ -789,7 +869,8 @@ static void identity(const job *j, partial *p)
 /* One pass over a row with `kernel`, chunk by chunk. */
 static void pass(const job *j, chunk_kernel kernel, const char *in, double shift, partial *p)
 {
-    identity(j, p);
+    if (j->count == 0)
+        identity(j, p); /* else the first chunk sets all of *p */
     for (int64_t start = 0; start < j->count; start += CHUNK) {
         int64_t n = j->count - start < CHUNK ? j->count - start : CHUNK;
         partial part;
@@ -1087,13 +1168,31 @@ static bool reduce_columns(const task *t, int64_t outputs, int threads)
 static void row_range(void *data, int64_t first, int64_t end)
 {
     const task *t = data;
+    const gk_loop *outer = t->outer;
+    char *out_at;
+    const char *in_at;
+    locate(outer, t->out, t->in, first, &out_at, &in_at);
+    /* then from row to row without dividing: the outer index counts up
+     * in C order, carrying into the axes before */
+    int64_t index[GK_MAX_DIMS], rest = first;
+    int64_t out_size = (int64_t)gk_dtype_size(t->out->dtype), in_size = t->j->size;
+    for (int i = outer->ndim - 1; i >= 0; i--) {
+        index[i] = rest % outer->shape[i];
+        rest /= outer->shape[i];
+    }
     for (int64_t k = first; k < end; k++) {
-        char *out_at;
-        const char *in_at;
-        locate(t->outer, t->out, t->in, k, &out_at, &in_at);
         partial p;
         reduce_row(t->j, in_at, &p);
         store(t->j, out_at, &p);
+        for (int i = outer->ndim - 1; i >= 0; i--) {
+            out_at += t->out->strides[i] * out_size;
+            in_at += t->in->strides[i] * in_size;
+            if (++index[i] < outer->shape[i])
+                break;
+            out_at -= t->out->strides[i] * out_size * outer->shape[i];
+            in_at -= t->in->strides[i] * in_size * outer->shape[i];
+            index[i] = 0;
+        }
     }
 }
 
