@@ -217,11 +217,11 @@ def test_integer_squares_wrap_as_numpy(device, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_half_powers(device, dtype):
     # x ** 0.5 is the square root, with pow's special values where the
-    # standard gives them: (-0) ** 0.5 is +0, (-inf) ** 0.5 is +inf. On the
-    # CPU it is the correctly rounded sqrt, in every lane whose exponent is
-    # 0.5 whatever the other lanes hold (an element never depends on its
-    # neighbours), as 2 and -1 are x * x and 1 / x there, in place too;
-    # other devices' pow may be 1 ULP off.
+    # standard gives them: (-0) ** 0.5 is +0, (-inf) ** 0.5 is +inf. On
+    # every device it is the correctly rounded sqrt, in every lane whose
+    # exponent is 0.5 whatever the other lanes hold (an element never
+    # depends on its neighbours), as 2 and -1 are x * x and 1 / x there, in
+    # place too (a GPU's pow may be 1 ULP off).
     rng = np.random.default_rng(8)
     special = [0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, np.finfo(dtype).tiny / 8, 4.0]
     a = np.concatenate([special, rng.uniform(0, 1e6, 997)]).astype(dtype)
@@ -231,22 +231,21 @@ def test_half_powers(device, dtype):
     x = gk.asarray(a, device=device)
     got = (x ** 0.5).cpu().numpy()
     assert np.array_equal(np.signbit(got[:5]), np.signbit(expected[:5]))
-    if device == "cpu":
-        np.testing.assert_array_equal(got, expected, strict=True)
-        # lanes of 0.5, 2 and -1 among others in one array, and in place
-        exponents = rng.choice([0.5, 2, -1, 2.5], a.size).astype(dtype)
-        mixed = gk.pow(x, gk.asarray(exponents)).numpy()
-        with np.errstate(all="ignore"):
-            for exponent, want in ((0.5, expected), (2, a * a), (-1, 1 / a)):
-                lanes = exponents == exponent
-                np.testing.assert_array_equal(mixed[lanes], want[lanes], err_msg=str(exponent))
-                inplace = gk.asarray(a.copy())
-                inplace **= exponent
-                np.testing.assert_array_equal(inplace.numpy(), want, err_msg=str(exponent))
-            others = exponents == 2.5
-            np.testing.assert_allclose(mixed[others], a[others] ** 2.5, rtol=1e-6)
-    else:
-        np.testing.assert_allclose(got, expected, rtol=4 * np.finfo(dtype).eps)
+    np.testing.assert_array_equal(got, expected, strict=True)
+    # lanes of 0.5, 2 and -1 among others in one array, and in place (on a
+    # GPU the pow kernel itself, not the core's x * x): the same on every
+    # device
+    exponents = rng.choice([0.5, 2, -1, 2.5], a.size).astype(dtype)
+    mixed = gk.pow(x, gk.asarray(exponents, device=device)).cpu().numpy()
+    with np.errstate(all="ignore"):
+        for exponent, want in ((0.5, expected), (2, a * a), (-1, 1 / a)):
+            lanes = exponents == exponent
+            np.testing.assert_array_equal(mixed[lanes], want[lanes], err_msg=str(exponent))
+            inplace = gk.asarray(a.copy(), device=device)
+            inplace **= exponent
+            np.testing.assert_array_equal(inplace.cpu().numpy(), want, err_msg=str(exponent))
+        others = exponents == 2.5
+        np.testing.assert_allclose(mixed[others], a[others] ** 2.5, rtol=1e-6)
 
 
 def test_elementwise_results_keep_their_operands_memory_order(device):

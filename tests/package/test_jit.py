@@ -1146,14 +1146,21 @@ def test_floats_stored_into_integers_wrap_as_numpy(device):
     """A float stored into a narrower integer goes through int64 and wraps,
     as NumPy's astype: C leaves a negative float into an unsigned type
     undefined (-3.7 into uint32 gave 4294967295 on PoCL, NumPy 4294967293),
-    and uint64 takes floats from 2^63 on as unsigned."""
+    and uint64 takes floats from 2^63 on as unsigned. Beyond int64 the
+    narrower types are unspecified, as NaN and infinities are (x86 and
+    NumPy give 0 there, a CUDA GPU saturates): only uint64 is compared
+    at 2^63 + 4096."""
     x = np.array([-3.7, -129.0, 300.5, 2.0 ** 63 + 4096, 7.9])
     names = ("uint8", "uint16", "uint32", "uint64", "int8")
     outs = [gpukit.zeros((5,), dtype=name, device=device) for name in names]
     store_to_integers.forall(5)(put(x, device), *outs)
+    within_int64 = [0, 1, 2, 4]
     with np.errstate(invalid="ignore"):
         for out, name in zip(outs, names):
-            assert host(out).tolist() == x.astype(name).tolist(), name
+            got, want = host(out).tolist(), x.astype(name).tolist()
+            if name != "uint64":
+                got, want = [got[i] for i in within_int64], [want[i] for i in within_int64]
+            assert got == want, name
 
 
 SCALE32 = np.float32(0.1)

@@ -199,12 +199,16 @@ def test_det_special_cases(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_tiny_matrices_are_scaled_not_lost(device, dtype):
+def test_tiny_matrices_are_scaled_not_lost(device, dtype, request):
     # A well-conditioned matrix scaled down into the subnormals: Debian's
     # OpenBLAS multiplies by 1 / pivot, which overflows there (det -inf,
     # solve NaN). gpukit scales it by a power of two first and back after;
     # the answers are the exact ones (NumPy's own are off for float64's
-    # subnormals, so they are written out here).
+    # subnormals, so they are written out here). The scaling is the host
+    # path's: on CUDA cuSOLVER factors the matrix as it is (issue 16's open
+    # GPU items), so there the test runs to show what cuSOLVER gives.
+    if device.startswith("cuda"):
+        request.applymarker(pytest.mark.xfail(reason="no scaling before cuSOLVER", strict=False))
     scale = 1e-39 if REAL[dtype] == "float32" else 1e-310
     base = np.array([[2, 1], [1, 3]], dtype=dtype)
     a = on(base * np.array(scale, dtype=dtype), device)
@@ -237,14 +241,15 @@ INFINITE_MATRICES = [
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
-def test_infinities_meet_numpys_lu(device, dtype):
+def test_infinities_meet_numpys_lu(device, dtype, request):
     # With an infinity, an LU of a and one of a^T differ in kind (an exact
     # zero against a NaN), so such a matrix is factored as NumPy factors
     # it: det, slogdet, solve and inv are NumPy's, a singular error where
     # NumPy raises one and NaN where it gives NaN. The CUDA path still
-    # factors a^T (issue 16's open GPU items).
+    # factors a^T (issue 16's open GPU items); it runs there all the same,
+    # so that a GPU run shows which answers differ.
     if device.startswith("cuda"):
-        pytest.xfail("the CUDA path factors a^T")
+        request.applymarker(pytest.mark.xfail(reason="the CUDA path factors a^T", strict=False))
     for x in INFINITE_MATRICES:
         x = np.array(x, dtype=dtype)
         a = on(x, device)
