@@ -271,59 +271,62 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     }
 
 /* argmin/argmax of a short contiguous run of 4- or 8-byte elements (a
- * matrix's short rows: from one vector to SHORT_ARG_BYTES, so that an
- * index fits FLAG; narrower elements have more lanes to merge than
- * that saves) in one pass: the best so far and where, a vector's worth of
- * lanes at a time; then the best of the lanes, and the lowest index among
- * the lanes holding it; then the rest. Selects are written as masks, so
- * that they compile to vector compares and blends, with no branch to
- * mispredict. Returns where the first best is, or, after a NaN, where the
- * first NaN is (*has_nan set). */
+ * matrix's short rows: under SHORT_ARG_BYTES, so that an index fits FLAG;
+ * narrower elements have more lanes to merge than that saves) in one
+ * pass: the best so far and where, a vector's worth of lanes at a time;
+ * then the best of the lanes, and the lowest index among the lanes
+ * holding it; then the rest (all of a run shorter than a vector). Selects
+ * are written as masks, so that they compile to vector compares and
+ * blends, with no branch to mispredict. Returns where the first best is,
+ * or, after a NaN, where the first NaN is (*has_nan set). */
 #define SHORT_ARG(NAME, T, VAL, ISNAN, FLAG, BETTER, FIND_NAN)                            \
     CPU_KERNEL static int64_t NAME(const T *a, int64_t n, int *has_nan)                   \
     {                                                                                     \
         enum { LANES = 32 / sizeof(T) };                                                  \
-        T b[LANES], m[LANES];                                                             \
-        FLAG at[LANES], f[LANES];                                                         \
-        T first_value = VAL(a[0]); /* every lane starts from it: a broadcast */          \
-        for (int k = 0; k < LANES; k++) {                                                 \
-            b[k] = first_value;                                                           \
-            at[k] = 0;                                                                    \
-            f[k] = 0;                                                                     \
-        }                                                                                 \
-        int64_t i = 0;                                                                    \
-        for (; i + LANES <= n; i += LANES) {                                              \
-            _Pragma("omp simd")                                                           \
-            for (int k = 0; k < LANES; k++) {                                             \
-                T x = VAL(a[i + k]);                                                      \
-                FLAG take = (FLAG)(0 - (FLAG)(x BETTER b[k]));                            \
-                b[k] = x BETTER b[k] ? x : b[k];                                          \
-                at[k] = (FLAG)((at[k] & ~take) | ((FLAG)(i + k) & take));                 \
-                f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                       \
+        T best = VAL(a[0]);                                                               \
+        int64_t first = 0, i = 0;                                                         \
+        int seen = 0;                                                                     \
+        if (n >= LANES) {                                                                 \
+            T b[LANES], m[LANES];                                                         \
+            FLAG at[LANES], f[LANES], where[LANES];                                       \
+            for (int k = 0; k < LANES; k++) { /* every lane starts from a[0] */           \
+                b[k] = best;                                                              \
+                at[k] = 0;                                                                \
+                f[k] = 0;                                                                 \
             }                                                                             \
-        }                                                                                 \
-        for (int k = 0; k < LANES; k++)                                                   \
-            m[k] = b[k];                                                                  \
-        for (int width = LANES / 2; width >= 1; width /= 2) {                             \
-            _Pragma("omp simd")                                                           \
-            for (int k = 0; k < width; k++) {                                             \
-                m[k] = m[2 * k + 1] BETTER m[2 * k] ? m[2 * k + 1] : m[2 * k];            \
-                f[k] = f[2 * k] | f[2 * k + 1];                                           \
+            for (; i + LANES <= n; i += LANES) {                                          \
+                _Pragma("omp simd")                                                       \
+                for (int k = 0; k < LANES; k++) {                                         \
+                    T x = VAL(a[i + k]);                                                  \
+                    FLAG take = (FLAG)(0 - (FLAG)(x BETTER b[k]));                        \
+                    b[k] = x BETTER b[k] ? x : b[k];                                      \
+                    at[k] = (FLAG)((at[k] & ~take) | ((FLAG)(i + k) & take));             \
+                    f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                   \
+                }                                                                         \
             }                                                                             \
-        }                                                                                 \
-        T best = m[0];                                                                    \
-        FLAG where[LANES];                                                                \
-        _Pragma("omp simd")                                                               \
-        for (int k = 0; k < LANES; k++)                                                   \
-            where[k] = b[k] == best ? at[k] : (FLAG)127;                                  \
-        for (int width = LANES / 2; width >= 1; width /= 2) {                             \
+            for (int k = 0; k < LANES; k++)                                               \
+                m[k] = b[k];                                                              \
+            for (int width = LANES / 2; width >= 1; width /= 2) {                         \
+                _Pragma("omp simd")                                                       \
+                for (int k = 0; k < width; k++) {                                         \
+                    m[k] = m[2 * k + 1] BETTER m[2 * k] ? m[2 * k + 1] : m[2 * k];        \
+                    f[k] = f[2 * k] | f[2 * k + 1];                                       \
+                }                                                                         \
+            }                                                                             \
+            best = m[0];                                                                  \
             _Pragma("omp simd")                                                           \
-            for (int k = 0; k < width; k++)                                               \
-                where[k] = where[2 * k + 1] < where[2 * k] ? where[2 * k + 1] : where[2 * k]; \
+            for (int k = 0; k < LANES; k++)                                               \
+                where[k] = b[k] == best ? at[k] : (FLAG)127;                              \
+            for (int width = LANES / 2; width >= 1; width /= 2) {                         \
+                _Pragma("omp simd")                                                       \
+                for (int k = 0; k < width; k++)                                           \
+                    where[k] = where[2 * k + 1] < where[2 * k] ? where[2 * k + 1]         \
+                                                               : where[2 * k];            \
+            }                                                                             \
+            first = where[0];                                                             \
+            seen = f[0] != 0;                                                             \
         }                                                                                 \
-        int64_t first = where[0];                                                         \
-        int seen = f[0] != 0;                                                             \
-        for (; i < n; i++) {                                                              \
+        for (; i < n; i++) { /* the rest, or the whole of a row under a vector */        \
             T x = VAL(a[i]);                                                              \
             if (x BETTER best) {                                                          \
                 best = x;                                                                 \
@@ -342,8 +345,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         (void)c;                                                                          \
         const T *a = (const T *)in;                                                       \
         p->nan = 0;                                                                       \
-        if (s == 1 && sizeof(T) >= 4 && n >= (int64_t)(32 / sizeof(T)) &&                 \
-            n * (int64_t)sizeof(T) < SHORT_ARG_BYTES) {                                   \
+        if (s == 1 && sizeof(T) >= 4 && n * (int64_t)sizeof(T) < SHORT_ARG_BYTES) {       \
             int seen;                                                                     \
             p->index = SHORT_FN(a, n, &seen);                                             \
             p->FIELD = VAL(a[p->index]);                                                  \
