@@ -352,10 +352,12 @@ static void test_reduce_layouts(gk_device device)
 static void test_reduce_long_rows(gk_device device)
 {
     /* 3 rows of 90001: a task per chunk of each row (from 2^18 elements,
-     * backends/cpu/reduce.c); then many short rows, on threads too */
-    const int64_t shapes[3][2] = {{3, 90001}, {70001, 9}, {70001, 3}};
+     * backends/cpu/reduce.c); then many short rows, on threads too; rows
+     * of 97 and 201 (argmin/argmax in one pass up to 1 KiB, their best
+     * anywhere in the row) */
+    const int64_t shapes[][2] = {{3, 90001}, {70001, 9}, {70001, 3}, {400, 97}, {400, 201}};
     for (int d = 0; d < DTYPES; d++) {
-        for (int s = 0; s < 3; s++) {
+        for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++) {
             gk_array *a = sampled(device, all_dtypes[d], 2, shapes[s], 10 + (uint64_t)s);
             double *v = test_values(a);
             for (int op = 0; op < GK_REDUCTION_COUNT && v; op++) {

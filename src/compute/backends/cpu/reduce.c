@@ -57,8 +57,9 @@
  * column kernel takes at once. */
 enum { CHUNK = 1 << 16, BLOCK = 128, LANE_BYTES = 256, COLS = 2048 };
 /* argmin/argmax of contiguous runs shorter than SHORT_ARG_BYTES: one pass
- * (SHORT_ARG) instead of min/max, then find. */
-enum { SHORT_ARG_BYTES = 256 };
+ * (SHORT_ARG) instead of min/max, then find (each a vector's lanes: a
+ * chain of compares that longer runs wait on). */
+enum { SHORT_ARG_BYTES = 1024 };
 /* SHORT_LANE_BYTES: the lanes of a min/max over fewer than LONG_RUN bytes. */
 enum { SHORT_LANE_BYTES = 64, LONG_RUN = 16384 };
 
@@ -271,9 +272,10 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     }
 
 /* argmin/argmax of a short contiguous run of 4- or 8-byte elements (a
- * matrix's short rows: under SHORT_ARG_BYTES, so that an index fits FLAG;
- * narrower elements have more lanes to merge than that saves) in one
- * pass: the best so far and where, a vector's worth of lanes at a time;
+ * matrix's short rows: under SHORT_ARG_BYTES, where longer ones go faster
+ * through min/max's wider lanes, then find; narrower elements have more
+ * lanes to merge than this saves, and indices that FLAG cannot hold) in
+ * one pass: the best so far and where, a vector's worth of lanes at a time;
  * then the best of the lanes, and the lowest index among the lanes
  * holding it; then the rest (all of a run shorter than a vector). Selects
  * are written as masks, so that they compile to vector compares and
@@ -316,7 +318,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
             best = m[0];                                                                  \
             _Pragma("omp simd")                                                           \
             for (int k = 0; k < LANES; k++)                                               \
-                where[k] = b[k] == best ? at[k] : (FLAG)127;                              \
+                where[k] = b[k] == best ? at[k] : (FLAG)n;                                \
             for (int width = LANES / 2; width >= 1; width /= 2) {                         \
                 _Pragma("omp simd")                                                       \
                 for (int k = 0; k < width; k++)                                           \
