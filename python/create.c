@@ -827,10 +827,14 @@ static int check_first_values(long long start, long long stop, long long step, g
     bool present[2] = {up ? start < stop : start > stop,
                        !past_int64 && (up ? second < stop : second > stop)};
     for (int i = 0; i < 2; i++) {
+        if (!present[i])
+            continue;
         char element[8];
-        PyObject *value = present[i] ? PyLong_FromLongLong(values[i]) : NULL;
-        int stored = value ? store_integer(value, value, dtype, element) : present[i] ? -1 : 0;
-        Py_XDECREF(value);
+        PyObject *value = PyLong_FromLongLong(values[i]);
+        if (!value)
+            return -1;
+        int stored = store_integer(value, value, dtype, element);
+        Py_DECREF(value);
         if (stored < 0)
             return -1;
     }

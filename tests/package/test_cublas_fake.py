@@ -72,13 +72,14 @@ for dtype in ("float32", "float64", "complex64", "complex128", "float16", "bfloa
     def host(x):
         return np.asarray(gpukit.astype(x.to("cpu"), "complex128" if dtype.startswith("complex")
                                         else "float64"))
-    x, y, s = draw(7, 5), draw(7, 6), draw(3, 4, 6)
-    gx, gy, gs = on_gpu(x), on_gpu(y), on_gpu(s)
+    x, y, s, v, z = draw(7, 5), draw(7, 6), draw(3, 4, 6), draw(6, 7), draw(3, 6)
+    gx, gy, gs, gv, gz = on_gpu(x), on_gpu(y), on_gpu(s), on_gpu(v), on_gpu(z)
     gst = gpukit.matrix_transpose(gs)
-    x, y, s = host(gx), host(gy), host(gs)  # the values as the dtype holds them
+    x, y, s, v, z = host(gx), host(gy), host(gs), host(gv), host(gz)  # as the dtype holds them
     st = np.swapaxes(s, -1, -2)
     cases = [(gx.T @ gy, x.T @ y), (gx @ gx.T, x @ x.T), (gx.T @ gx, x.T @ x),
-             (gst @ gs, st @ s), (gs @ gst, s @ st), (gst @ gs[0], st @ s[0])]
+             (gst @ gs, st @ s), (gs @ gst, s @ st), (gst @ gs[0], st @ s[0]),
+             (gx.T @ gv.T, x.T @ v.T), (gs @ gz.T, s @ z.T)]  # both op T; a stack @ b.T
     for got, want in cases:
         assert got.dtype == dtype and got.device == "cuda:0" and got.shape == want.shape
         tolerance = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-5, "complex64": 1e-5}

@@ -263,7 +263,9 @@ def test_matmul_of_transposed_views(device, dtype):
         return x.astype(dtype)
 
     x, y, s, w = sample(50, 30), sample(50, 40), sample(3, 20, 10), sample(150, 70)
+    v, z = sample(20, 50), sample(7, 10)
     gx, gy, gs, gw = on(x, device), on(y, device), on(s, device), on(w, device)
+    gv, gz = on(v, device), on(z, device)
     st = np.swapaxes(s, -1, -2)
     gst = gk.matrix_transpose(gs)
     cases = [
@@ -273,6 +275,7 @@ def test_matmul_of_transposed_views(device, dtype):
         (on(y[0, :30].copy(), device) @ gx.T, y[0, :30] @ x.T),
         (gst @ gs, st @ s), (gs @ gst, s @ st), (gst @ gs[0], st @ s[0]),
         (gk.matmul(gx.T, gx.T.T), x.T @ x),
+        (gx.T @ gv.T, x.T @ v.T), (gs @ gz.T, s @ z.T),  # both transposed; a stack @ b.T
         (gw @ gw.T, w @ w.T), (gw.T @ gw, w.T @ w),  # mirrored in 64 x 64 tiles and part tiles
     ]
     tol = {"rtol": 1e-4, "atol": 1e-4} if dtype in ("float32", "complex64") else \

@@ -81,7 +81,7 @@ static gk_status gpu_synchronize(gk_device device)
         .where = gpu_where, .reduce = gpu_reduce, .scan = gpu_scan, .sort = gpu_sort,    \
         .random = gpu_random, .gather = gpu_gather, .scatter = gpu_scatter,              \
         .flatnonzero = gpu_flatnonzero, .searchsorted = gpu_searchsorted,                \
-        .matmul = gpu_matmul, .matmul_transposes = true, .fft = gpu_fft,               \
+        .matmul = gpu_matmul, .matmul_transposes = true, .fft = gpu_fft,                 \
         .solver = gpu_solver,                                                            \
     }
 

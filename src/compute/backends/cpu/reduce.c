@@ -22,7 +22,9 @@
  * use AVX2 and AVX-512 where the CPU has them. min/max keep vectors of
  * running minima plus NaN flags (fewer for short rows); argmin/argmax take
  * the min/max (and whether there is a NaN) of a chunk, then look for its
- * first occurrence, rereading the chunk from the cache and stopping there.
+ * first occurrence, rereading the chunk from the cache and stopping there,
+ * except on short contiguous rows of 4- and 8-byte elements, which keep
+ * the best value and its index per lane in one pass (SHORT_ARG).
  *
  * Numerics, as NumPy:
  * - float sums are pairwise in the input type within a chunk (blocks of 128
@@ -58,7 +60,9 @@
 enum { CHUNK = 1 << 16, BLOCK = 128, LANE_BYTES = 256, COLS = 2048 };
 /* argmin/argmax of contiguous runs shorter than SHORT_ARG_BYTES: one pass
  * (SHORT_ARG) instead of min/max, then find (each a vector's lanes: a
- * chain of compares that longer runs wait on). */
+ * chain of compares that longer runs wait on). Only for 4- and 8-byte
+ * elements, whose FLAG holds any index under 1 KiB: the 1- and 2-byte
+ * instances exist but are never called. */
 enum { SHORT_ARG_BYTES = 1024 };
 /* SHORT_LANE_BYTES: the lanes of a min/max over fewer than LONG_RUN bytes. */
 enum { SHORT_LANE_BYTES = 64, LONG_RUN = 16384 };
@@ -284,43 +288,44 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
  * Returns where the first best is, or, after a NaN, where the first NaN
  * is (*has_nan set). */
 #define SHORT_ARG(NAME, T, VAL, ISNAN, FLAG, BETTER, FIND_NAN)                            \
-    CPU_KERNEL_AVX512 static int64_t NAME(const T *a, int64_t n, int *has_nan)                   \
+    CPU_KERNEL_AVX512 static int64_t NAME(const T *a, int64_t n, int *has_nan)            \
     {                                                                                     \
         enum { LANES = 32 / sizeof(T) };                                                  \
         T best = VAL(a[0]);                                                               \
         int64_t first = 0, i = 0;                                                         \
         int seen = 0;                                                                     \
         if (n >= LANES) {                                                                 \
-            T b[LANES], m[LANES];                                                         \
-            FLAG at[LANES], f[LANES], where[LANES];                                       \
+            T lane_best[LANES], merged[LANES];                                            \
+            FLAG at[LANES], nan_seen[LANES], where[LANES];                                \
             for (int k = 0; k < LANES; k++) { /* every lane starts from a[0] */           \
-                b[k] = best;                                                              \
+                lane_best[k] = best;                                                      \
                 at[k] = 0;                                                                \
-                f[k] = 0;                                                                 \
+                nan_seen[k] = 0;                                                          \
             }                                                                             \
             for (; i + LANES <= n; i += LANES) {                                          \
                 _Pragma("omp simd")                                                       \
                 for (int k = 0; k < LANES; k++) {                                         \
                     T x = VAL(a[i + k]);                                                  \
-                    FLAG take = (FLAG)(0 - (FLAG)(x BETTER b[k]));                        \
-                    b[k] = x BETTER b[k] ? x : b[k];                                      \
+                    FLAG take = (FLAG)(0 - (FLAG)(x BETTER lane_best[k]));                \
+                    lane_best[k] = x BETTER lane_best[k] ? x : lane_best[k];              \
                     at[k] = (FLAG)((at[k] & ~take) | ((FLAG)(i + k) & take));             \
-                    f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                   \
+                    nan_seen[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                            \
                 }                                                                         \
             }                                                                             \
             for (int k = 0; k < LANES; k++)                                               \
-                m[k] = b[k];                                                              \
+                merged[k] = lane_best[k];                                                 \
             for (int width = LANES / 2; width >= 1; width /= 2) {                         \
                 _Pragma("omp simd")                                                       \
                 for (int k = 0; k < width; k++) {                                         \
-                    m[k] = m[2 * k + 1] BETTER m[2 * k] ? m[2 * k + 1] : m[2 * k];        \
-                    f[k] = f[2 * k] | f[2 * k + 1];                                       \
+                    T low = merged[2 * k], high = merged[2 * k + 1];                      \
+                    merged[k] = high BETTER low ? high : low;                             \
+                    nan_seen[k] = nan_seen[2 * k] | nan_seen[2 * k + 1];                  \
                 }                                                                         \
             }                                                                             \
-            best = m[0];                                                                  \
+            best = merged[0];                                                             \
             _Pragma("omp simd")                                                           \
             for (int k = 0; k < LANES; k++)                                               \
-                where[k] = b[k] == best ? at[k] : (FLAG)n;                                \
+                where[k] = lane_best[k] == best ? at[k] : (FLAG)n;                        \
             for (int width = LANES / 2; width >= 1; width /= 2) {                         \
                 _Pragma("omp simd")                                                       \
                 for (int k = 0; k < width; k++)                                           \
@@ -328,9 +333,9 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
                                                                : where[2 * k];            \
             }                                                                             \
             first = where[0];                                                             \
-            seen = f[0] != 0;                                                             \
+            seen = nan_seen[0] != 0;                                                      \
         }                                                                                 \
-        for (; i < n; i++) { /* the rest, or the whole of a row under a vector */        \
+        for (; i < n; i++) { /* the rest, or the whole of a row under a vector */         \
             T x = VAL(a[i]);                                                              \
             if (x BETTER best) {                                                          \
                 best = x;                                                                 \
@@ -343,7 +348,8 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     }
 
 /* argmin/argmax: the first best element, or the first NaN. */
-#define ARG_KERNEL(NAME, T, VAL, ISNAN, BETTER, FIELD, LANES_FN, FIND_FN, FIND_NAN, SHORT_FN) \
+#define ARG_KERNEL(NAME, T, VAL, ISNAN, BETTER, FIELD, LANES_FN, FIND_FN, FIND_NAN,       \
+                   SHORT_FN)                                                              \
     static void NAME(const char *in, int64_t n, int64_t s, double c, partial *p)          \
     {                                                                                     \
         (void)c;                                                                          \
@@ -663,10 +669,10 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
     LANES_FIND(N##_find_nan, T, VAL, FLAG, ISNAN(x))                                      \
     SHORT_ARG(N##_short_argmin, T, VAL, ISNAN, FLAG, <, N##_find_nan)                     \
     SHORT_ARG(N##_short_argmax, T, VAL, ISNAN, FLAG, >, N##_find_nan)                     \
-    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_min, N##_find, N##_find_nan, \
-               N##_short_argmin)                                                          \
-    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_max, N##_find, N##_find_nan, \
-               N##_short_argmax)                                                          \
+    ARG_KERNEL(N##_argmin, T, VAL, ISNAN, <, FIELD, N##_lanes_min, N##_find,              \
+               N##_find_nan, N##_short_argmin)                                            \
+    ARG_KERNEL(N##_argmax, T, VAL, ISNAN, >, FIELD, N##_lanes_max, N##_find,              \
+               N##_find_nan, N##_short_argmax)                                            \
     COL_PAIRWISE(N##_col_dsum, T, double, DSUM_EXPR(VAL))                                 \
     COL_PAIRWISE(N##_col_sqdev, T, double, SQDEV_EXPR(VAL))                               \
     COL_MINMAX(N##_col_min, T, VAL, ISNAN, FLAG, <, FIELD)                                \
@@ -1191,6 +1197,8 @@ static void row_range(void *data, int64_t first, int64_t end)
         partial p;
         reduce_row(t->j, in_at, &p);
         store(t->j, out_at, &p);
+        if (k + 1 == end)
+            break; /* no pointer past the last row */
         for (int i = outer->ndim - 1; i >= 0; i--) {
             out_at += t->out->strides[i] * out_size;
             in_at += t->in->strides[i] * in_size;
