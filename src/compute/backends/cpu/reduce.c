@@ -608,7 +608,19 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
 
 /* The first best element of each column, or its first NaN: a column
  * takes row i's element when that is better than its best so far or a NaN,
- * unless it already holds a NaN; branch-free, so the rows vectorise. */
+ * unless it already holds a NaN; branch-free, so the rows vectorise, and
+ * four rows at a time, in order, so that the running results are loaded
+ * and stored once per four rows (COL_ARG_TAKE: one row's element x, row
+ * `row`, into the running b, t, seen). */
+#define COL_ARG_TAKE(T, FLAG, ISNAN, BETTER, X, ROW)                                      \
+    {                                                                                     \
+        T x = X;                                                                          \
+        FLAG take = (seen == 0) & ((x BETTER b) | ISNAN(x));                              \
+        b = take ? x : b;                                                                 \
+        t = take ? (int64_t)(ROW) : t;                                                    \
+        seen |= ISNAN(x);                                                                 \
+    }
+
 #define COL_ARG(NAME, T, VAL, ISNAN, FLAG, BETTER, FIELD)                                 \
     CPU_KERNEL static void NAME(const char *in, int64_t n, int64_t s, int64_t w,          \
                                 const double *cs, partial *p, void *work)                 \
@@ -623,15 +635,34 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
             at[j] = 0;                                                                    \
             nan[j] = ISNAN(best[j]);                                                      \
         }                                                                                 \
-        for (int64_t i = 1; i < n; i++) {                                                 \
+        int64_t i = 1;                                                                    \
+        for (; i + 4 <= n; i += 4) { /* four rows per pass, taken in order */             \
+            const T *r0 = a + i * s, *r1 = r0 + s, *r2 = r1 + s, *r3 = r2 + s;            \
+            _Pragma("omp simd")                                                           \
+            for (int64_t j = 0; j < w; j++) {                                             \
+                T b = best[j];                                                            \
+                int64_t t = at[j];                                                        \
+                FLAG seen = nan[j];                                                       \
+                COL_ARG_TAKE(T, FLAG, ISNAN, BETTER, VAL(r0[j]), i)                       \
+                COL_ARG_TAKE(T, FLAG, ISNAN, BETTER, VAL(r1[j]), i + 1)                   \
+                COL_ARG_TAKE(T, FLAG, ISNAN, BETTER, VAL(r2[j]), i + 2)                   \
+                COL_ARG_TAKE(T, FLAG, ISNAN, BETTER, VAL(r3[j]), i + 3)                   \
+                best[j] = b;                                                              \
+                at[j] = t;                                                                \
+                nan[j] = seen;                                                            \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
             const T *row = a + i * s;                                                     \
             _Pragma("omp simd")                                                           \
             for (int64_t j = 0; j < w; j++) {                                             \
-                T x = VAL(row[j]);                                                        \
-                FLAG take = (nan[j] == 0) & ((x BETTER best[j]) | ISNAN(x));              \
-                best[j] = take ? x : best[j];                                             \
-                at[j] = take ? i : at[j];                                                 \
-                nan[j] |= ISNAN(x);                                                       \
+                T b = best[j];                                                            \
+                int64_t t = at[j];                                                        \
+                FLAG seen = nan[j];                                                       \
+                COL_ARG_TAKE(T, FLAG, ISNAN, BETTER, VAL(row[j]), i)                      \
+                best[j] = b;                                                              \
+                at[j] = t;                                                                \
+                nan[j] = seen;                                                            \
             }                                                                             \
         }                                                                                 \
         for (int64_t j = 0; j < w; j++) {                                                 \
