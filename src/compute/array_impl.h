@@ -92,6 +92,11 @@ gk_status gk_empty_like_operands(gk_device device, gk_dtype dtype, int ndim,
  * element for element is a copy by then). */
 void gk_loop_in_output_order(gk_loop *loop, gk_operand *operands, int count);
 
+/* The range of an integer dtype (or bool) as doubles, both ends included:
+ * the 64-bit ones end at the last double below their top (2^63, 2^64), so
+ * every value inside converts exactly. */
+void gk_integer_range(gk_dtype dtype, double *low, double *high);
+
 /* A contiguous copy of a on its device, converted to `dtype`. */
 gk_status gk_copy_as(const gk_array *a, gk_dtype dtype, gk_array **out);
 /* The same with a's axes in memory as a's (gk_empty_like_operands), as

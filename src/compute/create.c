@@ -85,15 +85,6 @@ gk_status gk_arange(gk_device device, gk_dtype dtype, double start, double stop,
     return sequence(device, dtype, count > 0 ? (int64_t)count : 0, start, step, out);
 }
 
-/* Whether the integer dtype holds v. */
-static bool integer_holds(gk_dtype dtype, int64_t v)
-{
-    int bits = 8 * (int)gk_dtype_size(dtype);
-    if (gk_dtype_is_unsigned(dtype))
-        return v >= 0 && (bits == 64 || v < (int64_t)1 << bits);
-    return bits == 64 || (v >= -((int64_t)1 << (bits - 1)) && v < (int64_t)1 << (bits - 1));
-}
-
 gk_status gk_arange_int64(gk_device device, gk_dtype dtype, int64_t start, int64_t stop,
                           int64_t step, gk_array **out)
 {
@@ -112,13 +103,17 @@ gk_status gk_arange_int64(gk_device device, gk_dtype dtype, int64_t start, int64
     int64_t count = (int64_t)elements;
     /* Below 2^52 the doubles' sequence is exact (start + i * step stays
      * within 2^53) and takes one pass, where the dtype holds every value
-     * (the first and the last: the backends saturate). */
+     * (the first and the last, exact as doubles there: the backends
+     * saturate). */
     const int64_t exact = (int64_t)1 << 52;
     int64_t last = count ? (int64_t)((uint64_t)start + (uint64_t)(count - 1) * (uint64_t)step)
                          : start;
+    double low = -INFINITY, high = INFINITY;
+    if (gk_dtype_is_integer(dtype))
+        gk_integer_range(dtype, &low, &high);
     if (start > -exact && start < exact && stop > -exact && stop < exact && step > -exact &&
-        step < exact && (!gk_dtype_is_integer(dtype) ||
-                         (integer_holds(dtype, start) && integer_holds(dtype, last))))
+        step < exact && (double)start >= low && (double)start <= high && (double)last >= low &&
+        (double)last <= high)
         return gk_arange(device, dtype, (double)start, (double)stop, (double)step, out);
     /* 0 .. count - 1 (exact in doubles), times step, plus start, in int64,
      * wrapping; the cast keeps the dtype's low bits, so values past its

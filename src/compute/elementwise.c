@@ -432,10 +432,7 @@ gk_status gk_binary_into(gk_op op, const gk_array *a, const gk_array *b, gk_arra
     return run_binary(op, a, b, compute, out, false);
 }
 
-/* The range of an integer dtype as doubles, both ends included: the
- * 64-bit ones end at the last double below their top (2^63, 2^64), so
- * every value inside converts exactly. */
-static void integer_range(gk_dtype dtype, double *low, double *high)
+void gk_integer_range(gk_dtype dtype, double *low, double *high)
 {
     switch (dtype) {
     case GK_BOOL: *low = 0, *high = 1; break;
@@ -535,7 +532,7 @@ gk_status gk_binary_value(gk_op op, const gk_array *a, double value, gk_value_ki
          * and powers: NumPy 2 refuses too, except for comparisons, which
          * it answers by value. */
         double low, high;
-        integer_range(dtype, &low, &high);
+        gk_integer_range(dtype, &low, &high);
         bool comparison = rules[op].result == TO_BOOL && op < GK_LOGICAL_AND;
         if ((value < low || value > high) && comparison)
             return gk_full(gk_array_device(a), GK_BOOL, a->ndim, a->shape,
@@ -815,7 +812,7 @@ gk_status gk_clip(const gk_array *a, double low, double high, gk_array **out)
     if (!gk_dtype_is_float(dtype)) {
         /* Bounds beyond an integer dtype clip nothing more at its ends. */
         double min, max;
-        integer_range(dtype, &min, &max);
+        gk_integer_range(dtype, &min, &max);
         low = low < min ? min : low > max ? max : low;
         high = high < min ? min : high > max ? max : high;
     }

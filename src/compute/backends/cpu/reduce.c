@@ -159,6 +159,21 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
         p->FIELD = acc;                                                                   \
     }
 
+/* Halves LANES lanes of running best values and their NaN flags,
+ * neighbours in pairs, until VALUES[0] and FLAGS[0] cover them all; the
+ * lower lane wins ties: the lowest lane of the best (as a pass in lane
+ * order finds it, which keeps the sign of a zero), in vectors rather than
+ * a chain of LANES. */
+#define MERGE_LANE_PAIRS(LANES, T, VALUES, FLAGS, BETTER)                                 \
+    for (int width = (LANES) / 2; width >= 1; width /= 2) {                               \
+        _Pragma("omp simd")                                                               \
+        for (int k = 0; k < width; k++) {                                                 \
+            T low = VALUES[2 * k], high = VALUES[2 * k + 1];                              \
+            VALUES[k] = high BETTER low ? high : low;                                     \
+            FLAGS[k] = FLAGS[2 * k] | FLAGS[2 * k + 1];                                   \
+        }                                                                                 \
+    }
+
 /* best and seen (see LANES_MINMAX) over a[0, i), i the largest multiple
  * of LANES <= n, n >= LANES: running minima in LANES lanes that the
  * compiler turns into vector min/max, NaNs noted on the side in FLAG lanes
@@ -180,17 +195,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
                 f[k] |= (FLAG)(0 - (FLAG)ISNAN(x));                                       \
             }                                                                             \
         }                                                                                 \
-        /* neighbours in pairs, the lower lane winning ties: the lowest       \
-         * lane of the best (as a pass in lane order finds it, which keeps      \
-         * the sign of a zero), in vectors rather than a chain of LANES */      \
-        for (int width = LANES / 2; width >= 1; width /= 2) {                             \
-            _Pragma("omp simd")                                                           \
-            for (int k = 0; k < width; k++) {                                             \
-                T low = m[2 * k], high = m[2 * k + 1];                                    \
-                m[k] = high BETTER low ? high : low;                                      \
-                f[k] = f[2 * k] | f[2 * k + 1];                                           \
-            }                                                                             \
-        }                                                                                 \
+        MERGE_LANE_PAIRS(LANES, T, m, f, BETTER)                                          \
         best = m[0];                                                                      \
         seen = f[0] != 0;                                                                 \
     }
@@ -314,14 +319,7 @@ typedef void (*chunk_kernel)(const char *in, int64_t n, int64_t s, double shift,
             }                                                                             \
             for (int k = 0; k < LANES; k++)                                               \
                 merged[k] = lane_best[k];                                                 \
-            for (int width = LANES / 2; width >= 1; width /= 2) {                         \
-                _Pragma("omp simd")                                                       \
-                for (int k = 0; k < width; k++) {                                         \
-                    T low = merged[2 * k], high = merged[2 * k + 1];                      \
-                    merged[k] = high BETTER low ? high : low;                             \
-                    nan_seen[k] = nan_seen[2 * k] | nan_seen[2 * k + 1];                  \
-                }                                                                         \
-            }                                                                             \
+            MERGE_LANE_PAIRS(LANES, T, merged, nan_seen, BETTER)                          \
             best = merged[0];                                                             \
             _Pragma("omp simd")                                                           \
             for (int k = 0; k < LANES; k++)                                               \
@@ -1045,16 +1043,19 @@ static void store(const job *j, char *out, const partial *p)
 
 /* --- the outer loop --- */
 
-/* Where output k (C order over `outer`) and its row are. */
+/* Where output k (C order over `outer`) and its row are; its index along
+ * each outer axis too, where `index` is not NULL. */
 static void locate(const gk_loop *outer, const gk_operand *out, const gk_operand *in,
-                   int64_t k, char **out_at, const char **in_at)
+                   int64_t k, char **out_at, const char **in_at, int64_t *index)
 {
     int64_t out_offset = 0, in_offset = 0;
     for (int i = outer->ndim - 1; i >= 0; i--) {
-        int64_t index = k % outer->shape[i];
+        int64_t at = k % outer->shape[i];
         k /= outer->shape[i];
-        out_offset += index * out->strides[i];
-        in_offset += index * in->strides[i];
+        out_offset += at * out->strides[i];
+        in_offset += at * in->strides[i];
+        if (index)
+            index[i] = at;
     }
     *out_at = out->data + out_offset * (int64_t)gk_dtype_size(out->dtype);
     *in_at = in->data + in_offset * (int64_t)gk_dtype_size(in->dtype);
@@ -1088,7 +1089,7 @@ static void chunk_range(void *data, int64_t first, int64_t end)
         int64_t n = j->count - start < CHUNK ? j->count - start : CHUNK;
         char *out_at;
         const char *in_at;
-        locate(c->t.outer, c->t.out, c->t.in, row, &out_at, &in_at);
+        locate(c->t.outer, c->t.out, c->t.in, row, &out_at, &in_at, NULL);
         c->kernel(in_at + start * j->stride * (int64_t)j->size, n, j->stride,
                   c->shift ? c->shift[row] : 0, &c->parts[piece]);
     }
@@ -1118,7 +1119,7 @@ static bool reduce_by_chunks(const task *t, int64_t outputs)
                 combine(j, p, &parts[row * chunks + k], k * CHUNK);
             char *out_at;
             const char *in_at;
-            locate(t->outer, t->out, t->in, row, &out_at, &in_at);
+            locate(t->outer, t->out, t->in, row, &out_at, &in_at, NULL);
             if (j->second && phase == 0)
                 shift[row] = mean_of(j, p);
             else
@@ -1150,7 +1151,7 @@ static void column_range(void *data, int64_t first, int64_t end)
         char *out_at;
         const char *in_at;
         locate(c->t.outer, c->t.out, c->t.in, k / c->tiles * c->columns + column, &out_at,
-               &in_at);
+               &in_at, NULL);
         if (cw)
             reduce_cols(j, in_at, w, cw);
         for (int64_t col = 0; col < w; col++) {
@@ -1215,15 +1216,11 @@ static void row_range(void *data, int64_t first, int64_t end)
     const gk_loop *outer = t->outer;
     char *out_at;
     const char *in_at;
-    locate(outer, t->out, t->in, first, &out_at, &in_at);
+    int64_t index[GK_MAX_DIMS];
+    locate(outer, t->out, t->in, first, &out_at, &in_at, index);
     /* then from row to row without dividing: the outer index counts up
      * in C order, carrying into the axes before */
-    int64_t index[GK_MAX_DIMS], rest = first;
     int64_t out_size = (int64_t)gk_dtype_size(t->out->dtype), in_size = t->j->size;
-    for (int i = outer->ndim - 1; i >= 0; i--) {
-        index[i] = rest % outer->shape[i];
-        rest /= outer->shape[i];
-    }
     for (int64_t k = first; k < end; k++) {
         partial p;
         reduce_row(t->j, in_at, &p);
